@@ -1,0 +1,29 @@
+"""absjit: JAX's programming model, compiled with Numba.
+
+Write NumPy-style code against ``absjit.numpy`` and ``absjit.lax``, trace it into a
+jaxpr at a chosen abstraction level, and run it eagerly or compiled.
+
+Examples
+--------
+>>> import absjit, absjit.numpy as jnp
+>>> print(absjit.make_jaxpr(lambda x: jnp.log(x) / jnp.log(2.0))(3.0))
+{ lambda ; a:f32[]. let
+    b:f32[] = log a
+    c:f32[] = log 2.0
+    d:f32[] = div b c
+  in (d,) }
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .config import config  # noqa: E402
+from . import errors, tree_util, dtypes  # noqa: E402,F401
+from .array import Array  # noqa: E402
+from .core.levels import Level, get_level, register_level, registered_levels  # noqa: E402,F401
+from .core.avals import ConcreteArray, ShapedArray  # noqa: E402,F401
+from .interpreters.staging import make_jaxpr  # noqa: E402
+from . import numpy, lax  # noqa: E402,F401
+
+__all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "numpy", "lax",
+           "register_level", "get_level", "Level", "ShapedArray", "ConcreteArray"]

@@ -1,0 +1,202 @@
+"""``absjit.Array``: an immutable array on a device.
+
+On the CPU the buffer is a read-only NumPy array (``np.asarray(a)`` is zero-copy).
+Operators and array methods (``+``, ``@``, ``.sum()``, ``.at[...]``) are installed by
+``absjit.numpy`` so that arrays and tracers share one implementation.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .core.avals import ShapedArray
+
+__all__ = ["Array"]
+
+
+class Array:
+    """An immutable n-dimensional array.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.array([1., 2.])
+    Array([1., 2.], dtype=float32)
+    >>> x = jnp.arange(3)
+    >>> x.at[0].set(10)
+    Array([10,  1,  2], dtype=int32)
+    """
+
+    __slots__ = ("_value", "_weak_type", "_aval", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, value, dtype=None, weak_type: bool = False):
+        if isinstance(value, Array):
+            value = value._value
+        dt = dtypes.canonicalize_dtype(dtype if dtype is not None else np.result_type(value))
+        arr = np.array(value, dtype=dt, copy=True)
+        arr.flags.writeable = False
+        self._value = arr
+        self._weak_type = bool(weak_type)
+        self._aval = None
+
+    @classmethod
+    def _new(cls, value: np.ndarray, weak_type: bool = False, aval=None) -> "Array":
+        """Wrap a NumPy array absjit owns (no copy, no checks); ``aval`` if known."""
+        self = object.__new__(cls)
+        if value.flags.writeable:
+            value.flags.writeable = False
+        self._value = value
+        self._weak_type = weak_type
+        self._aval = aval
+        return self
+
+    # -- metadata ----------------------------------------------------------------
+    @property
+    def aval(self) -> ShapedArray:
+        aval = self._aval
+        if aval is None:
+            v = self._value
+            aval = self._aval = ShapedArray(v.shape, v.dtype, self._weak_type)
+        return aval
+
+    @property
+    def shape(self) -> tuple:
+        return self._value.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def size(self) -> int:
+        return self._value.size
+
+    @property
+    def nbytes(self) -> int:
+        return self._value.nbytes
+
+    @property
+    def itemsize(self) -> int:
+        return self._value.itemsize
+
+    @property
+    def weak_type(self) -> bool:
+        return self._weak_type
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def devices(self) -> set:
+        return {"cpu"}
+
+    # -- conversion --------------------------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        if copy:
+            return np.array(self._value, dtype=dtype, copy=True)
+        if dtype is None or np.dtype(dtype) == self._value.dtype:
+            return self._value
+        return self._value.astype(dtype)
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __complex__(self):
+        return complex(self._value)
+
+    def __index__(self):
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
+        return int(self._value)
+
+    def item(self, *args):
+        return self._value.item(*args)
+
+    def tolist(self):
+        return self._value.tolist()
+
+    def to_numpy(self) -> np.ndarray:
+        return self._value
+
+    def copy(self) -> "Array":
+        return Array._new(self._value.copy(), self._weak_type)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def block_until_ready(self) -> "Array":
+        """Return this array once the computation producing it has finished."""
+        return self
+
+    def is_fully_replicated(self) -> bool:  # for code written against jax.Array
+        return True
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self._value.shape[0]))
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'Array'")
+
+    def __setitem__(self, idx, value):
+        raise TypeError(
+            "'Array' object does not support item assignment. absjit arrays are "
+            "immutable; instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` "
+            "or another .at[] method.")
+
+    def __reduce__(self):
+        return (_reconstruct, (self._value, self._weak_type))
+
+    # -- DLPack --------------------------------------------------------------------
+    def __dlpack__(self, *args, **kwargs):
+        return self._value.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._value.__dlpack_device__()
+
+    # -- printing ----------------------------------------------------------------
+    def __repr__(self):
+        prefix = "Array("
+        v = self._value
+        extra = f"dtype={v.dtype.name}" + (", weak_type=True" if self._weak_type else "")
+        if v.size == 0 and v.shape != (0,):
+            body = f"[], shape={v.shape}"
+        else:
+            body = np.array2string(v, prefix=prefix, suffix=",", separator=", ",
+                                   max_line_width=80)
+        last_line = body.rsplit("\n", 1)[-1]
+        sep = " " if len(last_line) + len(extra) + len(prefix) + 3 <= 80 else \
+            "\n" + " " * len(prefix)
+        return f"{prefix}{body},{sep}{extra})"
+
+    def __str__(self):
+        return str(self._value)
+
+    def __format__(self, spec):
+        if self._value.ndim == 0:
+            return format(self._value[()], spec)
+        return format(str(self), spec)
+
+
+def _reconstruct(value, weak_type):
+    return Array._new(np.array(value), weak_type)

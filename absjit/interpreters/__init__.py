@@ -1,0 +1,1 @@
+"""Interpreters of jaxprs and traces: staging (make_jaxpr), autodiff, batching."""

@@ -1,0 +1,24 @@
+"""``absjit.numpy``: NumPy's API with JAX's semantics (immutable arrays, JAX type
+promotion, 32-bit defaults), written on top of ``absjit.lax``.
+
+Examples
+--------
+>>> import absjit.numpy as jnp
+>>> jnp.add(1, 1.0)
+Array(2., dtype=float32, weak_type=True)
+"""
+from __future__ import annotations
+
+from ._dtypes import *  # noqa: F401,F403
+from ._creation import *  # noqa: F401,F403
+from ._ufuncs import *  # noqa: F401,F403
+from . import _array_methods
+
+_array_methods.install_all()
+
+pi = 3.141592653589793
+e = 2.718281828459045
+inf = float("inf")
+nan = float("nan")
+newaxis = None
+euler_gamma = 0.5772156649015329

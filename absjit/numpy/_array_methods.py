@@ -1,0 +1,170 @@
+"""Operators and methods shared by ``Array`` and every ``Tracer``.
+
+They are installed on both classes when ``absjit.numpy`` is imported, so traced code
+and eager code run the very same functions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..array import Array
+from ..core.trace import Tracer
+
+__all__ = ["install"]
+
+
+_JNP = None
+
+
+def _module():
+    global _JNP
+    if _JNP is None:
+        import absjit.numpy as jnp
+        _JNP = jnp
+    return _JNP
+
+
+def _defer(name):
+    """A method that calls ``absjit.numpy.<name>(self, ...)`` (resolved per call, so
+    modules may define the function after this one is installed)."""
+    def method(self, *args, **kwargs):
+        return getattr(_module(), name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+_scalar_or_array = (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)
+
+
+def _binop(fn_name, reflected=False):
+    def op(self, other):
+        if not isinstance(other, _scalar_or_array):
+            return NotImplemented
+        fn = getattr(_JNP or _module(), fn_name)
+        return fn(other, self) if reflected else fn(self, other)
+    op.__name__ = fn_name
+    return op
+
+
+def _astype(self, dtype, copy=False):
+    from ..ops.elementwise import convert_element_type
+    dt = dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+    if self.dtype == dt and not self.weak_type:
+        return self
+    return convert_element_type(self, dt, False)
+
+
+def _reshape(self, *shape, order="C"):
+    if order != "C":
+        raise NotImplementedError("only order='C' reshapes are supported")
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) and \
+            not hasattr(shape[0], "__index__"):
+        shape = shape[0]
+    return _module().reshape(self, shape)
+
+
+def _transpose(self, *axes):
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return _module().transpose(self, axes or None)
+
+
+class _IndexUpdateHelper:
+    """``x.at[idx]`` returns an :class:`_IndexUpdateRef`."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, idx):
+        return _IndexUpdateRef(self.array, idx)
+
+    def __repr__(self):
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+    """Functional updates: ``x.at[idx].set(y)`` returns a new array."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array = array
+        self.index = index
+
+    def get(self, **kwargs):
+        return self.array[self.index]
+
+    def _update(self, mode, values):
+        from ._indexing import index_update
+        return index_update(self.array, self.index, values, mode)
+
+    def set(self, values, **kwargs):
+        return self._update("set", values)
+
+    def add(self, values, **kwargs):
+        return self._update("add", values)
+
+    def multiply(self, values, **kwargs):
+        return self._update("multiply", values)
+
+    mul = multiply
+
+    def min(self, values, **kwargs):  # noqa: A003
+        return self._update("min", values)
+
+    def max(self, values, **kwargs):  # noqa: A003
+        return self._update("max", values)
+
+
+def _getitem(self, idx):
+    from ._indexing import getitem
+    return getitem(self, idx)
+
+
+_BINOPS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "left_shift", "rshift": "right_shift", "divmod": "divmod",
+}
+_COMPARE = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+            "gt": "greater", "ge": "greater_equal"}
+_METHODS = ["sum", "mean", "std", "var", "max", "min", "prod", "squeeze", "ravel", "any",
+            "all", "argmax", "argmin", "cumsum", "cumprod", "clip", "round", "dot", "conj",
+            "swapaxes", "take", "repeat", "sort", "argsort", "trace", "diagonal", "flatten",
+            "nonzero", "ptp", "conjugate"]
+
+
+def install(cls) -> None:
+    """Give ``cls`` (Array or a Tracer class) the NumPy-style operators and methods."""
+    for short, fn in _BINOPS.items():
+        setattr(cls, f"__{short}__", _binop(fn))
+        setattr(cls, f"__r{short}__", _binop(fn, reflected=True))
+    for short, fn in _COMPARE.items():
+        setattr(cls, f"__{short}__", _binop(fn))
+    cls.__neg__ = _defer("negative")
+    cls.__pos__ = lambda self: self
+    cls.__abs__ = _defer("absolute")
+    cls.__invert__ = _defer("invert")
+    cls.__getitem__ = _getitem
+    cls.astype = _astype
+    cls.reshape = _reshape
+    cls.transpose = _transpose
+    cls.T = property(lambda self: _module().transpose(self))
+    cls.mT = property(lambda self: _module().swapaxes(self, -1, -2))
+    cls.real = property(lambda self: _module().real(self))
+    cls.imag = property(lambda self: _module().imag(self))
+    cls.at = property(_IndexUpdateHelper)
+    for name in _METHODS:
+        if name == "flatten":
+            cls.flatten = _defer("ravel")
+        else:
+            setattr(cls, name, _defer(name))
+
+
+def install_all() -> None:
+    install(Array)
+    install(Tracer)

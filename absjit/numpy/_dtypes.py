@@ -1,0 +1,98 @@
+"""Scalar types (``jnp.float32`` …) and ``jnp.ndarray``.
+
+``jnp.float32(1)`` makes an ``Array``; ``np.dtype(jnp.float32)`` is ``float32``; the
+types work wherever a dtype is accepted.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..array import Array
+from ..core.trace import Tracer
+
+__all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+           "uint64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+           "ndarray", "dtype", "generic", "number", "integer", "signedinteger",
+           "unsignedinteger", "inexact", "floating", "complexfloating", "bool", "int_",
+           "uint", "float_", "complex_", "iinfo", "finfo", "result_type", "promote_types",
+           "issubdtype", "can_cast", "isdtype", "float0"]
+
+
+class _ScalarMeta(type):
+    def __instancecheck__(cls, instance):
+        dt = getattr(instance, "dtype", None)
+        return dt is not None and np.dtype(dt) == cls.dtype and np.ndim(instance) == 0 \
+            if not isinstance(instance, np.generic) else instance.dtype == cls.dtype
+
+    def __repr__(cls):
+        return f"<class 'absjit.numpy.{cls.__name__}'>"
+
+    def __eq__(cls, other):
+        if isinstance(other, _ScalarMeta):
+            return cls.dtype == other.dtype
+        try:
+            return cls.dtype == np.dtype(other)
+        except TypeError:
+            return False
+
+    def __hash__(cls):
+        return hash(cls.dtype)
+
+
+def _scalar_type(name: str, dt: np.dtype):
+    def __new__(cls, x=0):
+        from ._creation import asarray
+        return asarray(x, dtype=cls.dtype)
+    return _ScalarMeta(name, (), {"dtype": dt, "__new__": __new__,
+                                  "__doc__": f"The {dt.name} scalar type: ``{name}(x)`` is an "
+                                             "Array of that dtype."})
+
+
+bool_ = _scalar_type("bool_", dtypes.bool_)
+int8 = _scalar_type("int8", dtypes.int8)
+int16 = _scalar_type("int16", dtypes.int16)
+int32 = _scalar_type("int32", dtypes.int32)
+int64 = _scalar_type("int64", dtypes.int64)
+uint8 = _scalar_type("uint8", dtypes.uint8)
+uint16 = _scalar_type("uint16", dtypes.uint16)
+uint32 = _scalar_type("uint32", dtypes.uint32)
+uint64 = _scalar_type("uint64", dtypes.uint64)
+float16 = _scalar_type("float16", dtypes.float16)
+float32 = _scalar_type("float32", dtypes.float32)
+float64 = _scalar_type("float64", dtypes.float64)
+complex64 = _scalar_type("complex64", dtypes.complex64)
+complex128 = _scalar_type("complex128", dtypes.complex128)
+bfloat16 = _scalar_type("bfloat16", dtypes.bfloat16) if dtypes.bfloat16 is not None else None
+bool = bool_  # noqa: A001 - numpy 2 name
+int_ = int64 if False else int32  # the default integer without x64
+uint = uint32
+float_ = float64
+complex_ = complex128
+float0 = dtypes.float0
+
+dtype = np.dtype
+generic, number, integer = np.generic, np.number, np.integer
+signedinteger, unsignedinteger = np.signedinteger, np.unsignedinteger
+inexact, floating, complexfloating = np.inexact, np.floating, np.complexfloating
+iinfo, finfo = dtypes.iinfo, dtypes.finfo
+result_type, promote_types, issubdtype = dtypes.result_type, dtypes.promote_types, dtypes.issubdtype
+
+
+def can_cast(from_, to, casting="safe") -> bool:
+    """``np.can_cast`` on dtypes (values are not inspected)."""
+    return np.can_cast(dtypes.to_numpy_dtype(getattr(from_, "dtype", from_)),
+                       dtypes.to_numpy_dtype(to), casting)
+
+
+def isdtype(dt, kind) -> bool:
+    return np.isdtype(dtypes.to_numpy_dtype(dt), kind)
+
+
+class _NdarrayMeta(type):
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, (Array, Tracer))
+
+
+class ndarray(metaclass=_NdarrayMeta):
+    """For ``isinstance(x, jnp.ndarray)``: true for Arrays and tracers."""

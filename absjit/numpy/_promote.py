@@ -1,0 +1,149 @@
+"""Implicit promotion and broadcasting: what makes ``absjit.numpy`` NumPy-like on top
+of the strict ``absjit.lax``."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..array import Array
+from ..core.trace import Tracer
+from ..ops import elementwise as ew
+from ..ops import structural as st
+
+__all__ = ["promote_args", "promote_dtypes", "broadcast_shapes", "broadcast_to_shape",
+           "asarray_weak", "promote_args_inexact", "check_arraylike", "is_arraylike"]
+
+_scalar_types = (bool, int, float, complex)
+_arraylike_types = (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)
+
+
+def is_arraylike(x) -> bool:
+    return isinstance(x, (Array, Tracer, np.ndarray, np.generic)) or type(x) in _scalar_types
+
+
+def check_arraylike(name: str, *args) -> None:
+    for i, a in enumerate(args):
+        if not is_arraylike(a):
+            if isinstance(a, (list, tuple)):
+                raise TypeError(f"{name} requires ndarray or scalar arguments, got "
+                                f"{type(a).__name__} at position {i}; wrap it with "
+                                "jnp.array(...) first.")
+            raise TypeError(f"{name} requires ndarray or scalar arguments, got "
+                            f"{type(a).__name__} at position {i}.")
+
+
+_SCALAR_CACHE: dict = {}
+
+
+def _scalar_array(x, dtype, weak: bool):
+    """0-d Arrays for Python scalars, memoised (they are immutable)."""
+    key = (type(x), x, dtype, weak)
+    try:
+        return _SCALAR_CACHE[key]
+    except (KeyError, TypeError):
+        pass
+    arr = Array._new(np.asarray(x, dtype=dtype), weak)
+    if len(_SCALAR_CACHE) < 4096 and x == x:  # NaN never hits; do not store it
+        _SCALAR_CACHE[key] = arr
+    return arr
+
+
+def asarray_weak(x, dtype, weak: bool):
+    """``x`` as an absjit value of ``dtype`` (a cast only when needed)."""
+    t = type(x)
+    if t in _scalar_types:
+        return _scalar_array(x, dtype, weak)
+    if isinstance(x, Tracer):
+        if x.aval.dtype == dtype and x.aval.weak_type == weak:
+            return x
+        return ew.convert_element_type(x, dtype, weak)
+    if isinstance(x, Array):
+        if x._value.dtype == dtype and x._weak_type == weak:
+            return x
+        return ew.convert_element_type(x, dtype, weak)
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype.kind in "OUSV":
+            raise TypeError(f"absjit does not support arrays of dtype {x.dtype}")
+        return Array._new(np.array(x, dtype=dtype), weak)
+    raise TypeError(f"expected an array or scalar, got {type(x).__name__}")
+
+
+def promote_dtypes(*args):
+    """Cast every argument to the JAX-promoted common dtype (shapes untouched)."""
+    dt, weak = dtypes.result_type_and_weak(*args)
+    return [asarray_weak(a, dt, weak) for a in args]
+
+
+def broadcast_shapes(name: str, *shapes) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"{name}: incompatible shapes for broadcasting: "
+                         f"{', '.join(str(tuple(s)) for s in shapes)}") from None
+
+
+def broadcast_to_shape(x, shape):
+    """Broadcast ``x`` (NumPy rules) to ``shape`` with one ``broadcast_in_dim``."""
+    xs = np.shape(x)
+    if tuple(xs) == tuple(shape):
+        return x
+    nlead = len(shape) - len(xs)
+    if nlead < 0:
+        raise ValueError(f"cannot broadcast shape {xs} to {shape}")
+    for i, d in enumerate(xs):
+        if d != 1 and d != shape[nlead + i]:
+            raise ValueError(f"cannot broadcast shape {tuple(xs)} to {tuple(shape)}")
+    return st.broadcast_in_dim(x, shape, tuple(range(nlead, len(shape))))
+
+
+def _shape_of(x):
+    t = type(x)
+    if t is float or t is int or t is bool or t is complex:
+        return ()
+    return x.shape
+
+
+def promote_args(name: str, *args):
+    """Promote dtypes, then broadcast non-scalar operands to a common shape.
+
+    Rank-0 operands stay rank 0: lax elementwise ops broadcast them for free.
+    """
+    first = args[0]
+    if type(first) is Array:
+        # Fast path: Arrays of one dtype, weak flag and shape need nothing.
+        dt, weak, shape = first._value.dtype, first._weak_type, first._value.shape
+        for a in args:
+            if type(a) is not Array or a._value.dtype != dt or a._weak_type != weak \
+                    or a._value.shape != shape:
+                break
+        else:
+            return args
+    for a in args:
+        if not isinstance(a, _arraylike_types):
+            check_arraylike(name, *args)
+    dt, weak = dtypes.result_type_and_weak(*args)
+    out = []
+    shapes = []
+    for a in args:
+        t = type(a)
+        if t is float or t is int or t is complex:
+            out.append(_scalar_array(a, dt, weak))
+            shapes.append(())
+        else:
+            out.append(asarray_weak(a, dt, weak))
+            shapes.append(_shape_of(a))
+    nonscalar = [s for s in shapes if s != ()]
+    if len(nonscalar) > 1 and any(s != nonscalar[0] for s in nonscalar[1:]):
+        target = broadcast_shapes(name, *nonscalar)
+        out = [a if sh == () else broadcast_to_shape(a, target) for a, sh in zip(out, shapes)]
+    return out
+
+
+def promote_args_inexact(name: str, *args):
+    """Like :func:`promote_args`, then integers and bools become the default float."""
+    args = promote_args(name, *args)
+    dt = args[0].dtype if hasattr(args[0], "dtype") else np.result_type(args[0])
+    if not dtypes.is_inexact(dt):
+        weak = all(dtypes.is_weakly_typed(a) for a in args)
+        args = [asarray_weak(a, dtypes.default_float(), weak) for a in args]
+    return args

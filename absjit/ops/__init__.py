@@ -1,0 +1,2 @@
+"""Primitives by family, each with all its rules beside its definition."""
+from . import elementwise, structural  # noqa: F401
