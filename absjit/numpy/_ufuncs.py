@@ -37,9 +37,11 @@ def _unary(name, lax_fn, inexact=False, doc=None):
     return fn
 
 
-add = _binary("add", ew.add)
+add = _binary("add", lambda a, b: ew.bitwise_or(a, b) if dtypes.is_bool(a.dtype)
+              else ew.add(a, b))
 subtract = _binary("subtract", ew.sub)
-multiply = _binary("multiply", ew.mul)
+multiply = _binary("multiply", lambda a, b: ew.bitwise_and(a, b) if dtypes.is_bool(a.dtype)
+                   else ew.mul(a, b))
 true_divide = _binary("true_divide", ew.div, inexact=True)
 divide = true_divide
 __all__.append("divide")
