@@ -56,6 +56,11 @@ if bfloat16 is not None:
     _SHORT[bfloat16] = "bf16"
 
 
+def is_supported(dtype) -> bool:
+    """Whether absjit can hold values of ``dtype`` (object/string/void dtypes: no)."""
+    return np.dtype(dtype) in _supported
+
+
 def short_name(dtype) -> str:
     """``float32 -> 'f32'``, as jaxprs print it."""
     return _SHORT.get(np.dtype(dtype), np.dtype(dtype).name)

@@ -199,7 +199,7 @@ def get_aval(x) -> AbstractValue:
     if t is float or t is int or t is bool or t is complex:
         return ShapedArray((), dtypes.python_scalar_dtype(x), t is not bool)
     if isinstance(x, (np.ndarray, np.generic)):
-        if x.dtype.kind in "OUSVM" and x.dtype != dtypes.float0:
+        if not dtypes.is_supported(x.dtype) and x.dtype != dtypes.float0:
             raise TypeError(f"Argument of dtype {x.dtype} is not a valid absjit array "
                             "(object, string and datetime arrays are not supported)")
         return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype), False)

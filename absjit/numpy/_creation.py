@@ -52,7 +52,7 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
         else:
             out = Array._new(np.asarray(object, dtype=want), False)
     elif isinstance(object, (np.ndarray, np.generic)):
-        if object.dtype.kind in "OUSVM":
+        if not dtypes.is_supported(object.dtype):
             raise TypeError(f"jnp.array: unsupported dtype {object.dtype}")
         dt = want or dtypes.canonicalize_dtype(object.dtype)
         out = Array._new(np.array(object, dtype=dt, copy=True), False)

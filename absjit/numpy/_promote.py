@@ -62,7 +62,7 @@ def asarray_weak(x, dtype, weak: bool):
             return x
         return ew.convert_element_type(x, dtype, weak)
     if isinstance(x, (np.ndarray, np.generic)):
-        if x.dtype.kind in "OUSV":
+        if not dtypes.is_supported(x.dtype):
             raise TypeError(f"absjit does not support arrays of dtype {x.dtype}")
         return Array._new(np.array(x, dtype=dtype), weak)
     raise TypeError(f"expected an array or scalar, got {type(x).__name__}")
