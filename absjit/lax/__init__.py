@@ -2,22 +2,19 @@
 
 No implicit promotion: ``lax.add(1, 1.0)`` raises ``TypeError: lax.add requires
 arguments to have the same dtypes, got int32, float32``. Each function binds one
-primitive (or a few, for conveniences like ``lax.select``).
+primitive (or a few, for conveniences like ``lax.select``). Each ``absjit.ops`` module
+lists its public functions (and ``*_p`` primitives) in ``__all__``.
 """
 from __future__ import annotations
 
-from ..ops.elementwise import (  # noqa: F401
-    abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_not,
-    bitwise_or, bitwise_xor, cbrt, ceil, clamp, conj, convert_element_type, cos, cosh, div,
-    eq, exp, exp2, expm1, floor, ge, gt, imag, integer_pow, is_finite, le, log, log1p,
-    logistic, lt, max, min, mul, ne, neg, nextafter, pow, real, rem, round, rsqrt, select,
-    select_n, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sinh,
-    sqrt, stop_gradient, sub, tan, tanh, ROUND_AWAY_FROM_ZERO, ROUND_TO_NEAREST_EVEN)
-from ..ops.structural import broadcast, broadcast_in_dim, reshape  # noqa: F401
+from ..ops.elementwise import *  # noqa: F401,F403
+from ..ops.structural import *  # noqa: F401,F403
+from ..ops.reductions import *  # noqa: F401,F403
+from ..ops.linalg import *  # noqa: F401,F403
+from ..ops.conv import *  # noqa: F401,F403
+from ..ops.sorting import *  # noqa: F401,F403
+from ..ops.control_flow import *  # noqa: F401,F403
 
-# NumPy-style aliases that JAX's lax also offers.
-bitwise_and = bitwise_and
-and_ = bitwise_and
-or_ = bitwise_or
-xor = bitwise_xor
-not_ = bitwise_not
+# Aliases JAX's lax offers too.
+from ..ops.elementwise import bitwise_and as and_, bitwise_not as not_  # noqa: E402,F401
+from ..ops.elementwise import bitwise_or as or_, bitwise_xor as xor  # noqa: E402,F401

@@ -12,6 +12,11 @@ from __future__ import annotations
 from ._dtypes import *  # noqa: F401,F403
 from ._creation import *  # noqa: F401,F403
 from ._ufuncs import *  # noqa: F401,F403
+from ._reductions import *  # noqa: F401,F403
+from ._shape import *  # noqa: F401,F403
+from ._linalg import *  # noqa: F401,F403
+from ._sorting import *  # noqa: F401,F403
+from . import linalg  # noqa: F401
 from . import _array_methods
 
 _array_methods.install_all()

@@ -1,2 +1,2 @@
 """Primitives by family, each with all its rules beside its definition."""
-from . import elementwise, structural  # noqa: F401
+from . import elementwise, structural, reductions, linalg, conv, sorting, control_flow  # noqa: F401

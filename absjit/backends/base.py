@@ -1,0 +1,125 @@
+"""The backend protocol, the registry and backend selection.
+
+A backend turns a ``ClosedJaxpr`` into an :class:`Executable`. Backends import the IR
+and their own lowering tables; the frontend never imports a backend module directly
+(it goes through this registry).
+
+Calling convention
+------------------
+``executable(*buffers) -> list of buffers``: inputs are the jaxpr's constants followed
+by its arguments, as the backend's native buffers (``np.ndarray`` on the CPU); outputs
+likewise. ``jit`` wraps outputs into :class:`absjit.Array` with the output avals. The
+constants are passed at call time, so one compiled executable serves every closure with
+the same jaxpr text.
+
+Selection (DESIGN §7): ``jit(..., backend=...)``, then ``config.default_backend``, then
+``"cpu"`` when available, else ``"interpret"``. ``"tpu"`` is routed to ``"xla"``.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["Backend", "Executable", "CompileOptions", "register_backend", "get_backend",
+           "available_backends", "select_backend"]
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileOptions:
+    """Options that change generated code; all of them are part of cache keys."""
+
+    fastmath: bool = False
+    parallel: bool | None = None  # None: the backend decides by size
+    extra: tuple = ()  # backend-specific (name, value) pairs, sorted
+
+    @classmethod
+    def from_dict(cls, options: dict | None) -> "CompileOptions":
+        options = dict(options or {})
+        fastmath = bool(options.pop("fastmath", False))
+        parallel = options.pop("parallel", None)
+        return cls(fastmath, parallel, tuple(sorted(options.items())))
+
+
+class Executable:
+    """A compiled jaxpr. Subclasses implement ``__call__`` and ``as_text``."""
+
+    def __call__(self, *buffers) -> list:
+        raise NotImplementedError
+
+    def as_text(self) -> str:
+        """What the backend generated (kernel source, or the jaxpr it interprets)."""
+        raise NotImplementedError
+
+
+class Backend:
+    """Base class of backends.
+
+    Attributes
+    ----------
+    name : str
+        Registry name (``"interpret"``, ``"cpu"``, ``"cuda"``, ``"xla"``).
+    platforms : tuple of str
+        Platforms it serves (``("cpu",)``).
+    """
+
+    name = "backend"
+    platforms: tuple = ()
+
+    def is_available(self) -> bool:
+        return True
+
+    def compile(self, closed_jaxpr, options: CompileOptions) -> Executable:
+        raise NotImplementedError
+
+    def version_key(self) -> tuple:
+        """Versions of everything that changes compiled code (part of cache keys)."""
+        return ()
+
+    # -- buffer transfer hooks -------------------------------------------------------
+    def to_buffer(self, value):
+        """A NumPy array (or Array's NumPy value) as this backend's input buffer."""
+        return value
+
+    def to_host(self, buffer):
+        """A NumPy array for an output buffer."""
+        return buffer
+
+    def __repr__(self):
+        return f"<backend {self.name!r}>"
+
+
+_REGISTRY: dict = {}
+_ALIASES = {"tpu": "xla", "gpu": "cuda"}
+
+
+def register_backend(backend: Backend) -> Backend:
+    _REGISTRY[backend.name] = backend
+    return backend
+
+
+def get_backend(name: str) -> Backend:
+    name = _ALIASES.get(name, name)
+    try:
+        backend = _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}; available: "
+                         f"{', '.join(available_backends())}") from None
+    if not backend.is_available():
+        raise RuntimeError(f"backend {name!r} is not available on this machine")
+    return backend
+
+
+def available_backends() -> list:
+    return [name for name, b in _REGISTRY.items() if b.is_available()]
+
+
+def select_backend(requested: str | None = None) -> Backend:
+    from ..config import config
+    if requested is not None:
+        return get_backend(requested)
+    if config.default_backend:
+        return get_backend(config.default_backend)
+    for name in ("cpu", "interpret"):
+        b = _REGISTRY.get(name)
+        if b is not None and b.is_available():
+            return b
+    raise RuntimeError("no backend is available")

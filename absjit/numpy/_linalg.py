@@ -1,0 +1,2 @@
+"""absjit.numpy: linalg."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""absjit.numpy: reductions."""
+__all__ = []

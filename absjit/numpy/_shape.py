@@ -1,0 +1,2 @@
+"""absjit.numpy: shape."""
+__all__ = []

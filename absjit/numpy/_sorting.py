@@ -1,0 +1,2 @@
+"""absjit.numpy: sorting."""
+__all__ = []

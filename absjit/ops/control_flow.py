@@ -1,0 +1,2 @@
+"""control_flow primitives."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""conv primitives."""
+__all__ = []

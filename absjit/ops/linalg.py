@@ -1,0 +1,2 @@
+"""linalg primitives."""
+__all__ = []

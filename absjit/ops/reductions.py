@@ -1,0 +1,2 @@
+"""reductions primitives."""
+__all__ = []

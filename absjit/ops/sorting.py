@@ -1,0 +1,2 @@
+"""sorting primitives."""
+__all__ = []
