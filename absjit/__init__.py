@@ -24,6 +24,7 @@ from .core.levels import Level, get_level, register_level, registered_levels  # 
 from .core.avals import ConcreteArray, ShapedArray  # noqa: E402,F401
 from .interpreters.staging import make_jaxpr  # noqa: E402
 from . import numpy, lax  # noqa: E402,F401
+from . import random  # noqa: E402,F401
 
 __all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "numpy", "lax",
-           "register_level", "get_level", "Level", "ShapedArray", "ConcreteArray"]
+           "register_level", "get_level", "Level", "ShapedArray", "ConcreteArray", "random"]
