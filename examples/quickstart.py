@@ -1,0 +1,70 @@
+"""A short tour of absjit: tracing, abstraction levels, eager arrays, jit and errors.
+
+Run with ``python examples/quickstart.py`` after ``pip install -e .``.
+"""
+import numpy as np
+
+import absjit
+import absjit.numpy as jnp
+from absjit import errors, lax
+
+
+def section(title):
+    print(f"\n== {title} ==")
+
+
+section("Tracing a function into a jaxpr")
+
+
+def log2(x):
+    return jnp.log(x) / jnp.log(2.0)
+
+
+print(absjit.make_jaxpr(log2)(3.0))
+
+section("Eager arrays follow JAX's dtype rules")
+x = jnp.arange(5) if hasattr(jnp, "arange") else jnp.array([0, 1, 2, 3, 4])
+print(repr(x))
+print(repr(x * 2.5))                      # int32 * weak float -> float32
+print(repr(jnp.add(1, 1.0)))              # Python scalars stay weakly typed
+try:
+    lax.add(1, 1.0)                       # lax does no implicit promotion
+except TypeError as e:
+    print("lax.add(1, 1.0):", str(e).split(". (")[0])
+try:
+    x[0] = 10
+except TypeError as e:
+    print("x[0] = 10:", str(e).split(";")[0])
+
+section("Abstraction levels decide what Python may do with traced values")
+
+
+def relu_or_neg(x):
+    if x.sum() > 0:                       # branches on a value
+        return jnp.maximum(x, 0.0)
+    return -x
+
+
+print(absjit.make_jaxpr(relu_or_neg, abstraction="concrete")(np.ones(3, np.float32)))
+try:
+    absjit.make_jaxpr(relu_or_neg)(np.ones(3, np.float32))  # default: shaped
+except errors.ConcretizationTypeError as e:
+    print(type(e).__name__ + ":", str(e).splitlines()[-1])
+
+if hasattr(absjit, "jit"):
+    section("jit: trace once per shape and dtype, then run compiled code")
+
+    @absjit.jit
+    def selu(x, alpha=1.67, lambda_=1.05):
+        return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+
+    data = jnp.asarray(np.linspace(-2, 2, 5, dtype=np.float32))
+    print(selu(data))
+    print("entries in the cache:", selu._cache_size())
+
+if hasattr(absjit, "grad"):
+    section("grad traces at the concrete level: Python control flow works")
+
+    def f(x):
+        return x ** 2 if x > 0 else -x
+    print("grad(f)(3.0) =", absjit.grad(f)(3.0), " grad(f)(-3.0) =", absjit.grad(f)(-3.0))
