@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..ops.elementwise import *  # noqa: F401,F403
 from ..ops.structural import *  # noqa: F401,F403
+from ..ops.indexing import *  # noqa: F401,F403
 from ..ops.reductions import *  # noqa: F401,F403
 from ..ops.linalg import *  # noqa: F401,F403
 from ..ops.conv import *  # noqa: F401,F403
