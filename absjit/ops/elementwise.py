@@ -20,131 +20,28 @@ import numpy as np
 from .. import dtypes
 from ..core.avals import ShapedArray
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
+from ..core.trace import get_aval
+from ..interpreters import ad, batching
 from ._util import (binop_shape, check_dtype_kind, same_dtypes, standard_naryop_abstract)
+from .structural import broadcast_in_dim
 
 __all__ = [
-    "add_p",
-    "add",
-    "sub_p",
-    "sub",
-    "mul_p",
-    "mul",
-    "div_p",
-    "div",
-    "rem_p",
-    "rem",
-    "max_p",
-    "max",
-    "min_p",
-    "min",
-    "atan2_p",
-    "atan2",
-    "nextafter_p",
-    "nextafter",
-    "neg_p",
-    "neg",
-    "sign_p",
-    "sign",
-    "abs_p",
-    "abs",
-    "exp_p",
-    "exp",
-    "exp2_p",
-    "exp2",
-    "expm1_p",
-    "expm1",
-    "log_p",
-    "log",
-    "log1p_p",
-    "log1p",
-    "sqrt_p",
-    "sqrt",
-    "rsqrt_p",
-    "rsqrt",
-    "cbrt_p",
-    "cbrt",
-    "sin_p",
-    "sin",
-    "cos_p",
-    "cos",
-    "tan_p",
-    "tan",
-    "asin_p",
-    "asin",
-    "acos_p",
-    "acos",
-    "atan_p",
-    "atan",
-    "sinh_p",
-    "sinh",
-    "cosh_p",
-    "cosh",
-    "tanh_p",
-    "tanh",
-    "asinh_p",
-    "asinh",
-    "acosh_p",
-    "acosh",
-    "atanh_p",
-    "atanh",
-    "floor_p",
-    "floor",
-    "ceil_p",
-    "ceil",
-    "is_finite_p",
-    "is_finite",
-    "logistic_p",
-    "logistic",
-    "eq_p",
-    "eq",
-    "ne_p",
-    "ne",
-    "lt_p",
-    "lt",
-    "le_p",
-    "le",
-    "gt_p",
-    "gt",
-    "ge_p",
-    "ge",
-    "and_p",
-    "bitwise_and",
-    "or_p",
-    "bitwise_or",
-    "xor_p",
-    "bitwise_xor",
-    "not_p",
-    "bitwise_not",
-    "real_p",
-    "real",
-    "imag_p",
-    "imag",
-    "conj_p",
-    "conj",
-    "shift_left_p",
-    "shift_left",
-    "shift_right_arithmetic_p",
-    "shift_right_arithmetic",
-    "shift_right_logical_p",
-    "shift_right_logical",
-    "pow_p",
-    "pow",
-    "integer_pow_p",
-    "integer_pow",
-    "round_p",
-    "round",
-    "ROUND_AWAY_FROM_ZERO",
-    "ROUND_TO_NEAREST_EVEN",
-    "convert_element_type_p",
-    "convert_element_type",
-    "float_to_int",
-    "select_n_p",
-    "select_n",
-    "select",
-    "clamp_p",
-    "clamp",
-    "stop_gradient_p",
-    "stop_gradient",
+    "add_p", "add", "sub_p", "sub", "mul_p", "mul", "div_p", "div", "rem_p", "rem",
+    "max_p", "max", "min_p", "min", "atan2_p", "atan2", "nextafter_p", "nextafter",
+    "neg_p", "neg", "sign_p", "sign", "abs_p", "abs", "exp_p", "exp", "exp2_p", "exp2",
+    "expm1_p", "expm1", "log_p", "log", "log1p_p", "log1p", "sqrt_p", "sqrt", "rsqrt_p",
+    "rsqrt", "cbrt_p", "cbrt", "sin_p", "sin", "cos_p", "cos", "tan_p", "tan", "asin_p",
+    "asin", "acos_p", "acos", "atan_p", "atan", "sinh_p", "sinh", "cosh_p", "cosh",
+    "tanh_p", "tanh", "asinh_p", "asinh", "acosh_p", "acosh", "atanh_p", "atanh",
+    "floor_p", "floor", "ceil_p", "ceil", "is_finite_p", "is_finite", "logistic_p",
+    "logistic", "eq_p", "eq", "ne_p", "ne", "lt_p", "lt", "le_p", "le", "gt_p", "gt",
+    "ge_p", "ge", "and_p", "bitwise_and", "or_p", "bitwise_or", "xor_p", "bitwise_xor",
+    "not_p", "bitwise_not", "real_p", "real", "imag_p", "imag", "conj_p", "conj",
+    "shift_left_p", "shift_left", "shift_right_arithmetic_p", "shift_right_arithmetic",
+    "shift_right_logical_p", "shift_right_logical", "pow_p", "pow", "integer_pow_p",
+    "integer_pow", "round_p", "round", "ROUND_AWAY_FROM_ZERO", "ROUND_TO_NEAREST_EVEN",
+    "convert_element_type_p", "convert_element_type", "float_to_int", "select_n_p",
+    "select_n", "select", "clamp_p", "clamp", "stop_gradient_p", "stop_gradient",
 ]
 
 def _quiet():
@@ -173,6 +70,95 @@ def _define(name: str, np_impl, kind: str, nargs: int, out_dtype=None, quiet=Fal
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (``absjit.lax.{name}``): no implicit promotion."
     return prim, fn
+
+
+# ---------------------------------------------------------------------------
+# Helpers shared by the autodiff and batching rules below
+# ---------------------------------------------------------------------------
+def _const(val, like):
+    """A weakly typed rank-0 constant of ``like``'s dtype: weak, so that it never
+    changes the weak type of the expression it appears in."""
+    from ..array import Array
+    return Array._new(np.asarray(val, dtype=get_aval(like).dtype), True)
+
+
+def _bcast(x, shape):
+    """Broadcast a rank-0 ``x`` to ``shape`` (lax ops broadcast only rank-0 operands)."""
+    return x if get_aval(x).shape == tuple(shape) else broadcast_in_dim(x, shape, ())
+
+
+def _unbroadcast(aval, ct):
+    """Cotangent of an operand that was broadcast from rank 0: sum it back."""
+    if ct is None:
+        return None
+    shape = get_aval(ct).shape
+    if shape == aval.shape:
+        return ct
+    from .reductions import reduce_sum
+    return reduce_sum(ct, tuple(range(len(shape))))
+
+
+def _zeros(aval):
+    return ad.zeros_like_aval(aval)
+
+
+def _jvp_rule(prim, *fns, ans_fn=None):
+    """Register ``prim``'s JVP: ``fns[i](t_i, *primals, ans=..., **params)`` is input
+    ``i``'s contribution (``None``: not differentiable in it). Integer and bool results
+    have zero tangents; the summed tangent is broadcast to the output's shape."""
+    def rule(primals, tangents, **params):
+        ans = prim.bind(*primals, **params)
+        out_aval = get_aval(ans)
+        if not dtypes.is_inexact(out_aval.dtype):
+            return [ans], [_zeros(out_aval)]
+        total = None
+        for fn, t in zip(fns, tangents):
+            if fn is None or t is None:
+                continue
+            c = fn(t, *primals, ans=ans, **params)
+            total = c if total is None else add(total, c)
+        if total is None:
+            return [ans], [_zeros(out_aval)]
+        return [ans], [_bcast(total, out_aval.shape)]
+    rule.__name__ = f"{prim.name}_jvp"
+    ad.jvp_rules[prim] = rule
+    return rule
+
+
+def _moved_full(vals, dims, keep):
+    """Batch axes to the front and every operand broadcast to the full batched shape,
+    except unbatched rank-0 operands flagged in ``keep`` (lax broadcasts those)."""
+    size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
+    shape = ()
+    for v, d in zip(vals, dims):
+        s = list(get_aval(v).shape)
+        if d is not None:
+            del s[d]
+        if s:
+            shape = tuple(s)
+            break
+    full = (size,) + shape
+    out = []
+    for v, d, k in zip(vals, dims, keep):
+        nd = get_aval(v).ndim
+        if d is None and nd == 0 and k:
+            out.append(v)
+        elif d is not None:
+            v = batching.moveaxis(v, d, 0)
+            out.append(v if get_aval(v).shape == full else broadcast_in_dim(v, full, (0,)))
+        else:
+            out.append(broadcast_in_dim(v, full, tuple(range(1 + len(shape) - nd,
+                                                             1 + len(shape)))))
+    return out
+
+
+def _nary_batch(prim):
+    def rule(vals, dims, **params):
+        moved = _moved_full(vals, dims, [True] * len(vals))
+        return [prim.bind(*moved, **params)], [0]
+    rule.__name__ = f"{prim.name}_batch"
+    batching.batch_rules[prim] = rule
+    return rule
 
 
 def _bool_out(dt):
@@ -276,6 +262,145 @@ conj_p, conj = _define("conj", np.conjugate, "inexact", 1)
 
 
 # ---------------------------------------------------------------------------
+# Autodiff and batching rules of the primitives above
+# ---------------------------------------------------------------------------
+def _linear_binary_transpose(sign_y):
+    def transpose(cts, x, y):
+        ct = cts[0]
+        ct_x = _unbroadcast(x.aval, ct) if ad.is_undefined_primal(x) else None
+        ct_y = None
+        if ad.is_undefined_primal(y) and ct is not None:
+            ct_y = _unbroadcast(y.aval, ct if sign_y > 0 else neg(ct))
+        return [ct_x, ct_y]
+    return transpose
+
+
+_jvp_rule(add_p, lambda t, x, y, ans: t, lambda t, x, y, ans: t)
+ad.transpose_rules[add_p] = _linear_binary_transpose(+1)
+_jvp_rule(sub_p, lambda t, x, y, ans: t, lambda t, x, y, ans: neg(t))
+ad.transpose_rules[sub_p] = _linear_binary_transpose(-1)
+_jvp_rule(mul_p, lambda t, x, y, ans: mul(t, y), lambda t, x, y, ans: mul(x, t))
+
+
+def _mul_transpose(cts, x, y):
+    ct = cts[0]
+    if ad.is_undefined_primal(x) and ad.is_undefined_primal(y):
+        raise ValueError("mul is not linear in both operands at once")
+    if ct is None:
+        return [None, None]
+    if ad.is_undefined_primal(x):
+        return [_unbroadcast(x.aval, mul(ct, y)), None]
+    return [None, _unbroadcast(y.aval, mul(x, ct))]
+
+
+ad.transpose_rules[mul_p] = _mul_transpose
+# d(x/y) = tx/y - ty * (x/y)/y
+_jvp_rule(div_p, lambda t, x, y, ans: div(t, y),
+          lambda t, x, y, ans: neg(mul(t, div(ans, y))))
+
+
+def _div_transpose(cts, x, y):
+    if ad.is_undefined_primal(y):
+        raise ValueError("div is linear only in its numerator")
+    ct = cts[0]
+    return [None if ct is None else _unbroadcast(x.aval, div(ct, y)), None]
+
+
+ad.transpose_rules[div_p] = _div_transpose
+# rem(x, y) = x - y * trunc(x / y): the trunc has zero derivative.
+_jvp_rule(rem_p, lambda t, x, y, ans: t,
+          lambda t, x, y, ans: neg(mul(t, _trunc(div(sub(x, ans), y)))))
+
+
+def _trunc(q):
+    return mul(sign(q), floor(abs(q)))
+
+
+def _minmax_coef(pick, x, y):
+    """Where ``x`` wins 1, where the operands tie 1/2 (the derivative is shared), else 0."""
+    one, half, zero = _const(1, x), _const(0.5, x), _const(0, x)
+    shape = binop_shape("max", get_aval(x), get_aval(y))
+    tie = select(eq(x, y), _bcast(half, shape), _bcast(zero, shape))
+    return select(pick(x, y), _bcast(one, shape), tie)
+
+
+_jvp_rule(max_p, lambda t, x, y, ans: mul(t, _minmax_coef(gt, x, y)),
+          lambda t, x, y, ans: mul(t, _minmax_coef(gt, y, x)))
+_jvp_rule(min_p, lambda t, x, y, ans: mul(t, _minmax_coef(lt, x, y)),
+          lambda t, x, y, ans: mul(t, _minmax_coef(lt, y, x)))
+
+
+def _atan2_denom(x, y):
+    return add(mul(x, x), mul(y, y))
+
+
+_jvp_rule(atan2_p, lambda t, x, y, ans: div(mul(t, y), _atan2_denom(x, y)),
+          lambda t, x, y, ans: neg(div(mul(t, x), _atan2_denom(x, y))))
+ad.defjvp_zero(nextafter_p)
+for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, atan2_p, nextafter_p,
+           eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p):
+    _nary_batch(_p)
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, not_p, sign_p,
+           floor_p, ceil_p, is_finite_p):
+    ad.defjvp_zero(_p)
+
+ad.deflinear(neg_p, lambda ct, x: [neg(ct)])
+
+
+def _abs_jvp(t, x, ans):
+    if dtypes.is_complex(get_aval(x).dtype):
+        # d|z| = Re(conj(z) dz) / |z|, taken as 0 at z == 0.
+        safe = select(eq(ans, _const(0, ans)), _bcast(_const(1, ans), get_aval(ans).shape), ans)
+        return div(real(mul(conj(x), t)), safe)
+    return mul(sign(x), t)
+
+
+_jvp_rule(abs_p, _abs_jvp)
+_jvp_rule(exp_p, lambda t, x, ans: mul(t, ans))
+_jvp_rule(exp2_p, lambda t, x, ans: mul(t, mul(ans, _const(np.log(2.0), ans))))
+_jvp_rule(expm1_p, lambda t, x, ans: mul(t, add(ans, _const(1, ans))))
+_jvp_rule(log_p, lambda t, x, ans: div(t, x))
+_jvp_rule(log1p_p, lambda t, x, ans: div(t, add(x, _const(1, x))))
+_jvp_rule(sqrt_p, lambda t, x, ans: div(t, mul(ans, _const(2, ans))))
+_jvp_rule(rsqrt_p, lambda t, x, ans: mul(t, mul(div(ans, x), _const(-0.5, x))))
+_jvp_rule(cbrt_p, lambda t, x, ans: div(t, mul(mul(ans, ans), _const(3, ans))))
+_jvp_rule(sin_p, lambda t, x, ans: mul(t, cos(x)))
+_jvp_rule(cos_p, lambda t, x, ans: neg(mul(t, sin(x))))
+_jvp_rule(tan_p, lambda t, x, ans: mul(t, add(_const(1, ans), mul(ans, ans))))
+_jvp_rule(asin_p, lambda t, x, ans: mul(t, rsqrt(sub(_const(1, x), mul(x, x)))))
+_jvp_rule(acos_p, lambda t, x, ans: neg(mul(t, rsqrt(sub(_const(1, x), mul(x, x))))))
+_jvp_rule(atan_p, lambda t, x, ans: div(t, add(_const(1, x), mul(x, x))))
+_jvp_rule(sinh_p, lambda t, x, ans: mul(t, cosh(x)))
+_jvp_rule(cosh_p, lambda t, x, ans: mul(t, sinh(x)))
+_jvp_rule(tanh_p, lambda t, x, ans: mul(t, sub(_const(1, ans), mul(ans, ans))))
+_jvp_rule(asinh_p, lambda t, x, ans: mul(t, rsqrt(add(mul(x, x), _const(1, x)))))
+_jvp_rule(acosh_p, lambda t, x, ans: mul(t, mul(rsqrt(sub(x, _const(1, x))),
+                                                rsqrt(add(x, _const(1, x))))))
+_jvp_rule(atanh_p, lambda t, x, ans: div(t, sub(_const(1, x), mul(x, x))))
+_jvp_rule(logistic_p, lambda t, x, ans: mul(t, mul(ans, sub(_const(1, ans), ans))))
+
+
+def _real_transpose(ct, x):
+    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=False)]
+
+
+def _imag_transpose(ct, x):
+    # As in JAX: the cotangent of imag is -i * ct, so complex grads match jax.grad.
+    c = convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=False)
+    return [mul(c, _const(-1j, c))]
+
+
+ad.deflinear(real_p, _real_transpose)
+ad.deflinear(imag_p, _imag_transpose)
+ad.deflinear(conj_p, lambda ct, x: [conj(ct)])
+for _p in (neg_p, sign_p, abs_p, exp_p, exp2_p, expm1_p, log_p, log1p_p, sqrt_p, rsqrt_p,
+           cbrt_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, tanh_p,
+           asinh_p, acosh_p, atanh_p, floor_p, ceil_p, is_finite_p, logistic_p, not_p,
+           real_p, imag_p, conj_p):
+    batching.defvectorized(_p)
+
+
+# ---------------------------------------------------------------------------
 # Shifts: out-of-range amounts are defined (see module docstring)
 # ---------------------------------------------------------------------------
 def _shift_impl(kind):
@@ -302,6 +427,9 @@ shift_right_arithmetic_p, shift_right_arithmetic = _define(
     "shift_right_arithmetic", _shift_impl("arith"), "int", 2)
 shift_right_logical_p, shift_right_logical = _define(
     "shift_right_logical", _shift_impl("logical"), "int", 2)
+for _p in (shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
+    ad.defjvp_zero(_p)
+    _nary_batch(_p)
 
 
 # ---------------------------------------------------------------------------
@@ -329,6 +457,30 @@ impl_rules[pow_p] = _pow_impl
 def pow(x, y):  # noqa: A001 - lax.pow
     """``x ** y`` for a float/complex ``x`` and ``y`` of the same dtype (or integer ``y``)."""
     return pow_p.bind(x, y)
+
+
+def _pow_jvp_x(t, x, y, ans):
+    # y * x**(y-1), with 0 where y == 0 (avoids 0 * inf at x == 0).
+    y_dt = get_aval(y).dtype
+    yx = y if y_dt == get_aval(x).dtype else convert_element_type_p.bind(
+        y, new_dtype=get_aval(x).dtype, weak_type=False)
+    coef = mul(yx, pow(x, sub(y, _const(1, y))))
+    shape = get_aval(ans).shape
+    coef = select(eq(yx, _const(0, yx)), _bcast(_const(0, coef), shape), _bcast(coef, shape))
+    return mul(t, coef)
+
+
+def _pow_jvp_y(t, x, y, ans):
+    if not dtypes.is_inexact(get_aval(y).dtype):
+        return None
+    # log(x) * x**y, with x == 0 contributing 0.
+    shape = get_aval(ans).shape
+    safe_x = select(eq(x, _const(0, x)), _bcast(_const(1, x), get_aval(x).shape), x)
+    return _bcast(mul(t, mul(log(safe_x), ans)), shape)
+
+
+_jvp_rule(pow_p, _pow_jvp_x, lambda t, x, y, ans: _pow_jvp_y(t, x, y, ans))
+_nary_batch(pow_p)
 
 
 integer_pow_p = Primitive("integer_pow")
@@ -362,6 +514,17 @@ def integer_pow(x, y: int):
     return integer_pow_p.bind(x, y=int(y))
 
 
+def _integer_pow_jvp(t, x, ans, y):
+    if y == 0:
+        return _zeros(get_aval(ans))
+    coef = x if y == 2 else (_const(1, x) if y == 1 else integer_pow(x, y - 1))
+    return mul(t, mul(_const(y, x), coef))
+
+
+_jvp_rule(integer_pow_p, _integer_pow_jvp)
+batching.defvectorized(integer_pow_p)
+
+
 # ---------------------------------------------------------------------------
 # round
 # ---------------------------------------------------------------------------
@@ -387,6 +550,10 @@ impl_rules[round_p] = _round_impl
 def round(x, rounding_method=ROUND_AWAY_FROM_ZERO):  # noqa: A001 - lax.round
     """Round to integral values; ``rounding_method`` 0 = away from zero, 1 = to even."""
     return round_p.bind(x, rounding_method=int(rounding_method))
+
+
+ad.defjvp_zero(round_p)
+batching.defvectorized(round_p)
 
 
 # ---------------------------------------------------------------------------
@@ -434,6 +601,28 @@ def convert_element_type(x, new_dtype, weak_type: bool = False):
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type):
+    (x,), (t,) = primals, tangents
+    ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if dtypes.is_inexact(get_aval(x).dtype) and dtypes.is_inexact(new_dtype):
+        return [ans], [convert_element_type_p.bind(t, new_dtype=new_dtype,
+                                                   weak_type=weak_type)]
+    return [ans], [_zeros(get_aval(ans))]
+
+
+def _convert_transpose(cts, x, *, new_dtype, weak_type):
+    ct = cts[0]
+    if ct is None:
+        return [None]
+    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype,
+                                        weak_type=x.aval.weak_type)]
+
+
+ad.jvp_rules[convert_element_type_p] = _convert_jvp
+ad.transpose_rules[convert_element_type_p] = _convert_transpose
+batching.defvectorized(convert_element_type_p)
+
+
 # ---------------------------------------------------------------------------
 # select_n and clamp
 # ---------------------------------------------------------------------------
@@ -478,6 +667,44 @@ def select(pred, on_true, on_false):
     return select_n_p.bind(pred, on_false, on_true)
 
 
+def _select_n_jvp(primals, tangents):
+    which, cases = primals[0], primals[1:]
+    ans = select_n_p.bind(which, *cases)
+    shape = get_aval(ans).shape
+    if not dtypes.is_inexact(get_aval(ans).dtype):
+        return [ans], [_zeros(get_aval(ans))]
+    return [ans], [select_n_p.bind(which, *[_bcast(t, shape) if get_aval(which).shape
+                                            else t for t in tangents[1:]])]
+
+
+def _select_n_transpose(cts, which, *cases):
+    if ad.is_undefined_primal(which):
+        raise ValueError("select_n is not linear in its predicate")
+    ct = cts[0]
+    if ct is None:
+        return [None] * (1 + len(cases))
+    zeros = _zeros(get_aval(ct))
+    out = [None]
+    for i, c in enumerate(cases):
+        if not ad.is_undefined_primal(c):
+            out.append(None)
+            continue
+        picks = [ct if j == i else zeros for j in range(len(cases))]
+        out.append(_unbroadcast(c.aval, select_n_p.bind(which, *picks)))
+    return out
+
+
+def _select_n_batch(vals, dims):
+    cases_full = any(d is not None or get_aval(v).ndim for v, d in zip(vals[1:], dims[1:]))
+    moved = _moved_full(vals, dims, [True] + [cases_full] * (len(vals) - 1))
+    return [select_n_p.bind(*moved)], [0]
+
+
+ad.jvp_rules[select_n_p] = _select_n_jvp
+ad.transpose_rules[select_n_p] = _select_n_transpose
+batching.batch_rules[select_n_p] = _select_n_batch
+
+
 clamp_p = Primitive("clamp")
 
 
@@ -499,12 +726,40 @@ def clamp(min, x, max):  # noqa: A002 - lax's argument names
     return clamp_p.bind(min, x, max)
 
 
+def _clamp_jvp(primals, tangents):
+    lo, x, hi = primals
+    t_lo, t_x, t_hi = tangents
+    ans = clamp_p.bind(lo, x, hi)
+    aval = get_aval(ans)
+    if not dtypes.is_inexact(aval.dtype):
+        return [ans], [_zeros(aval)]
+    b = lambda v: _bcast(v, aval.shape)  # noqa: E731
+    # As JAX: x's tangent strictly inside the interval, lo's below, hi's above, and 0
+    # where x touches a bound.
+    inside = bitwise_and(gt(x, lo), lt(x, hi))
+    t = select(inside, b(t_x), b(_const(0, x)))
+    t = select(lt(x, lo), b(t_lo), t)
+    t = select(gt(x, hi), b(t_hi), t)
+    return [ans], [t]
+
+
+def _clamp_batch(vals, dims):
+    moved = _moved_full(vals, dims, [True, False, True])
+    return [clamp_p.bind(*moved)], [0]
+
+
+ad.jvp_rules[clamp_p] = _clamp_jvp
+batching.batch_rules[clamp_p] = _clamp_batch
+
+
 # ---------------------------------------------------------------------------
-# stop_gradient: identity whose derivative is zero (rules in interpreters/ad.py)
+# stop_gradient: identity whose derivative is zero
 # ---------------------------------------------------------------------------
 stop_gradient_p = Primitive("stop_gradient")
 abstract_eval_rules[stop_gradient_p] = lambda x: [ShapedArray(x.shape, x.dtype, x.weak_type)]
 impl_rules[stop_gradient_p] = lambda x: [x]
+ad.defjvp_zero(stop_gradient_p)
+batching.defvectorized(stop_gradient_p)
 
 
 def stop_gradient(x):
