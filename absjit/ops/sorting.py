@@ -1,2 +1,219 @@
-"""sorting primitives."""
-__all__ = []
+"""``sort``: sort one or more same-shaped operands along one axis, ordered by the first
+``num_keys`` of them (lexicographically), the others carried along.
+
+Order: NaNs sort to the end (as in NumPy); complex numbers order by real part, then
+imaginary part. ``is_stable`` is accepted; the NumPy implementation is always stable.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.avals import ShapedArray
+from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
+from ..interpreters import ad, batching
+
+__all__ = ["sort_p", "sort", "sort_key_val", "top_k"]
+
+sort_p = Primitive("sort", multiple_results=True,
+                   param_order=("dimension", "is_stable", "num_keys"))
+
+
+def sort(operand, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """Sort ``operand`` (an array, or a sequence of same-shaped arrays) along
+    ``dimension`` (``absjit.lax.sort``).
+
+    With a sequence, the first ``num_keys`` operands are the keys (lexicographic) and
+    every operand is permuted the same way; the result is a tuple.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from absjit import lax
+    >>> lax.sort(np.array([3., 1., 2.], np.float32))
+    Array([1., 2., 3.], dtype=float32)
+    """
+    from ..core.trace import get_aval
+    single = not isinstance(operand, (tuple, list))
+    ops = (operand,) if single else tuple(operand)
+    if not ops:
+        raise TypeError("lax.sort requires at least one operand")
+    ndim = len(get_aval(ops[0]).shape)
+    dimension = int(dimension)
+    if not -ndim <= dimension < max(ndim, 1) or ndim == 0:
+        raise ValueError(f"lax.sort: dimension {dimension} is out of range for operands of "
+                         f"shape {tuple(get_aval(ops[0]).shape)}")
+    outs = sort_p.bind(*ops, dimension=dimension % ndim, is_stable=bool(is_stable),
+                       num_keys=int(num_keys))
+    return outs[0] if single else tuple(outs)
+
+
+def sort_key_val(keys, values, dimension: int = -1, is_stable: bool = True):
+    """Sort ``keys`` along ``dimension`` and permute ``values`` the same way.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from absjit import lax
+    >>> k, v = lax.sort_key_val(np.array([2, 1], np.int32), np.array([10, 20], np.int32))
+    >>> v
+    Array([20, 10], dtype=int32)
+    """
+    return sort((keys, values), dimension, is_stable, 1)
+
+
+def _sort_abstract(*avals, dimension, is_stable, num_keys):
+    shape = avals[0].shape
+    for a in avals[1:]:
+        if a.shape != shape:
+            raise TypeError("lax.sort: all operands must have the same shape, got "
+                            f"{', '.join(str(tuple(b.shape)) for b in avals)}")
+    if not 0 <= dimension < len(shape):
+        raise ValueError(f"lax.sort: dimension {dimension} is out of range for operands "
+                         f"of shape {tuple(shape)}")
+    if not 1 <= num_keys <= len(avals):
+        raise ValueError(f"lax.sort: num_keys={num_keys} must be between 1 and the number "
+                         f"of operands ({len(avals)})")
+    for a in avals[:num_keys]:
+        if a.dtype.kind not in "biufc" and a.dtype.name != "bfloat16":
+            raise TypeError(f"lax.sort: cannot sort keys of dtype {a.dtype.name}")
+    return [ShapedArray(a.shape, a.dtype, a.weak_type) for a in avals]
+
+
+def _sort_key(k):
+    # np.lexsort/argsort place NaN last already; bfloat16 has no sort kernel, so widen.
+    if k.dtype.kind not in "biufc":
+        return k.astype(np.float32)
+    return k
+
+
+def sort_permutation(keys, axis: int) -> np.ndarray:
+    """Indices that stably sort ``keys`` (lexicographically, first key major) along
+    ``axis``: the NumPy reference shared by ``sort`` and its tests."""
+    if len(keys) == 1:
+        return np.argsort(_sort_key(keys[0]), axis=axis, kind="stable")
+    moved = [np.moveaxis(_sort_key(k), axis, -1) for k in keys]
+    lead = moved[0].shape[:-1]
+    n = moved[0].shape[-1]
+    flat = [m.reshape(-1, n) for m in moved]
+    perm = np.empty((flat[0].shape[0], n), dtype=np.intp)
+    for row in range(flat[0].shape[0]):
+        # lexsort sorts by its last key first.
+        perm[row] = np.lexsort([f[row] for f in reversed(flat)])
+    return np.moveaxis(perm.reshape(lead + (n,)), -1, axis)
+
+
+def _sort_impl(*operands, dimension, is_stable, num_keys):
+    if operands[0].size == 0:
+        return list(operands)
+    perm = sort_permutation(operands[:num_keys], dimension)
+    return [np.take_along_axis(op, perm, axis=dimension) for op in operands]
+
+
+abstract_eval_rules[sort_p] = _sort_abstract
+impl_rules[sort_p] = _sort_impl
+
+
+def _iota_like(aval, dimension):
+    """int32 indices along ``dimension``, broadcast to ``aval``'s shape."""
+    from . import structural
+    return structural.iota(np.int32, tuple(aval.shape), dimension)
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    # Tangents follow the primal permutation. Sorting the permutation together with an
+    # iota gives its inverse; sorting a tangent by that inverse applies the permutation.
+    # The tangent path is then ``sort`` with a constant key, which is linear in the
+    # carried operand (transpose: sort by the permutation itself).
+    from ..core.trace import get_aval
+    aval = get_aval(primals[0])
+    iota = _iota_like(aval, dimension)
+    outs = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                       num_keys=num_keys)
+    primals_out, perm = outs[:-1], outs[-1]
+    inv = sort_p.bind(perm, iota, dimension=dimension, is_stable=True, num_keys=1)[1]
+    tangents_out = []
+    for t in tangents:
+        if t is None:
+            tangents_out.append(None)
+        else:
+            tangents_out.append(sort_p.bind(inv, t, dimension=dimension, is_stable=True,
+                                            num_keys=1)[1])
+    return list(primals_out), tangents_out
+
+
+def _sort_transpose(cts, *args, dimension, is_stable, num_keys):
+    # Linear only in carried (non-key) operands: out_j = op_j[perm], so
+    # ct_op_j = ct_out_j permuted by the inverse: sort (perm, ct) by perm.
+    if any(ad.is_undefined_primal(a) for a in args[:num_keys]):
+        raise TypeError("sort is not linear in its keys; cannot transpose it with respect "
+                        "to a key operand")
+    from ..core.trace import get_aval
+    keys = args[:num_keys]
+    perm = None
+    result = [None] * len(args)
+    for j, (a, ct) in enumerate(zip(args, cts)):
+        if j < num_keys or not ad.is_undefined_primal(a) or ct is None:
+            continue
+        if perm is None:
+            iota = _iota_like(get_aval(keys[0]), dimension)
+            perm = sort_p.bind(*keys, iota, dimension=dimension, is_stable=is_stable,
+                               num_keys=num_keys)[-1]
+        result[j] = sort_p.bind(perm, ct, dimension=dimension, is_stable=True,
+                                num_keys=1)[1]
+    return result
+
+
+def _sort_batch(vals, dims, *, dimension, is_stable, num_keys):
+    from ..core.trace import get_aval
+    size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
+    moved = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+    outs = sort_p.bind(*moved, dimension=dimension + 1, is_stable=is_stable,
+                       num_keys=num_keys)
+    return list(outs), [0] * len(outs)
+
+
+ad.jvp_rules[sort_p] = _sort_jvp
+ad.transpose_rules[sort_p] = _sort_transpose
+batching.batch_rules[sort_p] = _sort_batch
+
+
+def top_k(operand, k: int):
+    """The ``k`` largest entries along the last axis, in descending order, and their
+    indices (``absjit.lax.top_k``); ties keep the lower index first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from absjit import lax
+    >>> vals, idx = lax.top_k(np.array([1., 3., 2.], np.float32), 2)
+    >>> idx
+    Array([1, 2], dtype=int32)
+    """
+    from ..core.trace import get_aval
+    from . import elementwise as ew, structural
+    aval = get_aval(operand)
+    k = int(k)
+    if not aval.shape:
+        raise ValueError("lax.top_k requires an operand of rank >= 1")
+    n = aval.shape[-1]
+    if not 0 <= k <= n:
+        raise ValueError(f"lax.top_k: k={k} must be between 0 and the last dimension ({n}) "
+                         f"of an operand of shape {tuple(aval.shape)}")
+    dim = len(aval.shape) - 1
+    iota = _iota_like(aval, dim)
+    # Descending and stable: sort an order-reversing key. ``~x`` reverses integers
+    # and bools without the overflow of ``-x``; for floats NaN counts as the largest
+    # value (as in JAX), so it maps to -inf after negation.
+    if aval.dtype.kind in "biu":
+        key = ew.bitwise_not(operand)
+    elif aval.dtype.kind == "c":
+        raise TypeError("lax.top_k does not accept complex operands")
+    else:
+        minus_inf = np.array(-np.inf, aval.dtype)
+        key = ew.select(ew.ne(operand, operand),
+                        structural.broadcast_in_dim(minus_inf, tuple(aval.shape), ()),
+                        ew.neg(operand))
+    _, vals, idx = sort_p.bind(key, operand, iota, dimension=dim, is_stable=True, num_keys=1)
+    start = (0,) * len(aval.shape)
+    limit = tuple(aval.shape[:-1]) + (k,)
+    return structural.slice(vals, start, limit), structural.slice(idx, start, limit)
