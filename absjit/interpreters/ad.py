@@ -17,7 +17,8 @@ from __future__ import annotations
 
 __all__ = ["jvp_rules", "transpose_rules", "UndefinedPrimal", "is_undefined_primal",
            "defjvp", "deflinear", "deflinear2", "defjvp_zero", "add_tangents",
-           "zeros_like_aval"]
+           "zeros_like_aval", "JVPTrace", "JVPTracer", "jvp_flat", "instantiate_zeros",
+           "Linearized", "linearize_flat", "apply_linear", "backward_pass"]
 
 jvp_rules: dict = {}
 transpose_rules: dict = {}
@@ -72,6 +73,7 @@ def defjvp(primitive, *jvp_fns):
             total = zeros_like_aval(get_aval(out))
         return [out], [total]
     rule.__name__ = f"{primitive.name}_jvp"
+    rule.symbolic_zeros = True  # accepts None tangents; the JVP trace skips instantiating
     jvp_rules[primitive] = rule
     return rule
 
@@ -106,3 +108,243 @@ def deflinear2(primitive, transpose_fn):
     """``primitive`` is linear in each input separately (like ``mul`` with one constant)
     or jointly (``add``); ``transpose_fn(cts, *args, **params) -> [ct per arg]``."""
     transpose_rules[primitive] = transpose_fn
+
+
+# ---------------------------------------------------------------------------
+# The JVP trace
+# ---------------------------------------------------------------------------
+from ..core.avals import ConcreteArray, ShapedArray  # noqa: E402
+from ..core.jaxpr import Literal, Var  # noqa: E402
+from ..core.trace import Trace, Tracer, get_aval, new_main, to_numpy  # noqa: E402
+
+
+class JVPInfo:
+    """Payload of a JVP main trace: whether tracers expose their primal's value."""
+
+    __slots__ = ("concrete",)
+
+    def __init__(self, concrete: bool):
+        self.concrete = concrete
+
+
+class JVPTracer(Tracer):
+    """A primal value with its tangent; ``tangent is None`` is a symbolic zero."""
+
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        p = self.primal
+        concrete = self._trace.main.payload.concrete
+        if isinstance(p, Tracer):
+            a = p.aval
+            return a if concrete else a.to_shaped()
+        a = get_aval(p)
+        if concrete and type(a) is ShapedArray:
+            # An eager primal knows its value: this is what lets `if x > 0:` work
+            # inside grad(f) without jit.
+            return ConcreteArray(to_numpy(p), weak_type=a.weak_type)
+        return a
+
+    def full_lower(self):
+        if self.tangent is None:
+            p = self.primal
+            return p.full_lower() if isinstance(p, Tracer) else p
+        return self
+
+
+class JVPTrace(Trace):
+    __slots__ = ()
+
+    def pure(self, val):
+        return JVPTracer(self, val, None)
+
+    lift = pure
+
+    def process_primitive(self, primitive, tracers, params):
+        primals = [t.primal for t in tracers]
+        tangents = [t.tangent for t in tracers]
+        if all(t is None for t in tangents):
+            outs = primitive.bind(*primals, **params)
+            outs = outs if primitive.multiple_results else [outs]
+            return [JVPTracer(self, o, None) for o in outs]
+        rule = jvp_rules.get(primitive)
+        if rule is None:
+            raise NotImplementedError(
+                f"Differentiation rule for '{primitive.name}' not implemented")
+        if not getattr(rule, "symbolic_zeros", False):
+            tangents = [instantiate_zeros(t, p) for t, p in zip(tangents, primals)]
+        primals_out, tangents_out = rule(primals, tangents, **params)
+        return [JVPTracer(self, p, t) for p, t in zip(primals_out, tangents_out)]
+
+    def describe_origin(self, tracer) -> str:
+        p = tracer.primal
+        describe = getattr(getattr(p, "_trace", None), "describe_origin", None)
+        return describe(p) if describe is not None else ""
+
+
+def instantiate_zeros(tangent, primal):
+    """A materialised tangent: ``tangent`` itself, or zeros shaped like ``primal``."""
+    if tangent is not None:
+        return tangent
+    return zeros_like_aval(get_aval(primal).to_shaped())
+
+
+def jvp_flat(fun, primals, tangents, concrete: bool = True):
+    """Push ``tangents`` (``None`` = zero) through ``fun`` (flat list -> flat list).
+
+    Returns ``(primals_out, tangents_out)``; a ``None`` tangent out is a symbolic zero.
+    """
+    with new_main(JVPTrace, payload=JVPInfo(concrete)) as main:
+        trace = JVPTrace(main)
+        ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        outs = [trace.full_raise(o) for o in fun(*ins)]
+        return [o.primal for o in outs], [o.tangent for o in outs]
+
+
+# ---------------------------------------------------------------------------
+# Linearization and transposition
+#
+# Reverse mode traces the JVP of the function into a jaxpr J(primals, tangents) (at
+# the level of the primals: values propagate when they are ConcreteArrays, so Python
+# may branch on them). Every equation of J that does not depend on a tangent input is
+# "known": it is evaluated forward by binding it, which runs it eagerly or stages it
+# into an enclosing jit. The remaining equations are linear in the tangents; the
+# pullback walks them backwards with the transpose rules, again by binding, so under
+# jit the backward pass is staged and compiled too.
+# ---------------------------------------------------------------------------
+class Linearized:
+    """The result of :func:`linearize_flat`: known values and the linear equations."""
+
+    __slots__ = ("env", "lin_eqns", "linear", "tangent_invars", "out_primals",
+                 "tangent_outvars", "out_tangent_avals")
+
+    def read(self, x):
+        if isinstance(x, Literal):
+            return x.val
+        return self.env[x]
+
+
+def linearize_flat(fun, primal_vals, primal_avals, debug_info=None):
+    """Trace ``fun``'s JVP at ``primal_avals`` and evaluate its primal part on
+    ``primal_vals``. Tangent inputs exist only for inexact primals."""
+    from .staging import trace_to_jaxpr
+    n = len(primal_vals)
+    mask = [_is_differentiable(a) for a in primal_avals]
+    tangent_avals = [a.to_shaped() for a, m in zip(primal_avals, mask) if m]
+    out_box = []
+
+    def jvp_fun(*args):
+        primals, rest = list(args[:n]), iter(args[n:])
+        tangents = [next(rest) if m else None for m in mask]
+        p_out, t_out = jvp_flat(fun, primals, tangents)
+        out_box.append([t is not None for t in t_out])
+        return list(p_out) + [t for t in t_out if t is not None]
+
+    closed, _ = trace_to_jaxpr(jvp_fun, list(primal_avals) + tangent_avals, debug_info,
+                               transform=getattr(debug_info, "transform", "grad"))
+    jaxpr = closed.jaxpr
+    tmask = out_box[-1]
+    n_out = len(tmask)
+    lin = Linearized()
+    env = {}
+    for v, c in zip(jaxpr.constvars, closed.consts):
+        env[v] = c
+    for v, x in zip(jaxpr.invars[:n], primal_vals):
+        env[v] = x
+    tangent_invars = list(jaxpr.invars[n:])
+    linear = set(tangent_invars)
+    lin_eqns = []
+    for eqn in jaxpr.eqns:
+        if any(type(x) is Var and x in linear for x in eqn.invars):
+            linear.update(eqn.outvars)
+            lin_eqns.append(eqn)
+            continue
+        outs = eqn.primitive.bind(*[x.val if isinstance(x, Literal) else env[x]
+                                    for x in eqn.invars], **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for v, o in zip(eqn.outvars, outs):
+            env[v] = o
+    lin.env = env
+    lin.lin_eqns = lin_eqns
+    lin.linear = linear
+    lin.tangent_invars = tangent_invars
+    primal_outvars = jaxpr.outvars[:n_out]
+    for v in primal_outvars:
+        if type(v) is Var and v in linear:
+            eqn = next(e for e in lin_eqns if v in e.outvars)
+            raise NotImplementedError(
+                f"the JVP rule of '{eqn.primitive.name}' mixes primal and tangent values "
+                "in one equation, so it cannot be linearized; split it into a primal "
+                "and a tangent equation")
+    lin.out_primals = [lin.read(v) for v in primal_outvars]
+    it = iter(jaxpr.outvars[n_out:])
+    lin.tangent_outvars = [next(it) if m else None for m in tmask]
+    lin.out_tangent_avals = [v.aval if v is not None else None for v in lin.tangent_outvars]
+    return lin, mask
+
+
+def _is_differentiable(aval) -> bool:
+    """Only inexact values have tangents; integers and booleans get zero (float0)."""
+    if not isinstance(aval, ShapedArray):
+        return False
+    return aval.dtype.kind in "fc" or _is_bf16(aval.dtype)
+
+
+def _is_bf16(dt) -> bool:
+    from .. import dtypes
+    return dtypes.bfloat16 is not None and dt == dtypes.bfloat16
+
+
+def apply_linear(lin: Linearized, tangents) -> list:
+    """Evaluate the linear part of ``lin`` on ``tangents`` (one per tangent input)."""
+    env = dict(lin.env)
+    for v, t in zip(lin.tangent_invars, tangents):
+        env[v] = t
+    for eqn in lin.lin_eqns:
+        outs = eqn.primitive.bind(*[x.val if isinstance(x, Literal) else env[x]
+                                    for x in eqn.invars], **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for v, o in zip(eqn.outvars, outs):
+            env[v] = o
+    return [None if v is None else (v.val if isinstance(v, Literal) else env[v])
+            for v in lin.tangent_outvars]
+
+
+def backward_pass(lin: Linearized, cts_out) -> list:
+    """Transpose the linear equations of ``lin``: cotangents of the tangent outputs
+    (``None`` = zero) to cotangents of the tangent inputs (``None`` = zero)."""
+    ct_env: dict = {}
+
+    def add_ct(v, ct):
+        if ct is None or type(v) is not Var or v not in lin.linear:
+            return
+        prev = ct_env.get(v)
+        ct_env[v] = ct if prev is None else add_tangents(prev, ct)
+
+    for v, ct in zip(lin.tangent_outvars, cts_out):
+        if v is not None:
+            add_ct(v, ct)
+    for eqn in reversed(lin.lin_eqns):
+        cts = [ct_env.pop(v, None) for v in eqn.outvars]
+        if all(c is None for c in cts):
+            continue
+        cts = [zeros_like_aval(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
+        args = [UndefinedPrimal(x.aval) if type(x) is Var and x in lin.linear
+                else lin.read(x) for x in eqn.invars]
+        rule = transpose_rules.get(eqn.primitive)
+        if rule is None:
+            raise NotImplementedError(
+                f"Transpose rule (for reverse-mode differentiation) for "
+                f"'{eqn.primitive.name}' not implemented")
+        cts_in = rule(cts, *args, **eqn.params)
+        for x, ct in zip(eqn.invars, cts_in):
+            add_ct(x, ct)
+    return [ct_env.get(v) for v in lin.tangent_invars]

@@ -11,7 +11,8 @@ non-scalar operands are broadcast).
 from __future__ import annotations
 
 __all__ = ["batch_rules", "not_mapped", "moveaxis", "bdim_at_front", "defvectorized",
-           "defbroadcasting"]
+           "defbroadcasting", "BatchTrace", "BatchTracer", "batch_flat", "matchaxis",
+           "batch_jaxpr"]
 
 batch_rules: dict = {}
 not_mapped = None
@@ -55,18 +56,166 @@ def defvectorized(primitive):
 def defbroadcasting(primitive):
     def rule(vals, dims, **params):
         from ..core.trace import get_aval
+        from ..ops import structural
         size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
-        out_rank = max(len(get_aval(v).shape) - (d is not None) for v, d in zip(vals, dims))
+        # lax operands are rank 0 or share one shape: find that logical shape.
+        out_shape = ()
+        for v, d in zip(vals, dims):
+            shape = list(get_aval(v).shape)
+            if d is not None:
+                del shape[d]
+            if shape:
+                out_shape = tuple(shape)
+                break
+        full = (size,) + out_shape
         moved = []
         for v, d in zip(vals, dims):
             rank = len(get_aval(v).shape) - (d is not None)
             if d is None and rank == 0:
-                moved.append(v)  # rank-0 operands broadcast for free
-            elif d is None or rank < out_rank:
-                moved.append(bdim_at_front(v, d, size))
+                moved.append(v)  # unbatched rank-0 operands broadcast for free
+            elif d is None:
+                moved.append(bdim_at_front(v, None, size))
             else:
-                moved.append(moveaxis(v, d, 0))
+                v = moveaxis(v, d, 0)
+                if rank < len(out_shape):  # batched scalar next to arrays
+                    v = structural.broadcast_in_dim(v, full, (0,))
+                moved.append(v)
         return [primitive.bind(*moved, **params)], [0]
     rule.__name__ = f"{primitive.name}_batch"
     batch_rules[primitive] = rule
     return rule
+
+
+# ---------------------------------------------------------------------------
+# The batching trace
+# ---------------------------------------------------------------------------
+from ..core.trace import Trace, Tracer, get_aval, new_main  # noqa: E402
+
+
+class BatchInfo:
+    """Payload of a batching main trace: the size of the mapped axis."""
+
+    __slots__ = ("size", "name")
+
+    def __init__(self, size: int, name=None):
+        self.size = size
+        self.name = name
+
+
+class BatchTracer(Tracer):
+    """A batch of values stacked along ``bdim`` (``None``: the same for every member)."""
+
+    __slots__ = ("val", "bdim")
+
+    def __init__(self, trace, val, bdim):
+        self._trace = trace
+        self.val = val
+        self.bdim = bdim
+
+    @property
+    def aval(self):
+        a = get_aval(self.val)
+        if self.bdim is None:
+            return a
+        # Each member sees its own slice; its value is not one Python value, so the
+        # member's aval never knows a value.
+        shape = list(a.shape)
+        del shape[self.bdim]
+        return a.to_shaped().update(shape=tuple(shape))
+
+    def full_lower(self):
+        if self.bdim is None:
+            v = self.val
+            return v.full_lower() if isinstance(v, Tracer) else v
+        return self
+
+
+class BatchTrace(Trace):
+    __slots__ = ()
+
+    @property
+    def axis_size(self) -> int:
+        return self.main.payload.size
+
+    def pure(self, val):
+        return BatchTracer(self, val, None)
+
+    lift = pure
+
+    def process_primitive(self, primitive, tracers, params):
+        vals = [t.val for t in tracers]
+        dims = [t.bdim for t in tracers]
+        if all(d is None for d in dims):
+            outs = primitive.bind(*vals, **params)
+            outs = outs if primitive.multiple_results else [outs]
+            return [BatchTracer(self, o, None) for o in outs]
+        rule = batch_rules.get(primitive)
+        if rule is None:
+            raise NotImplementedError(f"Batching rule for '{primitive.name}' not implemented")
+        if getattr(rule, "needs_axis_size", False):
+            outs, dims_out = rule(vals, dims, axis_size=self.axis_size, **params)
+        else:
+            outs, dims_out = rule(vals, dims, **params)
+        return [BatchTracer(self, o, d) for o, d in zip(outs, dims_out)]
+
+    def describe_origin(self, tracer) -> str:
+        v = tracer.val
+        describe = getattr(getattr(v, "_trace", None), "describe_origin", None)
+        return describe(v) if describe is not None else ""
+
+
+def batch_flat(fun, vals, dims, size: int):
+    """Run ``fun`` (flat -> flat) on batched ``vals``; returns ``(outs, out_dims)``."""
+    with new_main(BatchTrace, payload=BatchInfo(size)) as main:
+        trace = BatchTrace(main)
+        ins = [BatchTracer(trace, v, d) if d is not None else v for v, d in zip(vals, dims)]
+        outs = [trace.full_raise(o) for o in fun(*ins)]
+        return [o.val for o in outs], [o.bdim for o in outs]
+
+
+def matchaxis(x, src, dst, size: int):
+    """``x`` with its batch axis at ``dst`` (broadcast when ``src`` is None);
+    ``dst=None`` requires ``src`` to be None."""
+    if src == dst:
+        return x
+    if dst is None:
+        raise ValueError("vmap has mapped output but out_axes is None")
+    if src is None:
+        x = bdim_at_front(x, None, size)
+        src = 0
+    return moveaxis(x, src, dst)
+
+
+def batch_jaxpr(closed, size: int, dims_in, force_out_dims=None):
+    """A ClosedJaxpr computing ``closed`` on a batch: inputs batched at ``dims_in``
+    (``None`` = unbatched), outputs batched at 0 or unbatched.
+
+    Returns ``(batched_closed_jaxpr, out_batched)``; with ``force_out_dims`` (a list of
+    bools) the outputs marked True are batched at 0 even when they do not depend on
+    a batched input.
+    """
+    from ..core.jaxpr import eval_jaxpr
+    from .staging import trace_to_jaxpr
+    in_avals = []
+    for a, d in zip(closed.in_avals, dims_in):
+        a = a.to_shaped()
+        if d is not None:
+            shape = list(a.shape)
+            shape.insert(d, size)
+            a = a.update(shape=tuple(shape))
+        in_avals.append(a)
+    out_box = []
+
+    def fun(*args):
+        outs, odims = batch_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
+                                 list(args), list(dims_in), size)
+        res = []
+        for i, (o, d) in enumerate(zip(outs, odims)):
+            want = d is not None or (force_out_dims is not None and force_out_dims[i])
+            res.append(matchaxis(o, d, 0, size) if want else o)
+        out_box.append([d is not None or (force_out_dims is not None and force_out_dims[i])
+                        for i, d in enumerate(odims)])
+        return res
+
+    new, _ = trace_to_jaxpr(fun, in_avals, None, transform="vmap")
+    return new, out_box[-1]
