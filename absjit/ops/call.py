@@ -1,0 +1,97 @@
+"""The ``jit`` primitive: a nested call to a staged function.
+
+When a jitted function is called while another transformation is tracing (under
+``make_jaxpr``, an outer ``jit``, ``grad`` or ``vmap``), it is traced to its own jaxpr
+and staged as one equation::
+
+    b:f32[100,2000] = jit[
+      name=apply_activation
+      jaxpr={ lambda ; c:f32[100,2000]. let d:f32[100,2000] = max 0.0 c in (d,) }
+    ] a
+
+Params: ``name`` (the function's name, a ``str``) and ``jaxpr`` (a ``ClosedJaxpr``
+without constants). The callee's constants are hoisted into leading operands, so a
+closed-over tracer of an enclosing trace is an ordinary operand of the equation and the
+inner jaxpr's text fully describes it (the compile cache keys on that text). Backends
+inline the equation.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
+
+__all__ = ["jit_p", "call_jit", "hoist_consts", "eval_jaxpr_numpy"]
+
+jit_p = Primitive("jit", multiple_results=True, param_order=("name", "jaxpr"))
+
+
+def call_jit(*args, jaxpr: ClosedJaxpr, name: str):
+    """Apply the constant-free ``jaxpr`` to ``args`` (a list of results)."""
+    return jit_p.bind(*args, jaxpr=jaxpr, name=name)
+
+
+def hoist_consts(closed: ClosedJaxpr) -> tuple:
+    """``(constant-free ClosedJaxpr, consts)``: constvars become the first invars."""
+    jaxpr = closed.jaxpr
+    if not jaxpr.constvars:
+        return closed, []
+    hoisted = Jaxpr((), jaxpr.constvars + jaxpr.invars, jaxpr.eqns, jaxpr.outvars)
+    return ClosedJaxpr(hoisted, []), list(closed.consts)
+
+
+def _jit_abstract_eval(*avals, jaxpr, name):
+    expected = jaxpr.in_avals
+    if len(avals) != len(expected):
+        raise TypeError(f"jit[name={name}] takes {len(expected)} operands, got {len(avals)}")
+    for i, (got, want) in enumerate(zip(avals, expected)):
+        if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
+            raise TypeError(f"jit[name={name}] operand {i} has type {got.str_short()}, "
+                            f"but the callee was traced for {want.str_short()}")
+    return list(jaxpr.out_avals)
+
+
+abstract_eval_rules[jit_p] = _jit_abstract_eval
+
+
+def eval_jaxpr_numpy(jaxpr: Jaxpr, consts, *args) -> list:
+    """Evaluate ``jaxpr`` on NumPy values with the impl rules only.
+
+    Unlike ``eval_jaxpr`` it never calls ``bind``, so it is safe to use from inside a
+    trace (value propagation at the ``concrete`` level runs impl rules while a staging
+    trace is active). Each result is cast to its variable's dtype and shape, as the
+    eager interpreter does.
+    """
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+    env = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+    for eqn in jaxpr.eqns:
+        vals = [x.val if type(x) is Literal else env[x] for x in eqn.invars]
+        try:
+            rule = impl_rules[eqn.primitive]
+        except KeyError:
+            raise NotImplementedError(
+                f"primitive {eqn.primitive.name!r} has no eager rule") from None
+        outs = rule(*vals, **eqn.params)
+        for v, out in zip(eqn.outvars, outs):
+            aval = v.aval
+            out = np.asarray(out)
+            if out.dtype != aval.dtype:
+                out = out.astype(aval.dtype)
+            if out.shape != aval.shape:  # an impl may return a broadcastable view
+                out = np.broadcast_to(out, aval.shape)
+            env[v] = out
+    return [x.val if type(x) is Literal else env[x] for x in jaxpr.outvars]
+
+
+def _jit_impl(*args, jaxpr, name):
+    return eval_jaxpr_numpy(jaxpr.jaxpr, jaxpr.consts, *args)
+
+
+impl_rules[jit_p] = _jit_impl
+
+# Autodiff and batching rules for ``jit_p`` go here (``ad.jvp_rules[jit_p]``,
+# ``ad.transpose_rules[jit_p]``, ``batching.batch_rules[jit_p]``): each transforms the
+# inner jaxpr and binds ``jit_p`` again, so the staged call survives transformation.
