@@ -25,6 +25,14 @@ from .core.avals import ConcreteArray, ShapedArray  # noqa: E402,F401
 from .interpreters.staging import make_jaxpr  # noqa: E402
 from . import numpy, lax  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+from . import backends  # noqa: E402,F401  (callable: absjit.backends() lists them)
+from .backends import interpret as _interpret_backend  # noqa: E402,F401
+from .jit import jit, clear_caches  # noqa: E402
+from .jit import compile_cache as _compile_cache  # noqa: E402
+from .jit.runtime import block_until_ready, device_put  # noqa: E402
+
+jit.compile_cache = _compile_cache  # ``absjit.jit`` names the function, not the package
 
 __all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "numpy", "lax",
-           "register_level", "get_level", "Level", "ShapedArray", "ConcreteArray", "random"]
+           "register_level", "get_level", "Level", "ShapedArray", "ConcreteArray", "random",
+           "jit", "clear_caches", "block_until_ready", "device_put", "backends"]

@@ -1,3 +1,4 @@
 """Primitives by family, each with all its rules beside its definition."""
 from . import elementwise, structural, reductions, linalg, conv, sorting, control_flow  # noqa: F401
 from . import indexing  # noqa: F401,E402
+from . import call  # noqa: F401,E402
