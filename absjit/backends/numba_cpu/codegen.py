@@ -1,0 +1,438 @@
+"""From a jaxpr to the source of one Python function that Numba compiles.
+
+Plan (all decided before any text is written):
+
+1. nested ``jit`` equations are inlined, dead equations dropped;
+2. every equation gets a *kind*: ``scalar`` (elementwise), ``index`` (index arithmetic:
+   broadcast, transpose, slice ...), ``value`` (iota), ``reduce`` (accumulator loop) or
+   ``array`` (whole-array statement: dot, general reshape, concatenate ...);
+3. fusion: the result of a scalar/index/value equation stays *lazy* (an expression
+   recomputed inside its consumers' loops) unless it must exist as an array: it is an
+   output, an ``array`` equation reads it, a consumer broadcasts it to a larger size, or
+   loops of more than one consumer need it and it is costly to recompute;
+4. each array-valued result is emitted in equation order: lazy values become one loop
+   nest that reads only materialised arrays and writes only this result; reductions
+   become accumulator loops over their operand's (lazy) expression.
+
+Loop bodies are straight-line scalar code, one local per (value, index) pair, so a value
+used twice in one body is computed once. Sizes are literals. The outermost loop of a
+nest larger than ``PARALLEL_MIN_SIZE`` elements is a ``prange`` when the backend may
+compile a parallel kernel.
+"""
+from __future__ import annotations
+
+import keyword
+
+import numpy as np
+
+from ...core import pretty
+from ...core.jaxpr import Literal, Var
+from .lower_arrays import array_rules
+from .lower_elementwise import dtype_ctor, literal_expr, scalar_rules
+from .lower_reductions import reduction_rules
+from .lower_structural import index_rules, value_rules
+
+__all__ = ["generate", "Unsupported", "PARALLEL_MIN_SIZE", "lowerable_primitives"]
+
+# Below this many elements a loop nest runs serially: measured on 2 cores (see
+# README "Performance"), threads only pay off for ~1e5 float32 elements and up.
+PARALLEL_MIN_SIZE = 1 << 17
+
+# Dtypes Numba computes with exactly like NumPy. float16/bfloat16 and complex fall back.
+_SUPPORTED = {np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64,
+                                    np.uint8, np.uint16, np.uint32, np.uint64,
+                                    np.float32, np.float64)}
+_COSTLY = {"exp", "exp2", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "sin", "cos",
+           "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+           "atanh", "atan2", "pow", "logistic", "div", "rem", "nextafter"}
+_RESERVED = set(keyword.kwlist) | {"np", "math", "numba", "prange", "range", "abs", "min",
+                                   "max", "kernel", "b", "i", "j", "p", "c", "av", "True",
+                                   "False", "None"}
+
+
+class Unsupported(Exception):
+    """The jaxpr holds something this backend does not lower (names the primitives)."""
+
+    def __init__(self, names):
+        self.names = sorted(set(names))
+        super().__init__(", ".join(self.names))
+
+
+def lowerable_primitives() -> set:
+    return (set(scalar_rules) | set(index_rules) | set(value_rules) | set(reduction_rules)
+            | set(array_rules))
+
+
+class _Op:
+    __slots__ = ("prim", "invars", "outvars", "params", "kind")
+
+    def __init__(self, prim, invars, outvars, params):
+        self.prim, self.invars, self.outvars, self.params = prim, invars, outvars, params
+        self.kind = None
+
+
+def _inline(jaxpr, subst, ops):
+    """Append ``jaxpr``'s equations to ``ops`` with nested jit calls inlined."""
+    def read(x):
+        return subst.get(x, x) if isinstance(x, Var) else x
+
+    for eqn in jaxpr.eqns:
+        ins = [read(x) for x in eqn.invars]
+        inner = eqn.params.get("jaxpr") if eqn.primitive.name == "jit" else None
+        if inner is not None:
+            if inner.consts:
+                raise Unsupported(["jit (with constants)"])
+            inner_sub = dict(zip(inner.jaxpr.invars, ins))
+            outs = _inline(inner.jaxpr, inner_sub, ops)
+            for v, r in zip(eqn.outvars, outs):
+                subst[v] = r
+        else:
+            ops.append(_Op(eqn.primitive, ins, list(eqn.outvars), dict(eqn.params)))
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _size(aval) -> int:
+    return int(np.prod(aval.shape, dtype=np.int64)) if aval.shape else 1
+
+
+def _check_avals(ops, jaxpr):
+    bad = []
+    avals = [v.aval for v in jaxpr.constvars + jaxpr.invars]
+    for op in ops:
+        avals += [v.aval for v in op.outvars]
+        avals += [x.aval for x in op.invars]
+    for a in avals:
+        if not all(isinstance(d, (int, np.integer)) for d in a.shape):
+            bad.append(f"symbolic shape {a.str_short()}")
+        elif np.dtype(a.dtype) not in _SUPPORTED:
+            bad.append(f"dtype {np.dtype(a.dtype).name}")
+    if bad:
+        raise Unsupported(bad)
+
+
+class _Plan:
+    """Kinds, liveness and the materialisation decision for a flat list of ops."""
+
+    def __init__(self, ops, outvars):
+        self.ops = ops
+        missing = []
+        for op in ops:
+            p = op.prim
+            if p in scalar_rules:
+                op.kind = "scalar"
+            elif p in value_rules:
+                op.kind = "value"
+            elif p in index_rules and index_rules[p](
+                    [f"i{d}" for d in range(op.outvars[0].aval.ndim)], op.invars[0].aval,
+                    op.outvars[0].aval, **op.params) is not None:
+                op.kind = "index"
+            elif p in reduction_rules:
+                op.kind = "reduce"
+            elif p in array_rules:
+                op.kind = "array"
+            else:
+                missing.append(p.name)
+        if missing:
+            raise Unsupported(missing)
+        self.outset = {v for v in outvars if isinstance(v, Var)}
+        self.producer = {}
+        self.consumers = {}
+        for n, op in enumerate(ops):
+            for v in op.outvars:
+                self.producer[v] = n
+            for x in op.invars:
+                if isinstance(x, Var):
+                    self.consumers.setdefault(x, []).append(n)
+        self.live = self._liveness()
+        self.materialised = self._decide()
+
+    def _liveness(self):
+        live = [False] * len(self.ops)
+        needed = set(self.outset)
+        for n in range(len(self.ops) - 1, -1, -1):
+            op = self.ops[n]
+            if any(v in needed for v in op.outvars):
+                live[n] = True
+                needed.update(x for x in op.invars if isinstance(x, Var))
+        return live
+
+    def _decide(self):
+        fusible = ("scalar", "index", "value")
+        cost = {}
+        for op in self.ops:
+            if op.kind in fusible:
+                own = 8 if op.prim.name in _COSTLY else 1
+                cost[op.outvars[0]] = own + sum(cost.get(x, 0) for x in op.invars)
+        mat, roots = set(), {}
+        for n in range(len(self.ops) - 1, -1, -1):
+            op = self.ops[n]
+            if not self.live[n] or op.kind not in fusible:
+                continue
+            v = op.outvars[0]
+            force = v in self.outset
+            rs = set()
+            for c in self.consumers.get(v, []):
+                if not self.live[c]:
+                    continue
+                cop = self.ops[c]
+                if cop.kind == "array":
+                    force = True
+                elif cop.kind == "reduce" or cop.outvars[0] in mat:
+                    rs.add(c)
+                else:
+                    rs |= roots[cop.outvars[0]]
+                if cop.kind == "index" and _size(cop.outvars[0].aval) > _size(v.aval):
+                    force = True  # never recompute a value once per broadcast copy
+            if len(rs) > 1 and (cost[v] >= 8 or op.prim.name in _COSTLY):
+                force = True
+            if force:
+                mat.add(v)
+                roots[v] = {n}
+            else:
+                roots[v] = rs
+        return mat
+
+
+class _Body:
+    """Straight-line scalar code of one loop body."""
+
+    def __init__(self, gen):
+        self.gen = gen
+        self.lines = []  # (text, primitive name)
+        self.memo = {}
+
+    def value(self, x, idx) -> str:
+        """A scalar expression for ``x`` at indices ``idx`` (tuple of source strings)."""
+        if isinstance(x, Literal):
+            return literal_expr(x.val, x.aval.dtype)
+        idx = tuple(idx) if x.aval.ndim else ()
+        key = (x, idx)
+        got = self.memo.get(key)
+        if got is not None:
+            return got
+        gen = self.gen
+        if x in gen.arrays:
+            expr = f"{gen.arrays[x]}[{', '.join(idx) if idx else '()'}]"
+        else:
+            op = gen.plan.ops[gen.plan.producer[x]]
+            if op.kind == "scalar":
+                args = [self.value(a, idx) for a in op.invars]
+                rule = scalar_rules[op.prim]
+                inner = rule(args, [a.aval for a in op.invars], x.aval, **op.params)
+                expr = f"{dtype_ctor(x.aval.dtype)}({inner})"
+            elif op.kind == "value":
+                expr = value_rules[op.prim](list(idx), x.aval, **op.params)
+            else:
+                src = op.invars[0]
+                sub = index_rules[op.prim](list(idx), src.aval, x.aval, **op.params)
+                expr = self.value(src, sub)
+                self.memo[key] = expr
+                return expr
+        name = gen.fresh("s")
+        prim = gen.plan.ops[gen.plan.producer[x]].prim.name if x not in gen.arrays else None
+        self.lines.append((f"{name} = {expr}", prim))
+        self.memo[key] = name
+        return name
+
+
+class _Gen:
+    def __init__(self, closed, options, fn_name):
+        self.closed = closed
+        self.options = options
+        self.fn_name = fn_name
+        jaxpr = closed.jaxpr
+        namer = pretty.var_namer()
+        # Name variables exactly as the printed jaxpr does, so the comment reads along.
+        self.jaxpr_text = pretty.render(pretty._pp_jaxpr_doc(jaxpr, namer, 88), 88)
+        self.namer = namer
+        self.counter = 0
+        self.lines = []
+        self.line_prims = []
+        self.current = None
+        self.uses_parallel = False
+        self.ops = []
+        subst = {}
+        self.outs = _inline(jaxpr, subst, self.ops)
+        _check_avals(self.ops, jaxpr)
+        self.plan = _Plan(self.ops, self.outs)
+        self.arrays = {}
+        self.params = []
+        for v in list(jaxpr.constvars) + list(jaxpr.invars):
+            name = self.var_name(v)
+            self.params.append(name)
+            self.arrays[v] = name
+
+    def var_name(self, v) -> str:
+        base = self.namer(v)
+        return base + "_" if base in _RESERVED else base
+
+    def fresh(self, prefix) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def emit(self, line, depth=1, prim=None):
+        self.lines.append("    " * depth + line)
+        self.line_prims.append(prim or self.current)
+
+    def emit_body(self, body, depth):
+        for line, prim in body.lines:
+            self.emit(line, depth, prim)
+
+    # -- loop nests ------------------------------------------------------------------
+    def _loops(self, shape, depth, parallel_outer):
+        idx = []
+        for d, n in enumerate(shape):
+            rng = "prange" if (d == 0 and parallel_outer) else "range"
+            self.emit(f"for i{d} in {rng}({n}):", depth)
+            idx.append(f"i{d}")
+            depth += 1
+        return idx, depth
+
+    def _parallel(self, size) -> bool:
+        par = self.options.parallel
+        ok = (size >= PARALLEL_MIN_SIZE) if par is None else bool(par)
+        if ok:
+            self.uses_parallel = True
+        return ok
+
+    def materialise(self, v):
+        """Write lazy value ``v`` into a new array with one loop nest."""
+        aval = v.aval
+        name = self.var_name(v)
+        shape = aval.shape
+        par = len(shape) > 0 and shape[0] > 1 and self._parallel(_size(aval))
+        start = len(self.lines)
+        self.emit(f"{name} = np.empty({_shape(shape)}, {dtype_ctor(aval.dtype)})")
+        idx, depth = self._loops(shape, 1, par)
+        body = _Body(self)
+        val = body.value(v, idx)
+        self.emit_body(body, depth)
+        self.emit(f"{name}[{', '.join(idx) if idx else '()'}] = {val}", depth)
+        self.arrays[v] = name
+        del start
+
+    def array_op(self, op):
+        ins = []
+        for x in op.invars:
+            if isinstance(x, Literal):
+                tmp = self.fresh("lit")
+                self.emit(f"{tmp} = np.full((), {literal_expr(x.val, x.aval.dtype)})")
+                ins.append(tmp)
+            else:
+                if x not in self.arrays:
+                    self.materialise(x)
+                ins.append(self.arrays[x])
+        outs = [self.var_name(v) for v in op.outvars]
+        lines = array_rules[op.prim](self, outs, ins, [x.aval for x in op.invars],
+                                     [v.aval for v in op.outvars], **op.params)
+        for line in lines:
+            self.emit(line)
+        for v, name in zip(op.outvars, outs):
+            self.arrays[v] = name
+
+    def reduce_op(self, op):
+        x = op.invars[0]
+        v = op.outvars[0]
+        axes = tuple(op.params["axes"])
+        spec = reduction_rules[op.prim](x.aval, v.aval, **op.params)
+        shape = x.aval.shape
+        kept = [d for d in range(len(shape)) if d not in axes]
+        name = self.var_name(v)
+        out_ctor = dtype_ctor(v.aval.dtype)
+        acc_ctor = dtype_ctor(spec.acc_dtype)
+        # Position along the reduced axis, for argmax/argmin (one axis).
+        pos = f"i{axes[0]}" if axes else "0"
+        suffix = all(d < a for d in kept for a in axes)
+        self.emit(f"{name} = np.empty({_shape(v.aval.shape)}, {out_ctor})")
+        if suffix:
+            # Reduced axes innermost: a scalar accumulator per output element.
+            kshape = [shape[d] for d in kept]
+            par = bool(kshape) and kshape[0] > 1 and self._parallel(_size(x.aval))
+            idx, depth = self._loops(kshape, 1, par)
+            acc = self.fresh("acc")
+            self.emit(f"{acc} = {spec.init}", depth)
+            if spec.with_index:
+                self.emit(f"{acc}_i = -1", depth)
+            ridx, rdepth = [], depth
+            for a in axes:
+                self.emit(f"for i{a} in range({shape[a]}):", rdepth)
+                rdepth += 1
+            body = _Body(self)
+            full = [f"i{d}" for d in range(len(shape))]
+            val = body.value(x, full)
+            self.emit_body(body, rdepth)
+            for line in spec.update(acc, val, pos):
+                self.emit(line, rdepth)
+            self.emit(f"{name}[{', '.join(idx) if idx else '()'}] = {spec.final(acc)}", depth)
+            del ridx
+        else:
+            # Reduced axes outside kept ones: accumulators indexed by the kept axes.
+            acc = self.fresh("acc")
+            kshape = _shape(v.aval.shape)
+            self.emit(f"{acc} = np.full({kshape}, {spec.init}, {acc_ctor})")
+            if spec.with_index:
+                self.emit(f"{acc}_i = np.full({kshape}, -1, np.int64)")
+            idx, depth = self._loops(shape, 1, False)
+            body = _Body(self)
+            val = body.value(x, idx)
+            for line in body.lines:
+                self.emit(line, depth)
+            k = ", ".join(f"i{d}" for d in kept) or "()"
+            sa = self.fresh("a")
+            self.emit(f"{sa} = {acc}[{k}]", depth)
+            if spec.with_index:
+                self.emit(f"{sa}_i = {acc}_i[{k}]", depth)
+            for line in spec.update(sa, val, pos):
+                self.emit(line, depth)
+            self.emit(f"{acc}[{k}] = {sa}", depth)
+            if spec.with_index:
+                self.emit(f"{acc}_i[{k}] = {sa}_i", depth)
+            oidx, depth = self._loops(v.aval.shape, 1, False)
+            o = ", ".join(oidx) or "()"
+            self.emit(f"{sa} = {acc}[{o}]", depth)
+            if spec.with_index:
+                self.emit(f"{sa}_i = {acc}_i[{o}]", depth)
+            self.emit(f"{name}[{o}] = {spec.final(sa)}", depth)
+        self.arrays[v] = name
+
+    # -- the whole function ----------------------------------------------------------
+    def build(self) -> str:
+        plan = self.plan
+        for n, op in enumerate(self.ops):
+            if not plan.live[n]:
+                continue
+            self.current = op.prim.name
+            if op.kind == "array":
+                self.array_op(op)
+            elif op.kind == "reduce":
+                if isinstance(op.invars[0], Literal):
+                    raise Unsupported([f"{op.prim.name} of a literal"])
+                self.reduce_op(op)
+            elif op.outvars[0] in plan.materialised:
+                self.materialise(op.outvars[0])
+        self.current = None
+        rets = []
+        for x in self.outs:
+            if isinstance(x, Literal):
+                tmp = self.fresh("out")
+                self.emit(f"{tmp} = np.full((), {literal_expr(x.val, x.aval.dtype)})")
+                rets.append(tmp)
+            else:
+                rets.append(self.arrays[x])
+        self.emit(f"return ({''.join(r + ', ' for r in rets)})")
+        head = [f"# {line}" for line in self.jaxpr_text.splitlines()]
+        head.append(f"def {self.fn_name}({', '.join(self.params)}):")
+        self.line_prims = [None] * len(head) + self.line_prims
+        return "\n".join(head + self.lines) + "\n"
+
+
+def _shape(shape) -> str:
+    return "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+
+
+def generate(closed, options, fn_name="kernel"):
+    """``(source, uses_parallel, line_prims)`` for ``closed``: ``line_prims[n]`` names
+    the primitive that emitted source line ``n + 1``. Raises :class:`Unsupported`."""
+    gen = _Gen(closed, options, fn_name)
+    src = gen.build()
+    return src, gen.uses_parallel, gen.line_prims

@@ -1,0 +1,247 @@
+"""Scalar lowerings of elementwise primitives.
+
+Each rule takes the operands as scalar expressions (names of locals in the loop body)
+and returns one Python expression that Numba compiles to the same value the NumPy impl
+rule computes. ``args`` are already of the operand dtype; the code generator wraps
+every result in the output dtype's constructor (``np.float32(...)``), so the rules may
+let Numba widen intermediates (int32 + int32 is int64 in Numba; the cast wraps it back,
+which is exactly two's-complement wraparound).
+
+Integer division, remainder, shifts and float -> int casts follow the rules written in
+``absjit.ops.elementwise``'s docstring.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops import elementwise as ew
+
+__all__ = ["scalar_rules", "dtype_ctor", "literal_expr"]
+
+scalar_rules: dict = {}
+
+
+def dtype_ctor(dt) -> str:
+    """The constructor of a dtype as it appears in generated source (``np.float32``)."""
+    dt = np.dtype(dt)
+    return "np.bool_" if dt == np.bool_ else f"np.{dt.name}"
+
+
+def literal_expr(value, dt) -> str:
+    """A scalar constant of dtype ``dt`` as source text."""
+    dt = np.dtype(dt)
+    v = np.asarray(value, dtype=dt)[()]
+    if dt == np.bool_:
+        return "True" if bool(v) else "False"
+    if dt.kind == "f":
+        f = float(v)
+        if f != f:
+            body = "np.nan"
+        elif f in (float("inf"), float("-inf")):
+            body = "np.inf" if f > 0 else "-np.inf"
+        else:
+            body = repr(f)
+        return f"{dtype_ctor(dt)}({body})"
+    return f"{dtype_ctor(dt)}({int(v)})"
+
+
+def _is_int(dt) -> bool:
+    return np.dtype(dt).kind in "iu"
+
+
+def _register(prim, rule):
+    rule.__name__ = f"lower_{prim.name}"
+    scalar_rules[prim] = rule
+
+
+def _infix(op):
+    def rule(args, in_avals, out_aval, **params):
+        return f"({args[0]} {op} {args[1]})"
+    return rule
+
+
+def _call(fn):
+    def rule(args, in_avals, out_aval, **params):
+        return f"{fn}({', '.join(args)})"
+    return rule
+
+
+for _p, _op in ((ew.add_p, "+"), (ew.sub_p, "-"), (ew.mul_p, "*"), (ew.eq_p, "=="),
+                (ew.ne_p, "!="), (ew.lt_p, "<"), (ew.le_p, "<="), (ew.gt_p, ">"),
+                (ew.ge_p, ">="), (ew.and_p, "&"), (ew.or_p, "|"), (ew.xor_p, "^")):
+    _register(_p, _infix(_op))
+
+for _p, _fn in ((ew.exp_p, "np.exp"), (ew.exp2_p, "np.exp2"), (ew.expm1_p, "np.expm1"),
+                (ew.log_p, "np.log"), (ew.log1p_p, "np.log1p"), (ew.sqrt_p, "np.sqrt"),
+                (ew.cbrt_p, "np.cbrt"), (ew.sin_p, "np.sin"), (ew.cos_p, "np.cos"),
+                (ew.tan_p, "np.tan"), (ew.asin_p, "np.arcsin"), (ew.acos_p, "np.arccos"),
+                (ew.atan_p, "np.arctan"), (ew.sinh_p, "np.sinh"), (ew.cosh_p, "np.cosh"),
+                (ew.tanh_p, "np.tanh"), (ew.asinh_p, "np.arcsinh"),
+                (ew.acosh_p, "np.arccosh"), (ew.atanh_p, "np.arctanh"),
+                (ew.floor_p, "np.floor"), (ew.ceil_p, "np.ceil"),
+                (ew.is_finite_p, "np.isfinite"), (ew.atan2_p, "np.arctan2"),
+                (ew.nextafter_p, "np.nextafter")):
+    _register(_p, _call(_fn))
+
+
+def lower_div(args, in_avals, out_aval, **params):
+    x, y = args
+    dt = in_avals[0].dtype
+    if not _is_int(dt):
+        return f"({x} / {y})"
+    return f"_idiv_{np.dtype(dt).name}({x}, {y})"
+
+
+def lower_rem(args, in_avals, out_aval, **params):
+    x, y = args
+    dt = in_avals[0].dtype
+    if not _is_int(dt):
+        return f"math.fmod({x}, {y})"
+    return f"({x} if {y} == 0 else {x} - {y} * _idiv_{np.dtype(dt).name}({x}, {y}))"
+
+
+def lower_max(args, in_avals, out_aval, **params):
+    x, y = args
+    if np.dtype(in_avals[0].dtype).kind == "f":  # NaN wins, as in np.maximum
+        return f"({x} if ({x} >= {y} or {x} != {x}) else {y})"
+    return f"({x} if {x} >= {y} else {y})"
+
+
+def lower_min(args, in_avals, out_aval, **params):
+    x, y = args
+    if np.dtype(in_avals[0].dtype).kind == "f":
+        return f"({x} if ({x} <= {y} or {x} != {x}) else {y})"
+    return f"({x} if {x} <= {y} else {y})"
+
+
+def lower_neg(args, in_avals, out_aval, **params):
+    return f"(-{args[0]})"
+
+
+def lower_sign(args, in_avals, out_aval, **params):
+    return f"np.sign({args[0]})"
+
+
+def lower_abs(args, in_avals, out_aval, **params):
+    return f"abs({args[0]})"
+
+
+def lower_rsqrt(args, in_avals, out_aval, **params):
+    one = literal_expr(1, in_avals[0].dtype)
+    return f"({one} / np.sqrt({args[0]}))"
+
+
+def lower_logistic(args, in_avals, out_aval, **params):
+    one = literal_expr(1, in_avals[0].dtype)
+    return f"({one} / ({one} + np.exp(-{args[0]})))"
+
+
+def lower_not(args, in_avals, out_aval, **params):
+    if np.dtype(in_avals[0].dtype) == np.bool_:
+        return f"(not {args[0]})"
+    return f"(~{args[0]})"
+
+
+def _shift(kind):
+    def rule(args, in_avals, out_aval, **params):
+        x, y = args
+        dt = np.dtype(in_avals[0].dtype)
+        bits = dt.itemsize * 8
+        ctor = dtype_ctor(dt)
+        ok = f"(0 <= {y} and {y} < {bits})"
+        if kind == "left":
+            return f"({ctor}({x} << {y}) if {ok} else {ctor}(0))"
+        if kind == "arith":
+            fill = f"({ctor}(-1) if {x} < 0 else {ctor}(0))" if dt.kind == "i" else f"{ctor}(0)"
+            return f"({ctor}({x} >> {y}) if {ok} else {fill})"
+        unsigned = f"np.uint{bits}"
+        return f"({ctor}({unsigned}({x}) >> {unsigned}({y})) if {ok} else {ctor}(0))"
+    return rule
+
+
+def lower_pow(args, in_avals, out_aval, **params):
+    return f"({args[0]} ** {args[1]})"
+
+
+def _power_by_squaring(x: str, n: int) -> str:
+    if n == 1:
+        return x
+    half = _power_by_squaring(x, n // 2)
+    sq = f"({half} * {half})"
+    return f"({sq} * {x})" if n % 2 else sq
+
+
+def lower_integer_pow(args, in_avals, out_aval, *, y):
+    x = args[0]
+    dt = in_avals[0].dtype
+    if y == 0:
+        return literal_expr(1, dt)
+    if y < 0:
+        return f"({literal_expr(1, dt)} / {_power_by_squaring(x, -y)})"
+    if _is_int(dt) and y > 2:
+        # Wrap after every product so Numba's int64 intermediates cannot overflow.
+        acc = x
+        for _ in range(y - 1):
+            acc = f"{dtype_ctor(dt)}({acc} * {x})"
+        return acc
+    return _power_by_squaring(x, y)
+
+
+def lower_round(args, in_avals, out_aval, *, rounding_method):
+    x = args[0]
+    if rounding_method == ew.ROUND_TO_NEAREST_EVEN:
+        return f"np.rint({x})"
+    half = literal_expr(0.5, in_avals[0].dtype)
+    return f"(np.sign({x}) * np.floor(abs({x}) + {half}))"
+
+
+def lower_convert_element_type(args, in_avals, out_aval, *, new_dtype, weak_type):
+    x = args[0]
+    src, dst = np.dtype(in_avals[0].dtype), np.dtype(new_dtype)
+    if dst == np.bool_:
+        return f"({x} != 0)"
+    if dst.kind in "iu" and src.kind == "f":
+        info = np.iinfo(dst)
+        ctor = dtype_ctor(dst)
+        # Compare in float64: every float32 value is exact there. float64(info.max) may
+        # round up to 2**bits, which is why the upper test is ``>=``.
+        return (f"({ctor}(0) if {x} != {x} else ({ctor}({info.max}) if np.float64({x}) >= "
+                f"{float(info.max)!r} else ({ctor}({info.min}) if np.float64({x}) <= "
+                f"{float(info.min)!r} else {ctor}({x}))))")
+    return x  # the generator's cast to the output dtype does the conversion
+
+
+def lower_select_n(args, in_avals, out_aval, **params):
+    which, cases = args[0], args[1:]
+    if len(cases) == 1:
+        return cases[0]
+    if np.dtype(in_avals[0].dtype) == np.bool_:
+        return f"({cases[1]} if {which} else {cases[0]})"
+    expr = cases[-1]  # out-of-range indices clamp, as np.clip does in the impl rule
+    for i in range(len(cases) - 2, -1, -1):
+        expr = f"({cases[i]} if {which} <= {i} else {expr})"
+    return expr
+
+
+def lower_clamp(args, in_avals, out_aval, **params):
+    lo, x, hi = args
+    inner = lower_max([x, lo], in_avals[1:2] * 2, out_aval)
+    return lower_min([inner, hi], in_avals[1:2] * 2, out_aval)
+
+
+def lower_stop_gradient(args, in_avals, out_aval, **params):
+    return args[0]
+
+
+for _p, _rule in ((ew.div_p, lower_div), (ew.rem_p, lower_rem), (ew.max_p, lower_max),
+                  (ew.min_p, lower_min), (ew.neg_p, lower_neg), (ew.sign_p, lower_sign),
+                  (ew.abs_p, lower_abs), (ew.rsqrt_p, lower_rsqrt),
+                  (ew.logistic_p, lower_logistic), (ew.not_p, lower_not),
+                  (ew.shift_left_p, _shift("left")),
+                  (ew.shift_right_arithmetic_p, _shift("arith")),
+                  (ew.shift_right_logical_p, _shift("logical")), (ew.pow_p, lower_pow),
+                  (ew.integer_pow_p, lower_integer_pow), (ew.round_p, lower_round),
+                  (ew.convert_element_type_p, lower_convert_element_type),
+                  (ew.select_n_p, lower_select_n), (ew.clamp_p, lower_clamp),
+                  (ew.stop_gradient_p, lower_stop_gradient)):
+    scalar_rules[_p] = _rule

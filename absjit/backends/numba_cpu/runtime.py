@@ -1,0 +1,40 @@
+"""Helpers the generated kernels call (compiled by Numba, inlined into each kernel).
+
+Generated modules do ``from absjit.backends.numba_cpu.runtime import *``. The hash of
+this file's text is part of every kernel's cache key, so editing a helper invalidates
+the kernels that may have inlined the old version.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = []
+
+
+def _make_idiv(dt):
+    """Integer division truncating toward zero; ``x // 0 == -1``; ``MIN // -1 == MIN``."""
+    ctor = np.dtype(dt).type
+    signed = np.dtype(dt).kind == "i"
+
+    if signed:
+        def idiv(x, y):
+            if y == 0:
+                return ctor(-1)
+            if y == -1:
+                return ctor(-x)  # wraps for MIN, as two's complement does
+            q = x // y
+            if x % y != 0 and (x < 0) != (y < 0):
+                q += 1
+            return ctor(q)
+    else:
+        def idiv(x, y):
+            if y == 0:
+                return ctor(-1)
+            return ctor(x // y)
+    return numba.njit(inline="always", cache=False)(idiv)
+
+
+for _dt in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+    globals()[f"_idiv_{_dt}"] = _make_idiv(_dt)
+    __all__.append(f"_idiv_{_dt}")

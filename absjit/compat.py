@@ -1,0 +1,52 @@
+"""Version workarounds for Numba and llvmlite, in one place.
+
+Everything here is imported lazily by the backends: ``import absjit`` never imports
+Numba.
+"""
+from __future__ import annotations
+
+import functools
+
+__all__ = ["numba_versions", "host_cpu_name", "dispatcher_cache_counts", "num_threads"]
+
+
+@functools.lru_cache(maxsize=None)
+def numba_versions() -> tuple:
+    """``(numba version, llvmlite version, LLVM version)`` as strings."""
+    import llvmlite
+    import numba
+    try:
+        from llvmlite import binding
+        llvm = ".".join(str(p) for p in binding.llvm_version_info)
+    except Exception:  # noqa: BLE001 - very old/new llvmlite without the attribute
+        llvm = "unknown"
+    return (numba.__version__, llvmlite.__version__, llvm)
+
+
+@functools.lru_cache(maxsize=None)
+def host_cpu_name() -> str:
+    """The CPU model LLVM generates code for (compiled kernels are specific to it)."""
+    from llvmlite import binding
+    try:
+        name = binding.get_host_cpu_name()
+    except Exception:  # noqa: BLE001
+        name = "generic"
+    try:
+        features = binding.get_host_cpu_features().flatten()
+    except Exception:  # noqa: BLE001 - not every platform reports features
+        features = ""
+    return f"{name}:{features}"
+
+
+def dispatcher_cache_counts(dispatcher) -> tuple:
+    """``(hits, misses)`` of Numba's on-disk cache for one dispatcher."""
+    stats = getattr(dispatcher, "stats", None)
+    if stats is None:
+        return (0, 0)
+    return (sum(stats.cache_hits.values()), sum(stats.cache_misses.values()))
+
+
+def num_threads() -> int:
+    """Threads ``prange`` loops use (``NUMBA_NUM_THREADS`` is honoured by Numba)."""
+    import numba
+    return int(numba.config.NUMBA_NUM_THREADS)
