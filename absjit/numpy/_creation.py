@@ -11,7 +11,8 @@ from ..core.trace import Tracer
 from ._promote import asarray_weak
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
-           "full_like", "empty_like"]
+           "full_like", "empty_like", "arange", "linspace", "logspace", "geomspace", "eye",
+           "identity", "meshgrid", "indices"]
 
 
 def _leaves(obj, out):
@@ -141,7 +142,16 @@ def full(shape, fill_value, dtype=None):
         from ._promote import broadcast_to_shape
         return broadcast_to_shape(asarray_weak(fill_value, dt, weak), shape)
     val = np.asarray(fill_value._value if isinstance(fill_value, Array) else fill_value)
+    if shape and not _eager():
+        # Inside a trace: stage a broadcast of the scalar instead of a big constant.
+        from ._promote import broadcast_to_shape
+        return broadcast_to_shape(Array._new(np.asarray(val, dtype=dt), weak), shape)
     return Array._new(np.full(shape, val, dtype=dt), weak)
+
+
+def _eager() -> bool:
+    from ..core.trace import EVAL_MAIN, current_dynamic
+    return current_dynamic() is EVAL_MAIN
 
 
 def zeros(shape, dtype=None):
@@ -183,4 +193,225 @@ def full_like(a, fill_value, dtype=None, shape=None):
     """An array shaped like ``a`` filled with ``fill_value``."""
     dt = dtypes.dtype_of(a) if dtype is None else dtype
     return full(np.shape(a) if shape is None else shape, fill_value, dt)
+
+
+# ---------------------------------------------------------------------------
+# Ranges and grids
+# ---------------------------------------------------------------------------
+def _static_scalar(x, name, what):
+    """A Python number from ``x``; abstract tracers raise ConcretizationTypeError."""
+    if x is None or type(x) in (bool, int, float, complex):
+        return x
+    if isinstance(x, Tracer):
+        if np.ndim(x) != 0:
+            raise ValueError(f"jnp.{name}: {what} must be a scalar, got shape {x.shape}")
+        return int(x) if dtypes.is_integer(x.dtype) or dtypes.is_bool(x.dtype) else float(x)
+    val = np.asarray(x._value if isinstance(x, Array) else x)
+    if val.ndim != 0:
+        raise ValueError(f"jnp.{name}: {what} must be a scalar, got shape {val.shape}")
+    if val.dtype.kind not in "biuf":
+        raise TypeError(f"jnp.{name}: {what} must be a real number, got {val.dtype}")
+    return val.item()
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    """Evenly spaced values in ``[start, stop)``, like ``np.arange`` with JAX's dtypes
+    (int32 for integer arguments, float32 if any is a float). ``arange(n)`` stages an
+    ``iota`` when traced. Arguments must be concrete.
+
+    Examples
+    --------
+    >>> jnp.arange(4)
+    Array([0, 1, 2, 3], dtype=int32)
+    >>> jnp.arange(0, 1, 0.25)
+    Array([0.  , 0.25, 0.5 , 0.75], dtype=float32)
+    """
+    from ..ops import elementwise as ew
+    from ..ops import structural as st
+    args = [_static_scalar(v, "arange", w) for v, w in
+            ((start, "start"), (stop, "stop"), (step, "step"))]
+    start, stop, step = args
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    if step == 0:
+        raise ValueError("jnp.arange: step must not be zero")
+    if dtype is None:
+        kinds = [type(v) for v in (start, stop, step)]
+        dt = dtypes.default_float() if float in kinds else dtypes.default_int()
+    else:
+        dt = dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+    if dt.kind in "iu" and all(type(v) in (int, bool) for v in (start, stop, step)):
+        n = len(range(int(start), int(stop), int(step)))
+        out = st.iota(dt, (n,))
+        if step != 1:
+            out = ew.mul(out, Array._new(np.asarray(step, dt), False))
+        if start != 0:
+            out = ew.add(out, Array._new(np.asarray(start, dt), False))
+        return out
+    return Array._new(np.arange(start, stop, step).astype(dt), False)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive with
+    ``endpoint``); ``start``/``stop`` may be arrays (a new ``axis``) and traced.
+
+    Examples
+    --------
+    >>> jnp.linspace(0, 1, 5)
+    Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
+    """
+    from ..ops import structural as st
+    from . import _ufuncs as uf
+    from ._promote import promote_args_inexact
+    from ._shape import broadcast_arrays, moveaxis
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"jnp.linspace: number of samples, {num}, must be non-negative")
+    out_dt = None if dtype is None else dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+    start, stop = promote_args_inexact("linspace", start, stop)
+    work_dt = start.dtype if hasattr(start, "dtype") else dtypes.default_float()
+    if out_dt is not None and dtypes.is_inexact(out_dt):
+        work_dt = dtypes.promote_types(work_dt, out_dt)
+    out_dt = out_dt or work_dt
+    start, stop = broadcast_arrays(array(start, dtype=work_dt), array(stop, dtype=work_dt))
+    div = (num - 1) if endpoint else num
+    traced = isinstance(start, Tracer) or isinstance(stop, Tracer)
+    if not traced:
+        lo, hi = start._value, stop._value
+        res, step = np.linspace(lo.astype(np.float64) if lo.dtype.kind == "f" else lo,
+                                hi.astype(np.float64) if hi.dtype.kind == "f" else hi,
+                                num, endpoint=endpoint, retstep=True, axis=axis)
+        if out_dt.kind in "iu":
+            res = np.floor(res)
+        out = Array._new(np.asarray(res).astype(out_dt), False)
+        step = Array._new(np.asarray(step).astype(work_dt), False)
+        return (out, step) if retstep else out
+    shp = tuple(np.shape(start))
+    step = uf.divide(uf.subtract(stop, start), div) if div > 0 else \
+        uf.multiply(uf.subtract(stop, start), np.nan)
+    ramp = st.iota(work_dt, (num,) + shp, 0)
+    sb = st.broadcast_in_dim(start, (num,) + shp, tuple(range(1, len(shp) + 1)))
+    db = st.broadcast_in_dim(step, (num,) + shp, tuple(range(1, len(shp) + 1)))
+    out = uf.add(sb, uf.multiply(ramp, db))
+    if endpoint and num > 1:
+        from ._shape import concatenate
+        last = st.broadcast_in_dim(stop, (1,) + shp, tuple(range(1, len(shp) + 1)))
+        out = concatenate([st.slice_in_dim(out, 0, num - 1, 1, 0), last], 0)
+    if out_dt != work_dt:
+        out = uf.floor(out) if out_dt.kind in "iu" else out
+        out = asarray_weak(out, out_dt, False)
+    out = moveaxis(out, 0, axis) if shp else out
+    return (out, step) if retstep else out
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``base ** linspace(start, stop, num)``.
+
+    Examples
+    --------
+    >>> jnp.logspace(0, 2, 3)
+    Array([  1.,  10., 100.], dtype=float32)
+    """
+    from . import _ufuncs as uf
+    exps = linspace(start, stop, num, endpoint, dtype=None, axis=axis)
+    out = uf.power(asarray_weak(base, exps.dtype, True) if type(base) in (int, float)
+                   else base, exps)
+    if dtype is not None:
+        out = asarray_weak(out, dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype)), False)
+    return out
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Numbers spaced evenly on a log scale from ``start`` to ``stop`` (same sign)."""
+    from . import _ufuncs as uf
+    lo, hi = _static_scalar(start, "geomspace", "start"), _static_scalar(stop, "geomspace", "stop")
+    if lo == 0 or hi == 0:
+        raise ValueError("jnp.geomspace: geometric sequence cannot include zero")
+    if (lo < 0) != (hi < 0):
+        raise ValueError("jnp.geomspace: start and stop must have the same sign")
+    sign = -1.0 if lo < 0 else 1.0
+    out = uf.multiply(sign, logspace(np.log10(abs(lo)), np.log10(abs(hi)), num, endpoint,
+                                     10.0, dtype, axis))
+    return asarray_weak(out, out.dtype, False)
+
+
+def eye(N, M=None, k=0, dtype=None):
+    """A 2-D array with ones on the ``k``-th diagonal and zeros elsewhere.
+
+    Examples
+    --------
+    >>> jnp.eye(2)
+    Array([[1., 0.],
+           [0., 1.]], dtype=float32)
+    """
+    from ..ops import elementwise as ew
+    from ..ops import structural as st
+    from ..ops.structural import operator_index
+    n = operator_index(N, "eye")
+    m = n if M is None else operator_index(M, "eye")
+    k = operator_index(k, "eye")
+    if n < 0 or m < 0:
+        raise ValueError(f"jnp.eye: negative dimensions are not allowed, got ({n}, {m})")
+    dt = dtypes.default_float() if dtype is None else \
+        dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+    idt = dtypes.default_int()
+    row, col = st.iota(idt, (n, m), 0), st.iota(idt, (n, m), 1)
+    if k:
+        row = ew.add(row, Array._new(np.asarray(k, idt), False))
+    return ew.convert_element_type(ew.eq(row, col), dt, False)
+
+
+def identity(n, dtype=None):
+    """The ``n x n`` identity matrix."""
+    return eye(n, dtype=dtype)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate arrays from 1-D coordinate vectors (``indexing`` ``"xy"`` or ``"ij"``).
+
+    Examples
+    --------
+    >>> xs, ys = jnp.meshgrid(jnp.arange(3), jnp.arange(2))
+    >>> xs.shape
+    (2, 3)
+    """
+    from ..ops import structural as st
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"jnp.meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    arrs = [asarray(x) for x in xi]
+    for a in arrs:
+        if np.ndim(a) != 1:
+            raise ValueError(f"jnp.meshgrid: arguments must be 1-D, got shape {np.shape(a)}")
+    shape = [a.shape[0] for a in arrs]
+    if indexing == "xy" and len(arrs) > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, a in enumerate(arrs):
+        pos = i
+        if indexing == "xy" and len(arrs) > 1 and i < 2:
+            pos = 1 - i
+        if sparse:
+            s = [1] * len(arrs)
+            s[pos] = a.shape[0]
+            out.append(st.reshape(a, s))
+        else:
+            out.append(st.broadcast_in_dim(a, tuple(shape), (pos,)))
+    return out
+
+
+def indices(dimensions, dtype=None, sparse=False):
+    """A grid of indices: ``out[k][i0, i1, …] == ik``."""
+    from ..ops import structural as st
+    dims = _shape_tuple(dimensions, "indices")
+    dt = dtypes.default_int() if dtype is None else \
+        dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+    if sparse:
+        return tuple(st.reshape(st.iota(dt, (d,)), [d if j == i else 1 for j in range(len(dims))])
+                     for i, d in enumerate(dims))
+    from ._shape import stack
+    if not dims:
+        return Array._new(np.zeros((0,), dt), False)
+    return stack([st.iota(dt, dims, i) for i in range(len(dims))])
 

@@ -794,7 +794,7 @@ def _iota_impl(*, dtype, shape, dimension):
     ramp = np.arange(shape[dimension], dtype=dtype)
     view = [1] * len(shape)
     view[dimension] = shape[dimension]
-    return [np.broadcast_to(ramp.reshape(view), shape)]
+    return [np.array(np.broadcast_to(ramp.reshape(view), shape))]
 
 
 abstract_eval_rules[iota_p] = _iota_abstract
