@@ -18,7 +18,8 @@ from __future__ import annotations
 __all__ = ["jvp_rules", "transpose_rules", "UndefinedPrimal", "is_undefined_primal",
            "defjvp", "deflinear", "deflinear2", "defjvp_zero", "add_tangents",
            "zeros_like_aval", "JVPTrace", "JVPTracer", "jvp_flat", "instantiate_zeros",
-           "Linearized", "linearize_flat", "apply_linear", "backward_pass"]
+           "Linearized", "linearize_flat", "apply_linear", "backward_pass",
+           "partial_eval_nonlinear", "jvp_jaxpr", "transpose_jaxpr"]
 
 jvp_rules: dict = {}
 transpose_rules: dict = {}
@@ -248,16 +249,40 @@ def linearize_flat(fun, primal_vals, primal_avals, debug_info=None):
 
     closed, _ = trace_to_jaxpr(jvp_fun, list(primal_avals) + tangent_avals, debug_info,
                                transform=getattr(debug_info, "transform", "grad"))
-    jaxpr = closed.jaxpr
     tmask = out_box[-1]
     n_out = len(tmask)
-    lin = Linearized()
+    jaxpr = closed.jaxpr
+    lin = partial_eval_nonlinear(closed, primal_vals, [False] * n + [True] * len(tangent_avals))
+    primal_outvars = jaxpr.outvars[:n_out]
+    for v in primal_outvars:
+        if type(v) is Var and v in lin.linear:
+            eqn = next(e for e in lin.lin_eqns if v in e.outvars)
+            raise NotImplementedError(
+                f"the JVP rule of '{eqn.primitive.name}' mixes primal and tangent values "
+                "in one equation, so it cannot be linearized; split it into a primal "
+                "and a tangent equation")
+    lin.out_primals = [lin.read(v) for v in primal_outvars]
+    it = iter(jaxpr.outvars[n_out:])
+    lin.tangent_outvars = [next(it) if m else None for m in tmask]
+    return lin, mask
+
+
+def partial_eval_nonlinear(closed, known_vals, linear_mask) -> Linearized:
+    """Evaluate (by binding) every equation of ``closed`` that does not depend on an
+    input marked linear; ``known_vals`` are the other inputs, in order. The rest of
+    the equations are kept for :func:`apply_linear` / :func:`backward_pass`; all
+    outputs are treated as tangent outputs."""
+    jaxpr = closed.jaxpr
     env = {}
     for v, c in zip(jaxpr.constvars, closed.consts):
         env[v] = c
-    for v, x in zip(jaxpr.invars[:n], primal_vals):
-        env[v] = x
-    tangent_invars = list(jaxpr.invars[n:])
+    known_it = iter(known_vals)
+    tangent_invars = []
+    for v, m in zip(jaxpr.invars, linear_mask):
+        if m:
+            tangent_invars.append(v)
+        else:
+            env[v] = next(known_it)
     linear = set(tangent_invars)
     lin_eqns = []
     for eqn in jaxpr.eqns:
@@ -271,23 +296,53 @@ def linearize_flat(fun, primal_vals, primal_avals, debug_info=None):
             outs = [outs]
         for v, o in zip(eqn.outvars, outs):
             env[v] = o
+    lin = Linearized()
     lin.env = env
     lin.lin_eqns = lin_eqns
     lin.linear = linear
     lin.tangent_invars = tangent_invars
-    primal_outvars = jaxpr.outvars[:n_out]
-    for v in primal_outvars:
-        if type(v) is Var and v in linear:
-            eqn = next(e for e in lin_eqns if v in e.outvars)
-            raise NotImplementedError(
-                f"the JVP rule of '{eqn.primitive.name}' mixes primal and tangent values "
-                "in one equation, so it cannot be linearized; split it into a primal "
-                "and a tangent equation")
-    lin.out_primals = [lin.read(v) for v in primal_outvars]
-    it = iter(jaxpr.outvars[n_out:])
-    lin.tangent_outvars = [next(it) if m else None for m in tmask]
-    lin.out_tangent_avals = [v.aval if v is not None else None for v in lin.tangent_outvars]
-    return lin, mask
+    lin.tangent_outvars = list(jaxpr.outvars)
+    lin.out_primals = []
+    return lin
+
+
+def jvp_jaxpr(closed, nonzeros, instantiate=True):
+    """A ClosedJaxpr ``(primals, nonzero tangents) -> tangents_out`` (tangents of
+    non-differentiable outputs are zeros of their own dtype)."""
+    from .staging import trace_to_jaxpr
+    from ..core.jaxpr import eval_jaxpr
+    n = len(closed.in_avals)
+    in_avals = [a.to_shaped() for a in closed.in_avals]
+    t_avals = [a for a, nz in zip(in_avals, nonzeros) if nz]
+
+    def fun(*args):
+        primals, rest = list(args[:n]), iter(args[n:])
+        tangents = [next(rest) if nz else None for nz in nonzeros]
+        p_out, t_out = jvp_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
+                                primals, tangents)
+        return [instantiate_zeros(t, p) for p, t in zip(p_out, t_out)]
+
+    new, _ = trace_to_jaxpr(fun, in_avals + t_avals, None, transform="jvp")
+    return new
+
+
+def transpose_jaxpr(closed, linear_mask):
+    """A ClosedJaxpr ``(non-linear inputs, output cotangents) -> cotangents of the
+    linear inputs`` (zeros where no cotangent flows)."""
+    from .staging import trace_to_jaxpr
+    in_avals = [a.to_shaped() for a in closed.in_avals]
+    known_avals = [a for a, m in zip(in_avals, linear_mask) if not m]
+    lin_avals = [a for a, m in zip(in_avals, linear_mask) if m]
+    ct_avals = [a.to_shaped() for a in closed.out_avals]
+    nk = len(known_avals)
+
+    def fun(*args):
+        lin = partial_eval_nonlinear(closed, list(args[:nk]), linear_mask)
+        cts = backward_pass(lin, list(args[nk:]))
+        return [zeros_like_aval(a) if c is None else c for c, a in zip(cts, lin_avals)]
+
+    new, _ = trace_to_jaxpr(fun, known_avals + ct_avals, None, transform="transpose")
+    return new
 
 
 def _is_differentiable(aval) -> bool:
