@@ -40,7 +40,15 @@ class CompileOptions:
 
 
 class Executable:
-    """A compiled jaxpr. Subclasses implement ``__call__`` and ``as_text``."""
+    """A compiled jaxpr. Subclasses implement ``__call__`` and ``as_text``.
+
+    ``fast_call``, when not None, is what ``jit``'s cache-hit path calls instead of
+    ``__call__``: the same calling convention (flat buffers in, a sequence of buffers
+    out) without a Python-level wrapper, e.g. the raw Numba dispatcher. A backend whose
+    ``__call__`` does more than forward leaves it None.
+    """
+
+    fast_call = None
 
     def __call__(self, *buffers) -> list:
         raise NotImplementedError

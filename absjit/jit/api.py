@@ -30,7 +30,7 @@ from ..config import config
 from ..core.avals import ConcreteArray, ShapedArray, StaticArg
 from ..core.levels import ConcreteLevel, ShapedLevel, StaticLevel, get_level
 from ..core.passes import simplify
-from ..core.trace import EVAL_MAIN, Tracer, _STATE, get_aval, to_numpy
+from ..core.trace import _BASE_STATE, _STATE, EVAL_MAIN, Tracer, get_aval, to_numpy
 from ..interpreters.staging import DebugInfo, trace_to_jaxpr
 from ..ops.call import hoist_consts, jit_p
 from . import compile_cache
@@ -451,14 +451,20 @@ def _general_runner(entry):
 
 
 def _fast_runner(entry, arg_kinds):
-    """A runner generated for one tuple of argument kinds (``Array``, an ``ndarray``
-    needing no cast, or anything else needing ``np.asarray(x, dtype)``).
+    """A runner generated for one tuple of argument kinds (``array``: an Array whose
+    buffer has the entry's dtype; ``array_cast``; ``ndarray`` of the right dtype;
+    ``convert``: anything else, through ``np.asarray``). It takes the arguments
+    unpacked.
 
-    The generated body is straight-line code: unpack, one executable call, one
-    ``Array._new`` per output.
+    The generated body is straight-line code: one executable call, then one Array per
+    output built in place (the output buffers are fresh, so they are frozen without
+    a check; a pass-through output is copied when it is a caller's writable array).
     """
     n = len(arg_kinds)
-    env = {"exe": entry.executable, "new": _new, "asarray": np.asarray, "to_numpy": to_numpy,
+    exe = entry.executable
+    fast_call = getattr(exe, "fast_call", None)
+    env = {"exe": fast_call if fast_call is not None else exe, "Array": Array,
+           "alloc": object.__new__, "asarray": np.asarray, "to_numpy": to_numpy,
            "unflatten": tree_util.tree_unflatten, "tree": entry.out_tree}
     params = [f"a{i}" for i in range(n)]
     bufs = [f"c{i}" for i in range(len(entry.consts))]
@@ -474,24 +480,30 @@ def _fast_runner(entry, arg_kinds):
             bufs.append(f"a{i}")
         else:
             bufs.append(f"asarray(to_numpy(a{i}), d{i})")
-    lines = [f"def run(args):"]
-    if n == 1:
-        lines.append("    a0, = args")
-    elif n:
-        lines.append(f"    {', '.join(params)}, = args")
-    lines.append(f"    outs = exe({', '.join(bufs)})")
+    lines = [f"def run({', '.join(params)}):"]
+    nout = len(entry.out_avals)
+    call = f"exe({', '.join(bufs)})"
+    if nout == 1:
+        lines.append(f"    o0, = {call}")
+    elif nout:
+        lines.append(f"    {', '.join(f'o{i}' for i in range(nout))} = {call}")
+    else:
+        lines.append(f"    {call}")
     outs = []
     for i, aval in enumerate(entry.out_avals):
         env[f"w{i}"], env[f"v{i}"], env[f"e{i}"] = aval.weak_type, aval, aval.dtype
         if i in entry.passthrough:
-            lines.append(f"    o{i} = asarray(outs[{i}], e{i})")
+            lines.append(f"    o{i} = asarray(o{i}, e{i})")
             lines.append(f"    if o{i}.flags.writeable: o{i} = o{i}.copy()")
-            outs.append(f"new(o{i}, w{i}, v{i})")
         else:
-            outs.append(f"new(outs[{i}], w{i}, v{i})")
-    tree = entry.out_tree
-    if tree_util.treedef_is_leaf(tree):
-        lines.append(f"    return {outs[0]}")
+            lines.append(f"    if type(o{i}) is not ndarray: o{i} = asarray(o{i}, e{i})")
+        lines.append(f"    o{i}.setflags(write=False)")
+        lines.append(f"    r{i} = alloc(Array); r{i}._value = o{i}; r{i}._weak_type = w{i}; "
+                     f"r{i}._aval = v{i}")
+        outs.append(f"r{i}")
+    env["ndarray"] = np.ndarray
+    if tree_util.treedef_is_leaf(entry.out_tree):
+        lines.append("    return r0")
     else:
         lines.append(f"    return unflatten(tree, [{', '.join(outs)}])")
     exec("\n".join(lines), env)  # noqa: S102 - code generated from our own templates
@@ -509,17 +521,19 @@ def _arg_kind(x, aval) -> str:
 
 def _fast_key(args):
     """The fast key of positional ``args``, or None when some argument is not a plain
-    array or Python scalar."""
+    array or Python scalar. Flat: ``(context, shape, dtype, weak, <scalar type>, ...)``
+    parses unambiguously, since a scalar contributes one type object and an array a
+    shape tuple, a dtype and a flag (None for an ndarray)."""
     key = [_ctx]
     for x in args:
         t = type(x)
         if t is Array:
             v = x._value
-            key.append((v.shape, v.dtype, x._weak_type))
+            key += (v.shape, v.dtype, x._weak_type)
         elif t is float or t is int or t is bool:
             key.append(t)
         elif t is np.ndarray:
-            key.append((x.shape, x.dtype, None))
+            key += (x.shape, x.dtype, None)
         else:
             return None
     return tuple(key)
@@ -703,6 +717,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
     cache = _entry_cache_for(fun, (spec.options_key(), backend, options), fn_name)
     fast_limit = spec.fast_limit
     state = _STATE
+    base_state = _BASE_STATE
 
     def miss(call: _Call, key, fast_key):
         with cache.lock:
@@ -740,13 +755,20 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
 
     def jitted(*args, **kwargs):
         fast_key = None
-        if not kwargs and len(args) <= fast_limit and state.get().dynamic is EVAL_MAIN:
-            fast_key = _fast_key(args)
+        if not kwargs and state.get() is base_state and len(args) <= fast_limit:
+            # The hit path. The one-array case builds its key inline; it equals what
+            # _fast_key returns for it.
+            if len(args) == 1 and type(args[0]) is Array:
+                x = args[0]
+                v = x._value
+                fast_key = (_ctx, v.shape, v.dtype, x._weak_type)
+            else:
+                fast_key = _fast_key(args)
             if fast_key is not None:
                 run = cache.fast.get(fast_key)
                 if run is not None:
                     cache.hits += 1
-                    return run(args)
+                    return run(*args)
         call = _process(spec, args, kwargs)
         if call.has_tracer or state.get().dynamic is not EVAL_MAIN:
             return _stage_nested(spec, fun, call)
