@@ -157,7 +157,7 @@ def jvp(fun, primals, tangents, has_aux=False, abstraction=None):
         elif t is None:
             t_res.append(ad.zeros_like_aval(aval))
         else:
-            t_res.append(t)
+            t_res.append(_as_array(t))
     res = (tree_util.tree_unflatten(out_tree, p_out), tree_util.tree_unflatten(out_tree, t_res))
     if has_aux:
         return res + (_box_get(box, "aux"),)

@@ -1,0 +1,82 @@
+"""``absjit.debug.print``: printing at run time, from inside transformed code.
+
+Python's ``print`` inside a traced function runs once, while tracing, and shows tracers.
+``debug.print`` stages an effectful ``debug_print`` equation instead, so it prints the
+actual values every time the computation runs: eagerly, under ``jit`` (from the
+compiled code), under ``grad`` (primal values only) and under ``vmap`` (the whole
+batch at once).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import tree_util
+from .core.primitive import Primitive, abstract_eval_rules, impl_rules
+from .interpreters import ad, batching
+
+__all__ = ["print", "debug_print_p"]
+
+_builtin_print = print
+
+debug_print_p = Primitive("debug_print", multiple_results=True, effectful=True,
+                          param_order=("fmt",))
+
+
+def _debug_print_abstract(*avals, fmt, in_tree):
+    return []
+
+
+def format_values(fmt: str, in_tree, vals) -> str:
+    """The printed text: ``fmt.format`` with the values rebuilt into their pytrees."""
+    args, kwargs = tree_util.tree_unflatten(in_tree, [np.asarray(v) for v in vals])
+    return fmt.format(*args, **kwargs)
+
+
+def _debug_print_impl(*vals, fmt, in_tree):
+    _builtin_print(format_values(fmt, in_tree, vals))
+    return []
+
+
+abstract_eval_rules[debug_print_p] = _debug_print_abstract
+impl_rules[debug_print_p] = _debug_print_impl
+
+
+def print(fmt: str, *args, **kwargs):  # noqa: A001 - mirrors jax.debug.print
+    """Print ``fmt.format(*args, **kwargs)`` with run-time values.
+
+    Examples
+    --------
+    >>> import absjit
+    >>> @absjit.jit
+    ... def f(x):
+    ...     absjit.debug.print("x = {}", x)
+    ...     return x + 1
+    >>> _ = f(1.0)
+    x = 1.0
+    """
+    if not isinstance(fmt, str):
+        raise TypeError(f"debug.print: the format must be a str, got {type(fmt).__name__}")
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    debug_print_p.bind(*leaves, fmt=fmt, in_tree=in_tree)
+
+
+def _debug_print_jvp(primals, tangents, *, fmt, in_tree):
+    debug_print_p.bind(*primals, fmt=fmt, in_tree=in_tree)
+    return [], []
+
+
+_debug_print_jvp.symbolic_zeros = True
+ad.jvp_rules[debug_print_p] = _debug_print_jvp
+# A debug_print of tangents has no outputs, so nothing flows back through it.
+ad.transpose_rules[debug_print_p] = lambda cts, *args, **params: [None] * len(args)
+
+
+def _debug_print_batch(vals, dims, *, fmt, in_tree):
+    size = next(np.shape(v)[d] if not hasattr(v, "aval") else v.aval.shape[d]
+                for v, d in zip(vals, dims) if d is not None)
+    moved = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
+    debug_print_p.bind(*moved, fmt=fmt, in_tree=in_tree)
+    return [], []
+
+
+batching.batch_rules[debug_print_p] = _debug_print_batch
