@@ -25,6 +25,10 @@ from .core.avals import ConcreteArray, ShapedArray  # noqa: E402,F401
 from .interpreters.staging import make_jaxpr  # noqa: E402
 from . import numpy, lax  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+from .api_transforms import (grad, value_and_grad, jvp, vjp, linearize, jacfwd,  # noqa: E402
+                             jacrev, hessian, vmap)
+from .custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
+from . import debug  # noqa: E402,F401
 from . import backends  # noqa: E402,F401  (callable: absjit.backends() lists them)
 from .backends import interpret as _interpret_backend  # noqa: E402,F401
 from .jit import jit, clear_caches  # noqa: E402
@@ -35,4 +39,6 @@ jit.compile_cache = _compile_cache  # ``absjit.jit`` names the function, not the
 
 __all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "numpy", "lax",
            "register_level", "get_level", "Level", "ShapedArray", "ConcreteArray", "random",
+           "grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "hessian",
+           "vmap", "custom_jvp", "custom_vjp", "debug",
            "jit", "clear_caches", "block_until_ready", "device_put", "backends"]
