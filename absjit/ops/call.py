@@ -92,6 +92,48 @@ def _jit_impl(*args, jaxpr, name):
 
 impl_rules[jit_p] = _jit_impl
 
-# Autodiff and batching rules for ``jit_p`` go here (``ad.jvp_rules[jit_p]``,
-# ``ad.transpose_rules[jit_p]``, ``batching.batch_rules[jit_p]``): each transforms the
-# inner jaxpr and binds ``jit_p`` again, so the staged call survives transformation.
+# Autodiff and batching rules: each transforms the inner jaxpr and binds ``jit_p``
+# again, so the staged call survives transformation.
+def _jit_jvp(primals, tangents, *, jaxpr, name):
+    from ..core.trace import get_aval
+    from ..interpreters import ad
+    outs = jit_p.bind(*primals, jaxpr=jaxpr, name=name)
+    nonzeros = [t is not None for t in tangents]
+    # The tangent call is separate from the primal one so that it is linear in the
+    # tangents (reverse mode transposes it alone).
+    t_jaxpr = ad.jvp_jaxpr(jaxpr, nonzeros)
+    t_outs = jit_p.bind(*primals, *[t for t in tangents if t is not None],
+                        jaxpr=t_jaxpr, name=f"jvp({name})")
+    return outs, [t if ad._is_differentiable(get_aval(o)) else None
+                  for o, t in zip(outs, t_outs)]
+
+
+def _jit_transpose(cts, *args, jaxpr, name):
+    from ..interpreters import ad
+    mask = [ad.is_undefined_primal(x) for x in args]
+    known = [x for x in args if not ad.is_undefined_primal(x)]
+    cts = [ad.zeros_like_aval(a.to_shaped()) if c is None else c
+           for c, a in zip(cts, jaxpr.out_avals)]
+    t_jaxpr = ad.transpose_jaxpr(jaxpr, mask)
+    res = iter(jit_p.bind(*known, *cts, jaxpr=t_jaxpr, name=f"transpose({name})"))
+    return [next(res) if m else None for m in mask]
+
+
+def _jit_batch(vals, dims, *, jaxpr, name):
+    from ..core.trace import get_aval
+    from ..interpreters import batching
+    size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
+    new, out_batched = batching.batch_jaxpr(jaxpr, size, list(dims))
+    outs = jit_p.bind(*vals, jaxpr=new, name=name)
+    return outs, [0 if b else None for b in out_batched]
+
+
+def _register_transform_rules():
+    from ..interpreters import ad, batching
+    _jit_jvp.symbolic_zeros = True
+    ad.jvp_rules[jit_p] = _jit_jvp
+    ad.transpose_rules[jit_p] = _jit_transpose
+    batching.batch_rules[jit_p] = _jit_batch
+
+
+_register_transform_rules()
