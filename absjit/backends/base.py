@@ -44,8 +44,9 @@ class Executable:
 
     ``fast_call``, when not None, is what ``jit``'s cache-hit path calls instead of
     ``__call__``: the same calling convention (flat buffers in, a sequence of buffers
-    out) without a Python-level wrapper, e.g. the raw Numba dispatcher. A backend whose
-    ``__call__`` does more than forward leaves it None.
+    out) without a Python-level wrapper, e.g. the raw Numba dispatcher. It may raise
+    ``TypeError`` for inputs it does not take directly (a strided view); ``jit`` then
+    calls ``__call__``, which must normalise them.
     """
 
     fast_call = None

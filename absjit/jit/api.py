@@ -463,7 +463,7 @@ def _fast_runner(entry, arg_kinds):
     n = len(arg_kinds)
     exe = entry.executable
     fast_call = getattr(exe, "fast_call", None)
-    env = {"exe": fast_call if fast_call is not None else exe, "Array": Array,
+    env = {"exe": exe, "fast": fast_call, "Array": Array,
            "alloc": object.__new__, "asarray": np.asarray, "to_numpy": to_numpy,
            "unflatten": tree_util.tree_unflatten, "tree": entry.out_tree}
     params = [f"a{i}" for i in range(n)]
@@ -482,13 +482,16 @@ def _fast_runner(entry, arg_kinds):
             bufs.append(f"asarray(to_numpy(a{i}), d{i})")
     lines = [f"def run({', '.join(params)}):"]
     nout = len(entry.out_avals)
-    call = f"exe({', '.join(bufs)})"
-    if nout == 1:
-        lines.append(f"    o0, = {call}")
-    elif nout:
-        lines.append(f"    {', '.join(f'o{i}' for i in range(nout))} = {call}")
+    targets = "o0," if nout == 1 else ", ".join(f"o{i}" for i in range(nout)) or "_"
+    if fast_call is not None:
+        # ``fast_call`` may refuse inputs ``__call__`` would normalise (a strided view):
+        # it raises TypeError and the executable's own ``__call__`` takes over.
+        lines.append("    try:")
+        lines.append(f"        {targets} = fast({', '.join(bufs)})")
+        lines.append("    except TypeError:")
+        lines.append(f"        {targets} = exe({', '.join(bufs)})")
     else:
-        lines.append(f"    {call}")
+        lines.append(f"    {targets} = exe({', '.join(bufs)})")
     outs = []
     for i, aval in enumerate(entry.out_avals):
         env[f"w{i}"], env[f"v{i}"], env[f"e{i}"] = aval.weak_type, aval, aval.dtype
