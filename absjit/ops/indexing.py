@@ -110,8 +110,14 @@ def _gather_jvp(primals, tangents, *, axes):
 
 
 def _gather_transpose(cts, x, *idx, axes):
+    # Gather clamps and scatter drops: clamp here so every read gets its cotangent.
+    shape = x.aval.shape
+    clamped = []
+    for i, a in zip(idx, axes):
+        dt = _aval(i).dtype
+        clamped.append(ew.clamp(st._scalar(0, dt), i, st._scalar(max(shape[a] - 1, 0), dt)))
     zeros = ad.zeros_like_aval(x.aval)
-    return [scatter_add(zeros, cts[0], idx, axes)] + [None] * len(idx)
+    return [scatter_add(zeros, cts[0], clamped, axes)] + [None] * len(idx)
 
 
 def _batch_size(vals, dims):
