@@ -406,3 +406,126 @@ def _conv_batch(vals, dims, **params):
 
 
 batching.batch_rules[conv_general_dilated_p] = _conv_batch
+
+
+# ---------------------------------------------------------------------------
+# Transpose: the cotangent of either operand is itself a convolution.
+# ---------------------------------------------------------------------------
+def _split_axis(x, axis, size):
+    """Split ``axis`` into ``(size, rest)``, both at ``axis``/``axis + 1``."""
+    from ..core.trace import get_aval
+    from . import structural
+    shape = list(get_aval(x).shape)
+    return structural.reshape(x, tuple(shape[:axis] + [size, shape[axis] // size]
+                                       + shape[axis + 1:]))
+
+
+def _merge_axis(x, src, dst):
+    """Merge axis ``src`` into axis ``dst`` (its index once ``src`` is removed), ``src``
+    the major part."""
+    from ..core.trace import get_aval
+    from . import structural
+    shape = list(get_aval(x).shape)
+    perm = [i for i in range(len(shape)) if i != src]
+    perm.insert(dst, src)
+    if perm != list(range(len(shape))):
+        x = structural.transpose(x, tuple(perm))
+    new = [shape[i] for i in range(len(shape)) if i != src]
+    new[dst] *= shape[src]
+    return structural.reshape(x, tuple(new))
+
+
+def _swap_first_two(spec):
+    return (spec[1], spec[0]) + tuple(spec[2:])
+
+
+def _conv_transpose_lhs(ct, rhs, lhs_aval, *, window_strides, padding, lhs_dilation,
+                        rhs_dilation, dimension_numbers, feature_group_count,
+                        batch_group_count, precision, preferred_element_type):
+    # The input gradient is a convolution of the cotangent with the spatially reversed
+    # kernel, in/out features swapped; strides and input dilation trade places.
+    from ..core.trace import get_aval
+    from . import structural
+    dn = dimension_numbers
+    lhs_shape, rhs_shape = lhs_aval.shape, get_aval(rhs).shape
+    ct_shape = get_aval(ct).shape
+    fgc = feature_group_count
+    if fgc > 1:
+        rhs = _merge_axis(_split_axis(rhs, dn.rhs_spec[0], fgc), dn.rhs_spec[0], dn.rhs_spec[1])
+    elif batch_group_count > 1:
+        rhs = _merge_axis(_split_axis(rhs, dn.rhs_spec[0], batch_group_count),
+                          dn.rhs_spec[0], dn.rhs_spec[1])
+        fgc = batch_group_count
+    pads = []
+    for li, ri, oi, s, (lo, _), ld, rd in zip(dn.lhs_spec[2:], dn.rhs_spec[2:],
+                                              dn.out_spec[2:], window_strides, padding,
+                                              lhs_dilation, rhs_dilation):
+        in_d = _dilate_dim(lhs_shape[li], ld)
+        k_d = _dilate_dim(rhs_shape[ri], rd)
+        out_d = _dilate_dim(ct_shape[oi], s)
+        before = k_d - lo - 1
+        pads.append((before, in_d + k_d - 1 - out_d - before))
+    t_dn = ConvDimensionNumbers(dn.out_spec, _swap_first_two(dn.rhs_spec), dn.lhs_spec)
+    rev_rhs = structural.rev(rhs, tuple(dn.rhs_spec[2:])) if dn.rhs_spec[2:] else rhs
+    out = conv_general_dilated_p.bind(
+        ct, _cast(rev_rhs, get_aval(ct).dtype), window_strides=tuple(lhs_dilation),
+        padding=tuple(pads), lhs_dilation=tuple(window_strides),
+        rhs_dilation=tuple(rhs_dilation), dimension_numbers=t_dn, feature_group_count=fgc,
+        batch_group_count=1, precision=precision, preferred_element_type=None)
+    if batch_group_count > 1:
+        out = _merge_axis(_split_axis(out, dn.lhs_spec[1], batch_group_count),
+                          dn.lhs_spec[1], dn.lhs_spec[0])
+    return _cast(out, lhs_aval.dtype)
+
+
+def _conv_transpose_rhs(ct, lhs, rhs_aval, *, window_strides, padding, lhs_dilation,
+                        rhs_dilation, dimension_numbers, feature_group_count,
+                        batch_group_count, precision, preferred_element_type):
+    # The kernel gradient correlates the input with the cotangent: batch and feature
+    # roles swap, and feature groups become batch groups (and back).
+    from ..core.trace import get_aval
+    dn = dimension_numbers
+    lhs_shape, rhs_shape = get_aval(lhs).shape, rhs_aval.shape
+    ct_shape = get_aval(ct).shape
+    fgc, bgc = feature_group_count, batch_group_count
+    if bgc > 1:
+        fgc, bgc = bgc, 1
+    elif fgc > 1:
+        fgc, bgc = 1, fgc
+    pads = []
+    for li, ri, oi, s, (lo, _), ld, rd in zip(dn.lhs_spec[2:], dn.rhs_spec[2:],
+                                              dn.out_spec[2:], window_strides, padding,
+                                              lhs_dilation, rhs_dilation):
+        in_d = _dilate_dim(lhs_shape[li], ld)
+        k_d = _dilate_dim(rhs_shape[ri], rd)
+        out_d = _dilate_dim(ct_shape[oi], s)
+        pads.append((lo, (out_d - in_d) + (k_d - lo - 1)))
+    t_dn = ConvDimensionNumbers(_swap_first_two(dn.lhs_spec), _swap_first_two(dn.out_spec),
+                                _swap_first_two(dn.rhs_spec))
+    out = conv_general_dilated_p.bind(
+        _cast(lhs, get_aval(ct).dtype), ct, window_strides=tuple(rhs_dilation),
+        padding=tuple(pads), lhs_dilation=tuple(lhs_dilation),
+        rhs_dilation=tuple(window_strides), dimension_numbers=t_dn, feature_group_count=fgc,
+        batch_group_count=bgc, precision=precision, preferred_element_type=None)
+    return _cast(out, rhs_aval.dtype)
+
+
+def _cast(x, dtype):
+    from ..core.trace import get_aval
+    from .elementwise import convert_element_type
+    return x if get_aval(x).dtype == dtype else convert_element_type(x, dtype, False)
+
+
+def _conv_transpose(cts, lhs, rhs, **params):
+    (ct,) = cts
+    if ct is None:
+        return [None, None]
+    out = [None, None]
+    if ad.is_undefined_primal(lhs):
+        out[0] = _conv_transpose_lhs(ct, rhs, lhs.aval, **params)
+    if ad.is_undefined_primal(rhs):
+        out[1] = _conv_transpose_rhs(ct, lhs, rhs.aval, **params)
+    return out
+
+
+ad.transpose_rules[conv_general_dilated_p] = _conv_transpose
