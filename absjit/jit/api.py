@@ -16,9 +16,11 @@ A call goes one of three ways:
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import time
+import types
 import weakref
 
 import numpy as np
@@ -90,6 +92,16 @@ class _ArgSpec:
                 else:
                     self.varkw = p.name
         self.pos_names = tuple(pos_names)
+        # (required, total) positional counts when a purely positional call with a count
+        # in that range always binds (no *args, no required keyword-only parameter).
+        self.plain_arity = None
+        if sig is not None and self.varargs is None and not any(
+                p.kind == p.KEYWORD_ONLY and p.default is p.empty
+                for p in sig.parameters.values()):
+            required = sum(1 for p in sig.parameters.values()
+                           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                           and p.default is p.empty)
+            self.plain_arity = (required, len(pos_names))
         self.posonly = frozenset(posonly)
         all_names = set(pos_names) | kwonly
 
@@ -235,6 +247,9 @@ class _ArgSpec:
         """Python's own argument check, before tracing (only on a miss)."""
         if self.sig is None:
             return
+        if not kwargs and self.plain_arity is not None \
+                and self.plain_arity[0] <= len(args) <= self.plain_arity[1]:
+            return  # positional only, a count the signature takes: bind cannot fail
         try:
             self.sig.bind(*args, **kwargs)
         except TypeError as e:
@@ -505,12 +520,25 @@ def _fast_runner(entry, arg_kinds):
                      f"r{i}._aval = v{i}")
         outs.append(f"r{i}")
     env["ndarray"] = np.ndarray
-    if tree_util.treedef_is_leaf(entry.out_tree):
+    is_leaf = tree_util.treedef_is_leaf(entry.out_tree)
+    if is_leaf:
         lines.append("    return r0")
     else:
         lines.append(f"    return unflatten(tree, [{', '.join(outs)}])")
-    exec("\n".join(lines), env)  # noqa: S102 - code generated from our own templates
-    return env["run"]
+    # The source depends only on this shape of things, so its code object is compiled
+    # once per shape and bound to each entry's values through the globals.
+    shape = (tuple(arg_kinds), len(entry.consts), nout, entry.passthrough,
+             fast_call is not None, is_leaf)
+    code = _RUNNER_CODE.get(shape)
+    if code is None:
+        scratch = {}
+        exec("\n".join(lines), scratch)  # noqa: S102 - generated from our own templates
+        code = _RUNNER_CODE[shape] = scratch["run"].__code__
+    env["__builtins__"] = builtins
+    return types.FunctionType(code, env, "run")
+
+
+_RUNNER_CODE: dict = {}
 
 
 def _arg_kind(x, aval) -> str:
@@ -645,18 +673,40 @@ def _shaped(avals) -> list:
 _SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _entry_cache_for(fun, options_key, fn_name) -> EntryCache:
-    """One entry cache per (function, jit options): ``jit(f)`` in a loop reuses it."""
+def _request_key(static_argnums, static_argnames, abstraction, backend, compiler_options):
+    """A hashable summary of ``jit``'s options as given, or None when they do not hash."""
+    def freeze(v):
+        if isinstance(v, dict):
+            return ("dict",) + tuple(sorted((k, freeze(x)) for k, x in v.items()))
+        if isinstance(v, (list, tuple)):
+            return ("seq",) + tuple(freeze(x) for x in v)
+        return v
+    key = (freeze(static_argnums), freeze(static_argnames), freeze(abstraction), backend,
+           freeze(compiler_options))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _shared_state(fun, request_key, build):
+    """``(spec, entry cache, options, weakref to the last wrapper)`` for ``fun`` and
+    these options, made by ``build()`` the first time: ``jit(f)`` in a loop reuses the
+    signature analysis and the entries. Held weakly by ``fun``; the wrapper is held only
+    through a weak reference, since it refers to ``fun``."""
+    if request_key is None:
+        return build()
     try:
         per_fun = _SHARED.get(fun)
         if per_fun is None:
             per_fun = _SHARED[fun] = {}
-        cache = per_fun.get(options_key)
-        if cache is None:
-            cache = per_fun[options_key] = EntryCache(fn_name)
-        return cache
-    except TypeError:  # not weak-referenceable or not hashable: a private cache
-        return EntryCache(fn_name)
+    except TypeError:  # not weak-referenceable or not hashable
+        return build()
+    state = per_fun.get(request_key)
+    if state is None:
+        state = per_fun[request_key] = build()
+    return state
 
 
 def _fn_name(fun) -> str:
@@ -711,13 +761,23 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
                                  backend=backend, compiler_options=compiler_options)
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {fun!r} of type {type(fun)}")
-    fn_name = _fn_name(fun)
-    spec = _ArgSpec(fun, fn_name, static_argnums, static_argnames, abstraction)
-    if backend is not None:
-        select_backend(backend)  # an unknown name fails here, not at the first call
-    options = compiler_options if isinstance(compiler_options, CompileOptions) \
-        else CompileOptions.from_dict(compiler_options)
-    cache = _entry_cache_for(fun, (spec.options_key(), backend, options), fn_name)
+    request_key = _request_key(static_argnums, static_argnames, abstraction, backend,
+                               compiler_options)
+
+    def build():
+        fn_name = _fn_name(fun)
+        spec = _ArgSpec(fun, fn_name, static_argnums, static_argnames, abstraction)
+        if backend is not None:
+            select_backend(backend)  # an unknown name fails here, not at the first call
+        options = compiler_options if isinstance(compiler_options, CompileOptions) \
+            else CompileOptions.from_dict(compiler_options)
+        return [spec, EntryCache(fn_name), options, None]
+
+    shared = _shared_state(fun, request_key, build)
+    alive = shared[3]() if shared[3] is not None else None
+    if alive is not None:
+        return alive
+    spec, cache, options, _ = shared
     fast_limit = spec.fast_limit
     state = _STATE
     base_state = _BASE_STATE
@@ -810,6 +870,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
     jitted.clear_cache = cache.clear
     jitted._cache_size = _cache_size
     jitted._entry_cache = cache
+    shared[3] = weakref.ref(jitted)
     return jitted
 
 
