@@ -56,7 +56,8 @@ def _known_value(a):
 # Parsing an index into per-axis items
 # ---------------------------------------------------------------------------
 # Items: ("none",) | ("slice", start, step, n) | ("int", i) | ("dyn", tracer)
-#        | ("adv", index array)
+#        | ("adv", index array) | ("empty",) (a False scalar mask) | ("gap",) (an empty
+#        ellipsis: no axis, but it separates advanced indices)
 def _parse(shape, idx):
     if not isinstance(idx, tuple):
         idx = (idx,)
@@ -66,8 +67,8 @@ def _parse(shape, idx):
             raw.append(obj)
         elif type(obj) is bool or isinstance(obj, np.bool_):
             raw.append(("bool", bool(obj)))
-        elif isinstance(obj, (int, np.integer)):
-            raw.append(int(obj))
+        elif type(obj) is int:
+            raw.append(obj)
         elif isinstance(obj, (float, complex, np.floating, np.complexfloating, str, bytes)):
             raise _bad_index(obj)
         else:
@@ -81,6 +82,9 @@ def _parse(shape, idx):
     items, axis = [], 0
     for o in raw:
         if o is Ellipsis:
+            if len(shape) == consumed:
+                # An empty ellipsis still separates advanced indices (NumPy's rule).
+                items.append(("gap",))
             for _ in range(len(shape) - consumed):
                 items.append(("slice", 0, 1, shape[axis]))
                 axis += 1
@@ -115,15 +119,12 @@ def _parse(shape, idx):
             for nz in np.nonzero(mask):
                 items.append(("adv", Array._new(nz.astype(dtypes.default_int()), False)))
                 axis += 1
-        elif o.ndim == 0 and isinstance(o, Tracer):
-            items.append(("dyn", o))
-            axis += 1
         elif o.ndim == 0:
-            i = int(_known_value(o))
-            n = shape[axis]
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-            items.append(("int", i % n))
+            # As in JAX, only Python ints are bounds-checked; integer scalars of array
+            # type (NumPy, absjit or traced) clamp when read and drop when updated.
+            if shape[axis] == 0:
+                raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+            items.append(("dyn", o))
             axis += 1
         else:
             items.append(("adv", o))
@@ -202,8 +203,12 @@ def _normalize(i, n):
 
 
 def _broadcast_index_arrays(arrays):
-    from ._promote import broadcast_shapes, broadcast_to_shape
-    shape = broadcast_shapes("indexing", *[np.shape(a) for a in arrays])
+    from ._promote import broadcast_to_shape
+    try:
+        shape = np.broadcast_shapes(*[np.shape(a) for a in arrays])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         f"with shapes {', '.join(str(np.shape(a)) for a in arrays)}") from None
     dt = dtypes.default_int()
     if any(np.dtype(a.dtype).itemsize > np.dtype(dt).itemsize for a in arrays):
         dt = np.dtype(np.int64)
@@ -268,7 +273,7 @@ def _is_basic(idx):
 
 def _getitem_items(x, shape, items):
     # 1. Reversals, one static slice, one dynamic slice, then squeeze scalar axes.
-    axis_items = [it for it in items if it[0] not in ("none", "empty")]
+    axis_items = [it for it in items if it[0] not in ("none", "empty", "gap")]
     revs, starts, limits, strides = [], [], [], []
     dyn_starts, squeeze_axes = [], []
     for ax, it in enumerate(axis_items):
@@ -413,7 +418,8 @@ def index_update(x, idx, values, mode):
                          f"broadcast to the indexed shape {tshape}") from None
     if 0 in tshape:
         return x
-    if all(it[0] in ("int", "none") or (it[0] == "slice" and it[2] == 1) for it in items):
+    if all(it[0] in ("int", "none", "gap") or (it[0] == "slice" and it[2] == 1)
+           for it in items):
         return _update_window(x, shape, items, vals, mode)
     return _update_scatter(x, shape, items, vals, mode)
 
@@ -452,7 +458,7 @@ def _combine(old, new, mode):
 
 def _update_window(x, shape, items, vals, mode):
     """Static basic indices with unit steps: a window at constant start indices."""
-    axis_items = [it for it in items if it[0] != "none"]
+    axis_items = [it for it in items if it[0] not in ("none", "gap")]
     starts, sizes = [], []
     for ax, it in enumerate(axis_items):
         if it[0] == "slice":
@@ -480,7 +486,7 @@ def _update_scatter(x, shape, items, vals, mode):
     if advanced:
         items = [("adv", _scalar(it[1], dtypes.default_int())) if it[0] == "int" else
                  ("adv", it[1]) if it[0] == "dyn" else it for it in items]
-    axis_items = [it for it in items if it[0] not in ("none", "empty")]
+    axis_items = [it for it in items if it[0] not in ("none", "empty", "gap")]
     adv = [(ax, it) for ax, it in enumerate(axis_items) if it[0] == "adv"]
     bshape, arrays = (), []
     if adv:
