@@ -250,6 +250,10 @@ def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
         raise TypeError(f"lax.conv_general_dilated: lhs batch ({n_batch}) and rhs "
                         f"output-feature ({c_out}) dimensions must be multiples of "
                         f"batch_group_count ({bgc}); {where}")
+    for li, (lo, hi), ld in zip(dn.lhs_spec[2:], padding, lhs_dilation):
+        if _dilate_dim(lhs.shape[li], ld) + lo + hi < 0:
+            raise ValueError(f"lax.conv_general_dilated: negative padding {padding} is "
+                             "larger than the (dilated) input; " + where)
     shape = _conv_out_shape(lhs.shape, rhs.shape, window_strides, padding, lhs_dilation,
                             rhs_dilation, dn, bgc)
     out_dt = dt if preferred_element_type is None else np.dtype(preferred_element_type)
@@ -340,33 +344,6 @@ ad.jvp_rules[conv_general_dilated_p] = _conv_jvp
 # Batching: fold the vmapped axis into the batch axis (lhs only), the output-feature
 # axis (rhs only) or the feature groups (both).
 # ---------------------------------------------------------------------------
-def _fold(x, bdim, into):
-    """Move axis ``bdim`` next to axis ``into`` (before it) and merge the two, the
-    vmapped axis major. Returns the new array; ``into`` keeps its index."""
-    from ..core.trace import get_aval
-    from . import structural
-    shape = list(get_aval(x).shape)
-    nd = len(shape)
-    target = into if into < bdim else into - 1   # index of ``into`` once bdim is removed
-    perm = [i for i in range(nd) if i != bdim]
-    perm.insert(target, bdim)
-    if perm != list(range(nd)):
-        x = structural.transpose(x, tuple(perm))
-    new_shape = [shape[i] for i in perm]
-    merged = new_shape[:target] + [new_shape[target] * new_shape[target + 1]] + \
-        new_shape[target + 2:]
-    return structural.reshape(x, tuple(merged)), target
-
-
-def _split(x, axis, size):
-    """Split ``axis`` into (size, rest), the new leading piece at ``axis``."""
-    from ..core.trace import get_aval
-    from . import structural
-    shape = list(get_aval(x).shape)
-    new = shape[:axis] + [size, shape[axis] // size] + shape[axis + 1:]
-    return structural.reshape(x, tuple(new))
-
-
 def _conv_batch(vals, dims, **params):
     from ..core.trace import get_aval
     lhs, rhs = vals
@@ -374,35 +351,48 @@ def _conv_batch(vals, dims, **params):
     dn = params["dimension_numbers"]
     fgc, bgc = params["feature_group_count"], params["batch_group_count"]
     size = get_aval(lhs).shape[ld] if ld is not None else get_aval(rhs).shape[rd]
-
-    def batched_index(axis, bd):
-        # ``dn`` names axes of the unbatched operand; this is that axis in the batched one.
-        return axis + (axis >= bd)
-
-    # Folding keeps the operand's rank and puts the merged axis where the named axis
-    # was, so ``dimension_numbers`` stay valid unchanged.
+    # ``dn`` names axes of the unbatched operands. With the vmapped axis moved to the
+    # front, unbatched axis ``a`` sits at ``a + 1``; folding axis 0 into it (vmapped
+    # axis major) leaves the unbatched rank, so ``dn`` stays valid unchanged.
     if ld is not None and rd is not None:
+        # Each vmapped pair is its own group: feature groups (or batch groups).
+        lhs = batching.moveaxis(lhs, ld, 0)
+        rhs = _merge_axis(batching.moveaxis(rhs, rd, 0), 0, dn.rhs_spec[0])
         if bgc > 1:
-            raise NotImplementedError(
-                "vmap of conv_general_dilated with batch_group_count > 1 over both operands")
-        lhs2, _ = _fold(lhs, ld, batched_index(dn.lhs_spec[1], ld))
-        rhs2, _ = _fold(rhs, rd, batched_index(dn.rhs_spec[0], rd))
-        out = conv_general_dilated_p.bind(lhs2, rhs2, **dict(params,
-                                                             feature_group_count=fgc * size))
-        return [_split(out, dn.out_spec[1], size)], [dn.out_spec[1]]
+            lhs = _merge_axis(lhs, 0, dn.lhs_spec[0])
+            p = dict(params, batch_group_count=bgc * size)
+        else:
+            lhs = _merge_axis(lhs, 0, dn.lhs_spec[1])
+            p = dict(params, feature_group_count=fgc * size)
+        out = conv_general_dilated_p.bind(lhs, rhs, **p)
+        return [_split_axis(out, dn.out_spec[1], size)], [dn.out_spec[1]]
     if ld is not None:
+        lhs = batching.moveaxis(lhs, ld, 0)
+        n = dn.lhs_spec[0] + 1
         if bgc > 1:
-            raise NotImplementedError(
-                "vmap of conv_general_dilated with batch_group_count > 1 over lhs")
-        lhs2, _ = _fold(lhs, ld, batched_index(dn.lhs_spec[0], ld))
-        out = conv_general_dilated_p.bind(lhs2, rhs, **params)
-        return [_split(out, dn.out_spec[0], size)], [dn.out_spec[0]]
-    if fgc > 1 or bgc > 1:
-        raise NotImplementedError(
-            "vmap of conv_general_dilated with feature or batch groups over rhs only")
-    rhs2, _ = _fold(rhs, rd, batched_index(dn.rhs_spec[0], rd))
-    out = conv_general_dilated_p.bind(lhs, rhs2, **params)
-    return [_split(out, dn.out_spec[1], size)], [dn.out_spec[1]]
+            # Keep batch groups outermost: (B, .., g*Nb, ..) -> (.., g*B*Nb, ..).
+            lhs = _split_axis(lhs, n, bgc)               # g at n, Nb at n + 1
+            lhs = _merge_axis(lhs, 0, n)                 # B into Nb
+            lhs = _merge_axis(lhs, n - 1, n - 1)         # g into B*Nb
+        else:
+            lhs = _merge_axis(lhs, 0, n - 1)
+        out = conv_general_dilated_p.bind(lhs, rhs, **params)
+        return [_split_axis(out, dn.out_spec[0], size)], [dn.out_spec[0]]
+    rhs = batching.moveaxis(rhs, rd, 0)
+    o = dn.rhs_spec[0] + 1
+    groups = max(fgc, bgc)
+    # Output features are group-major; the vmapped axis goes inside each group.
+    rhs = _split_axis(rhs, o, groups)                    # g at o, Og at o + 1
+    rhs = _merge_axis(rhs, 0, o)                         # B into Og
+    rhs = _merge_axis(rhs, o - 1, o - 1)                 # g into B*Og
+    out = conv_general_dilated_p.bind(lhs, rhs, **params)
+    c = dn.out_spec[1]
+    if groups == 1:
+        return [_split_axis(out, c, size)], [c]
+    out = _split_axis(out, c, groups)                    # g at c, B*Og at c + 1
+    out = _split_axis(out, c + 1, size)                  # g, B, Og
+    out = _merge_axis(out, c, c + 1)                     # g into Og: (B, g*Og)
+    return [out], [c]
 
 
 batching.batch_rules[conv_general_dilated_p] = _conv_batch
