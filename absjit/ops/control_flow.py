@@ -143,24 +143,29 @@ abstract_eval_rules[cond_p] = _cond_abstract
 impl_rules[cond_p] = _cond_impl
 
 
-def _trace_branches(branches, ops, names):
+def _trace_branches(branches, ops, names, swap=False):
     leaves, in_tree = tree_util.tree_flatten(tuple(ops))
     avals = [_shaped(x) for x in leaves]
     traced = [_trace(b, avals, in_tree, "cond") for b in branches]
     trees = [t[2] for t in traced]
+    def pair(i):  # cond reports true_fun (branch 1) first
+        return (i, 0) if swap else (0, i)
     for i in range(1, len(traced)):
         if trees[i] != trees[0]:
+            a, b = pair(i)
             raise TypeError(
-                f"{names[0]} and {names[i]} output must have same type structure, got "
-                f"{trees[0]} and {trees[i]}.")
+                f"{names[a]} and {names[b]} output must have same type structure, got "
+                f"{trees[a]} and {trees[b]}.")
     outs = [t[0].out_avals for t in traced]
     joined = _join_weak(outs)
     if joined is None:
         for i in range(1, len(outs)):
             if _join_weak([outs[0], outs[i]]) is None:
+                a, b = pair(i)
                 raise TypeError(
-                    f"{names[0]} and {names[i]} output must have identical types, got\n"
-                    f"{names[0]}: ({_types_str(outs[0])})\n{names[i]}: ({_types_str(outs[i])})")
+                    f"{names[a]} and {names[b]} output must have identical types, got\n"
+                    f"{names[a]}: ({_types_str(outs[a])})\n"
+                    f"{names[b]}: ({_types_str(outs[b])})")
     if any(list(o) != joined for o in outs):
         # Branches differ only in weak types: retrace converting to the joined type.
         def fix(b):
@@ -209,11 +214,12 @@ def cond(pred, true_fun, false_fun, *operands):
         pred = ne(pred, asarray_weak(0, aval.dtype, aval.weak_type))
     index = convert_element_type(pred, dtypes.int32)
     return _bind_cond(index, (false_fun, true_fun), operands,
-                      [f"true_fun ({_name(true_fun)})", f"false_fun ({_name(false_fun)})"][::-1])
+                      [f"false_fun ({_name(false_fun)})", f"true_fun ({_name(true_fun)})"],
+                      swap=True)
 
 
-def _bind_cond(index, funs, operands, names):
-    branches, consts, leaves, out_tree = _trace_branches(funs, operands, names)
+def _bind_cond(index, funs, operands, names, swap=False):
+    branches, consts, leaves, out_tree = _trace_branches(funs, operands, names, swap)
     outs = cond_p.bind(index, *consts, *leaves, branches=branches)
     return tree_util.tree_unflatten(out_tree, outs)
 
