@@ -35,7 +35,8 @@ def device_put(x, device=None):
     >>> absjit.device_put(1.0)
     Array(1., dtype=float32, weak_type=True)
     """
-    if device not in (None, "cpu") and getattr(device, "platform", "cpu") != "cpu":
+    platform = device if isinstance(device, str) else getattr(device, "platform", "cpu")
+    if device is not None and not str(platform).startswith("cpu"):
         raise ValueError(f"device_put: unsupported device {device!r}; only 'cpu' exists")
 
     def put(leaf):
