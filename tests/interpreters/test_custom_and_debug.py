@@ -1,0 +1,105 @@
+"""custom_jvp / custom_vjp and debug.print under every transform."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import absjit
+import absjit.numpy as jnp
+from absjit import lax
+from tests.checks import assert_close, jax
+
+
+@absjit.custom_jvp
+def log1pexp(x):
+    return jnp.log(1.0 + jnp.exp(x))
+
+
+@log1pexp.defjvp
+def _log1pexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return log1pexp(x), t * (1.0 - 1.0 / (1.0 + jnp.exp(x)))
+
+
+def test_custom_jvp_is_used(mode):
+    # the naive derivative overflows to nan at 100; the custom rule does not
+    g = mode(absjit.grad(log1pexp))(100.0)
+    assert float(g) == 1.0
+    _, t = absjit.jvp(log1pexp, (0.0,), (2.0,))
+    assert_close(t, np.float32(1.0), check_dtype=False)
+    assert_close(absjit.vmap(absjit.grad(log1pexp))(np.array([0.0, 100.0], np.float32)),
+                 np.array([0.5, 1.0], np.float32))
+    assert_close(mode(log1pexp)(0.0), np.float32(np.log(2.0)), check_dtype=False)
+    if jax is not None:
+        @jax.custom_jvp
+        def jlog1pexp(x):
+            return jax.numpy.log(1.0 + jax.numpy.exp(x))
+        jlog1pexp.defjvp(lambda p, t: (jlog1pexp(p[0]),
+                                       t[0] * (1.0 - 1.0 / (1.0 + jax.numpy.exp(p[0])))))
+        assert float(jax.grad(jlog1pexp)(100.0)) == float(g)
+
+
+@absjit.custom_vjp
+def clip_gradient(x):
+    return x
+
+
+clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1.0, 1.0),))
+
+
+def test_custom_vjp_is_used(mode):
+    f = lambda x: jnp.sum(clip_gradient(x) * 3.0)  # noqa: E731
+    assert_close(mode(absjit.grad(f))(np.ones(2, np.float32)), np.ones(2, np.float32))
+    assert_close(mode(clip_gradient)(np.float32(5.0)), np.float32(5.0))
+    with pytest.raises(TypeError, match="forward-mode"):
+        absjit.jvp(clip_gradient, (1.0,), (1.0,))
+
+
+def test_custom_rules_missing():
+    @absjit.custom_jvp
+    def f(x):
+        return x
+    with pytest.raises(AttributeError, match="No JVP defined"):
+        f(1.0)
+
+
+def test_debug_print_runs_at_run_time(mode, capsys):
+    def f(x):
+        absjit.debug.print("x = {}", x)
+        return x * 2
+    g = mode(f)
+    g(np.float32(1.0))
+    g(np.float32(2.0))
+    out = capsys.readouterr().out
+    assert out.splitlines() == ["x = 1.0", "x = 2.0"]
+
+
+def test_python_print_runs_at_trace_time(capsys):
+    def f(x):
+        print("traced")
+        return x * 2
+    g = absjit.jit(f)
+    g(np.float32(1.0))
+    g(np.float32(2.0))
+    assert capsys.readouterr().out.count("traced") == 1
+
+
+def test_debug_print_under_transforms(capsys):
+    def f(x):
+        absjit.debug.print("v={v}", v=x)
+        return jnp.sum(x * x)
+    absjit.grad(f)(np.array([1.0, 2.0], np.float32))
+    assert capsys.readouterr().out.strip() == "v=[1. 2.]"
+    absjit.vmap(f)(np.array([[1.0], [2.0]], np.float32))
+    assert capsys.readouterr().out.strip() == "v=[[1.]\n [2.]]"
+    absjit.jit(absjit.grad(f))(np.array([3.0], np.float32))
+    assert capsys.readouterr().out.strip() == "v=[3.]"
+    lax.fori_loop(0, 2, lambda i, c: (absjit.debug.print("i={}", i), c + 1)[1], 0)
+    assert capsys.readouterr().out.split() == ["i=0", "i=1"]
+    text = str(absjit.make_jaxpr(f)(np.ones(1, np.float32)))
+    assert "debug_print[" in text
+
+
+def test_debug_print_bad_format():
+    with pytest.raises(TypeError, match="format must be a str"):
+        absjit.debug.print(3)
