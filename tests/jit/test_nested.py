@@ -1,0 +1,93 @@
+"""jit inside other transformations: the staged ``jit[name=... jaxpr={...}]`` equation,
+closed-over tracers, and composition with grad and vmap."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import absjit
+import absjit.numpy as jnp
+from absjit.ops.call import jit_p
+from tests.checks import assert_close
+
+BACKENDS = absjit.backends()
+
+
+def test_make_jaxpr_of_jit_prints_the_jit_equation(capsys):
+    def apply_activation(x):
+        print("Compile")
+        return jnp.maximum(0.0, x)
+
+    z = jnp.ones((100, 2000))
+    text = str(absjit.make_jaxpr(absjit.jit(apply_activation))(z))
+    assert capsys.readouterr().out == "Compile\n"
+    assert text == (
+        "{ lambda ; a:f32[100,2000]. let\n"
+        "    b:f32[100,2000] = jit[\n"
+        "      name=apply_activation\n"
+        "      jaxpr={ lambda ; c:f32[100,2000]. let d:f32[100,2000] = max 0.0 c in (d,) }\n"
+        "    ] a\n"
+        "  in (b,) }")
+
+
+def test_nested_tracer_label_and_fresh_trace_per_context(capsys):
+    def number_squared(num):
+        print("Received: ", num)
+        return num ** 2
+
+    f = absjit.jit(number_squared)
+    text = str(absjit.make_jaxpr(f)(2))
+    out = capsys.readouterr().out
+    assert out == ("Received:  Traced<ShapedArray(int32[], weak_type=True)>"
+                   "with<DynamicJaxprTrace(level=1/1)>\n")
+    assert "jaxpr={ lambda ; c:i32[]. let d:i32[] = integer_pow[y=2] c in (d,) }" in text
+    results = [int(f(n)) for n in (2, 4, 8)]
+    out = capsys.readouterr().out
+    assert results == [4, 16, 64]
+    assert out.count("Received") == 1 and "level=0/1" in out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jit_of_jit_is_inlined_and_correct(backend):
+    inner = absjit.jit(lambda x: x * 2.0 + 1.0)
+    outer = absjit.jit(lambda x: inner(x) - inner(x * 3.0), backend=backend)
+    x = jnp.arange(4.0)
+    assert_close(outer(x), (np.arange(4.0) * 2 + 1) - (np.arange(4.0) * 6 + 1),
+                 check_dtype=False)
+    text = outer.lower(x).as_text()
+    assert text.count("jit[") == 2
+
+
+def test_closed_over_tracer_becomes_an_operand():
+    def outer(x):
+        return absjit.jit(lambda y: x * y)(3.0)
+
+    closed = absjit.make_jaxpr(outer)(2.0)
+    (eqn,) = closed.jaxpr.eqns
+    assert eqn.primitive is jit_p
+    inner = eqn.params["jaxpr"]
+    assert len(inner.jaxpr.invars) == 2 and not inner.consts
+    assert float(absjit.jit(outer)(2.0)) == 6.0
+
+
+def test_jit_under_grad_and_vmap():
+    f = absjit.jit(lambda x: x * x * 3.0)
+    assert float(absjit.grad(f)(2.0)) == pytest.approx(12.0)
+    assert_close(absjit.vmap(f)(jnp.arange(3.0)), np.arange(3.0, dtype=np.float32) ** 2 * 3)
+    g = absjit.jit(absjit.grad(lambda x: jnp.sin(x) * x))
+    assert float(g(1.0)) == pytest.approx(np.cos(1.0) + np.sin(1.0), rel=1e-5)
+
+
+def test_jit_closing_over_a_grad_tracer():
+    def h(x):
+        return absjit.jit(lambda y: x * y)(2.0)
+
+    assert float(absjit.grad(h)(3.0)) == pytest.approx(2.0)
+
+
+def test_jit_primitive_checks_operand_types():
+    inner = absjit.make_jaxpr(lambda x: x + 1.0)(np.float32(1.0))
+    with pytest.raises(TypeError, match=r"jit\[name=f\] operand 0 has type f32\[2\]"):
+        jit_p.bind(jnp.ones(2), jaxpr=inner, name="f")
+    (out,) = jit_p.bind(np.float32(1.0), jaxpr=inner, name="f")
+    assert float(out) == 2.0
