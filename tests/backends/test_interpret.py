@@ -1,0 +1,91 @@
+"""The interpret backend and the backend registry/protocol."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import absjit
+import absjit.numpy as jnp
+from absjit.backends import base, get_backend, select_backend
+from absjit.backends.base import Backend, CompileOptions, Executable
+from absjit.backends.interpret import InterpretBackend
+from tests.checks import assert_close
+
+
+def test_registered_and_available():
+    b = get_backend("interpret")
+    assert isinstance(b, InterpretBackend) and b.is_available()
+    assert "interpret" in absjit.backends() and "interpret" in base.available_backends()
+    assert b.platforms == ("cpu",) and b.version_key()
+    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+        get_backend("nope")
+
+
+def test_selection_order():
+    before = absjit.config.default_backend
+    try:
+        absjit.config.update("default_backend", "interpret")
+        assert select_backend().name == "interpret"
+        assert select_backend("interpret").name == "interpret"
+        absjit.config.update("default_backend", None)
+        expected = "cpu" if "cpu" in absjit.backends() else "interpret"
+        assert select_backend().name == expected
+    finally:
+        absjit.config.update("default_backend", before)
+
+
+def test_compile_and_call_on_buffers_consts_first():
+    c = np.arange(3.0, dtype=np.float32)
+    closed = absjit.make_jaxpr(lambda x: jnp.exp(x) + c)(np.ones(3, np.float32))
+    assert len(closed.consts) == 1
+    exe = get_backend("interpret").compile(closed, CompileOptions())
+    assert isinstance(exe, Executable)
+    assert exe.as_text() == str(closed)
+    (out,) = exe(np.asarray(closed.consts[0]), np.zeros(3, np.float32))
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, 1.0 + c)
+
+
+def test_outputs_never_alias_writable_inputs():
+    closed = absjit.make_jaxpr(lambda x: (x, x.reshape(3, 1)))(np.ones(3, np.float32))
+    exe = get_backend("interpret").compile(closed, CompileOptions())
+    a = np.ones(3, np.float32)
+    same, view = exe(a)
+    assert not np.shares_memory(same, a) and not np.shares_memory(view, a)
+    ro = np.ones(3, np.float32)
+    ro.flags.writeable = False
+    same, _ = exe(ro)
+    assert same is ro  # a read-only buffer may be shared
+
+
+def test_nested_jit_is_evaluated():
+    inner = absjit.jit(lambda x: x * 3.0)
+    closed = absjit.make_jaxpr(lambda x: inner(x) + 1.0)(np.float32(1.0))
+    exe = get_backend("interpret").compile(closed, CompileOptions())
+    assert float(exe(np.float32(2.0))[0]) == 7.0
+
+
+@given(st.lists(st.floats(-10, 10, width=32), min_size=1, max_size=8))
+def test_matches_eager(values):
+    x = np.asarray(values, np.float32)
+
+    def fn(x):
+        return jnp.where(x > 0, jnp.log1p(x), jnp.exp(x) - 1.0), jnp.sum(x * x)
+
+    eager = fn(x)
+    jitted = absjit.jit(fn, backend="interpret")(x)
+    assert_close(jitted, eager)
+
+
+def test_base_backend_defaults():
+    class Minimal(Backend):
+        name = "minimal-test"
+
+    m = Minimal()
+    assert m.is_available() and m.version_key() == () and m.to_buffer(1) == 1
+    assert repr(m) == "<backend 'minimal-test'>"
+    with pytest.raises(NotImplementedError):
+        m.compile(None, CompileOptions())
+    assert CompileOptions.from_dict({"fastmath": True, "zz": 1, "aa": 2}) == \
+        CompileOptions(True, None, (("aa", 2), ("zz", 1)))
