@@ -200,6 +200,8 @@ class NumbaCPUBackend(Backend):
                 use_disk = False  # an unwritable cache directory is not an error
         module = types.ModuleType(module_name)
         module.__file__ = path
+        # Object-mode blocks (debug_print) find their globals through sys.modules.
+        sys.modules.setdefault(module_name, module)
         code = compile(text, path, "exec")
         exec(code, module.__dict__)  # noqa: S102 - our own generated source
         fn = module.__dict__["kernel"]

@@ -31,6 +31,7 @@ from .lower_arrays import array_rules
 from .lower_elementwise import dtype_ctor, literal_expr, scalar_rules
 from .lower_reductions import reduction_rules
 from .lower_structural import index_rules, value_rules
+from . import lower_control_flow  # noqa: F401,E402 - registers cond/while/scan/debug_print
 
 __all__ = ["generate", "Unsupported", "PARALLEL_MIN_SIZE", "lowerable_primitives"]
 
@@ -151,7 +152,7 @@ class _Plan:
         needed = set(self.outset)
         for n in range(len(self.ops) - 1, -1, -1):
             op = self.ops[n]
-            if any(v in needed for v in op.outvars):
+            if op.prim.effectful or any(v in needed for v in op.outvars):
                 live[n] = True
                 needed.update(x for x in op.invars if isinstance(x, Var))
         return live

@@ -38,3 +38,9 @@ def _make_idiv(dt):
 for _dt in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
     globals()[f"_idiv_{_dt}"] = _make_idiv(_dt)
     __all__.append(f"_idiv_{_dt}")
+
+# Kernels with debug_print call back into Python from object mode.
+from numba import objmode  # noqa: E402
+from .lower_control_flow import debug_print_callback  # noqa: E402
+
+__all__ += ["objmode", "debug_print_callback"]
