@@ -294,7 +294,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     ramp = st.iota(work_dt, (num,) + shp, 0)
     sb = st.broadcast_in_dim(start, (num,) + shp, tuple(range(1, len(shp) + 1)))
     db = st.broadcast_in_dim(step, (num,) + shp, tuple(range(1, len(shp) + 1)))
-    out = uf.add(sb, uf.multiply(ramp, db))
+    out = uf.add(sb, uf.multiply(ramp, db)) if div > 0 else sb  # no NaN step at num <= 1
     if endpoint and num > 1:
         from ._shape import concatenate
         last = st.broadcast_in_dim(stop, (1,) + shp, tuple(range(1, len(shp) + 1)))
