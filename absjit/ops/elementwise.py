@@ -11,7 +11,8 @@ Integer semantics, shared by every backend:
   * float → integer casts truncate toward zero and saturate to the target's range;
     NaN becomes 0.
   * shifts by an amount outside ``[0, bits)`` give 0 (logical/left) or the sign fill
-    (arithmetic).
+    (arithmetic); an arithmetic right shift treats the top bit as the sign bit for
+    unsigned types too.
 """
 from __future__ import annotations
 
@@ -412,8 +413,11 @@ def _shift_impl(kind):
             r = np.left_shift(x, safe)
             fill = np.zeros_like(x)
         elif kind == "arith":
-            r = np.right_shift(x, safe)
-            fill = np.where(x < 0, np.array(-1).astype(x.dtype), np.zeros_like(x))
+            # The top bit is the sign bit even for unsigned types (as in XLA).
+            sx = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+            r = np.right_shift(sx, safe.view(sx.dtype)).view(x.dtype)
+            fill = np.where(sx < 0, np.array(-1).astype(sx.dtype),
+                            np.zeros_like(sx)).view(x.dtype)
         else:
             ux = x.view(np.dtype(f"u{x.dtype.itemsize}"))
             r = np.right_shift(ux, safe.view(ux.dtype)).view(x.dtype)
