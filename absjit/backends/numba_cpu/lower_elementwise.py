@@ -96,7 +96,7 @@ def lower_rem(args, in_avals, out_aval, **params):
     x, y = args
     dt = in_avals[0].dtype
     if not _is_int(dt):
-        return f"math.fmod({x}, {y})"
+        return f"np.fmod({x}, {y})"
     return f"({x} if {y} == 0 else {x} - {y} * _idiv_{np.dtype(dt).name}({x}, {y}))"
 
 
@@ -152,8 +152,10 @@ def _shift(kind):
         if kind == "left":
             return f"({ctor}({x} << {y}) if {ok} else {ctor}(0))"
         if kind == "arith":
-            fill = f"({ctor}(-1) if {x} < 0 else {ctor}(0))" if dt.kind == "i" else f"{ctor}(0)"
-            return f"({ctor}({x} >> {y}) if {ok} else {fill})"
+            # The top bit is the sign bit for unsigned types too (the impl rule's spec).
+            sx = x if dt.kind == "i" else f"np.int{bits}({x})"
+            fill = f"({ctor}(-1) if {sx} < 0 else {ctor}(0))"
+            return f"({ctor}({sx} >> {y}) if {ok} else {fill})"
         unsigned = f"np.uint{bits}"
         return f"({ctor}({unsigned}({x}) >> {unsigned}({y})) if {ok} else {ctor}(0))"
     return rule
