@@ -60,11 +60,11 @@ def selu(x, alpha=1.67, lambda_=1.05):
 
 
 x = jnp.arange(1000000)
-timed("selu (op by op)", lambda: selu(x).block_until_ready(), number=3)
+timed("selu (op by op)", lambda: selu(x).block_until_ready(), number=2)
 
 selu_jit = absjit.jit(selu)
 selu_jit(x).block_until_ready()  # warm up
-timed("selu_jit", lambda: selu_jit(x).block_until_ready(), number=10)
+timed("selu_jit", lambda: selu_jit(x).block_until_ready(), number=5)
 
 
 # -- Why can't we just JIT everything? ----------------------------------------------
@@ -129,9 +129,9 @@ print(g_jit_decorated(10, 20))
 
 # -- When to use JIT ----------------------------------------------------------------
 print("g jitted:")
-timed("g_jit_correct", lambda: g_jit_correct(10, 20).block_until_ready(), number=100)
+timed("g_jit_correct", lambda: g_jit_correct(10, 20).block_until_ready(), number=20)
 print("g:")
-timed("g", lambda: g(10, 20), number=100)
+timed("g", lambda: g(10, 20), number=20)
 
 
 # -- Caching ------------------------------------------------------------------------
@@ -167,8 +167,8 @@ def g_inner_jitted_normal(x, n):
 
 
 print("jit called in a loop with partials:")
-timed("partials", lambda: g_inner_jitted_partial(10, 20).block_until_ready(), number=3)
+timed("partials", lambda: g_inner_jitted_partial(10, 20).block_until_ready(), number=2)
 print("jit called in a loop with lambdas:")
-timed("lambdas", lambda: g_inner_jitted_lambda(10, 20).block_until_ready(), number=3)
+timed("lambdas", lambda: g_inner_jitted_lambda(10, 20).block_until_ready(), number=2)
 print("jit called in a loop with caching:")
 timed("caching", lambda: g_inner_jitted_normal(10, 20).block_until_ready(), number=3)

@@ -11,14 +11,24 @@ import runpy
 
 import pytest
 
+import absjit
+
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples")
 SHAPED = "Traced<ShapedArray({})>with<DynamicJaxprTrace(level={})>"
 
 
 def run_example(name: str) -> list:
+    """The script's printed lines. It runs on the interpret backend: what the seeds
+    show is about tracing and caching, which every backend shares, and the reference
+    backend keeps this file fast (the compiling backends have their own tests)."""
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        runpy.run_path(os.path.join(EXAMPLES, name), run_name="__main__")
+    before = absjit.config.default_backend
+    absjit.config.update("default_backend", "interpret")
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(os.path.join(EXAMPLES, name), run_name="__main__")
+    finally:
+        absjit.config.update("default_backend", before)
     return out.getvalue().splitlines()
 
 
