@@ -12,7 +12,7 @@ from ._promote import asarray_weak
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "logspace", "geomspace", "eye",
-           "identity", "meshgrid", "indices"]
+           "identity", "meshgrid", "indices", "tri", "tril", "triu"]
 
 
 def _leaves(obj, out):
@@ -415,3 +415,57 @@ def indices(dimensions, dtype=None, sparse=False):
         return Array._new(np.zeros((0,), dt), False)
     return stack([st.iota(dt, dims, i) for i in range(len(dims))])
 
+
+# ---------------------------------------------------------------------------
+# Triangles
+# ---------------------------------------------------------------------------
+def tri(N, M=None, k=0, dtype=None):
+    """A ``N x M`` array with ones at and below the ``k``-th diagonal.
+
+    Examples
+    --------
+    >>> jnp.tri(2, dtype=int)
+    Array([[1, 0],
+           [1, 1]], dtype=int32)
+    """
+    from ..ops import elementwise as ew
+    from ..ops import structural as st
+    N = st.operator_index(N, "tri")
+    M = N if M is None else st.operator_index(M, "tri")
+    k = st.operator_index(k, "tri")
+    dt = dtypes.default_float() if dtype is None else \
+        dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+    return ew.convert_element_type(_tri_mask(N, M, k), dt, False)
+
+
+def _tri_mask(n, m, k):
+    from ..ops import elementwise as ew
+    from ..ops import structural as st
+    idt = dtypes.default_int()
+    row, col = st.iota(idt, (n, m), 0), st.iota(idt, (n, m), 1)
+    return ew.ge(ew.add(row, Array._new(np.asarray(k, idt), False)), col)
+
+
+def _triangle(name, m, k, lower):
+    from ..ops import elementwise as ew
+    from ..ops import structural as st
+    from ._promote import broadcast_to_shape
+    a = asarray(m)
+    shp = tuple(a.shape)
+    if len(shp) < 2:
+        raise ValueError(f"jnp.{name}: input must be at least 2-D, got shape {shp}")
+    k = st.operator_index(k, name)
+    mask = _tri_mask(shp[-2], shp[-1], k if lower else k - 1)
+    mask = st.broadcast_in_dim(mask, shp, (len(shp) - 2, len(shp) - 1))
+    zero = broadcast_to_shape(Array._new(np.zeros((), a.dtype), a.weak_type), shp)
+    return ew.select_n(mask, zero, a) if lower else ew.select_n(mask, a, zero)
+
+
+def tril(m, k=0):
+    """``m`` with elements above the ``k``-th diagonal zeroed."""
+    return _triangle("tril", m, k, True)
+
+
+def triu(m, k=0):
+    """``m`` with elements below the ``k``-th diagonal zeroed."""
+    return _triangle("triu", m, k, False)

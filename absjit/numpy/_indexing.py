@@ -495,7 +495,6 @@ def _update_scatter(x, shape, items, vals, mode):
     nb = len(bshape)
     # Result dims (no new axes): slices in order, with the advanced block in place or
     # first, as in getitem.
-    slice_axes = [ax for ax, it in enumerate(axis_items) if it[0] == "slice"]
     inplace = _layout(items)
     order = []  # entries: ("s", axis) or ("b",)
     if adv and not inplace:

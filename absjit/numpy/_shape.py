@@ -22,7 +22,7 @@ __all__ = ["reshape", "ravel", "transpose", "permute_dims", "swapaxes", "moveaxi
            "concatenate", "concat", "stack", "hstack", "vstack", "dstack", "column_stack",
            "split", "array_split", "hsplit", "vsplit", "dsplit", "flip", "fliplr", "flipud",
            "roll", "rot90", "tile", "repeat", "take", "take_along_axis", "diag", "diagonal",
-           "trace", "tri", "tril", "triu", "atleast_1d", "atleast_2d", "atleast_3d", "ndim",
+           "trace", "atleast_1d", "atleast_2d", "atleast_3d", "ndim",
            "shape", "size"]
 
 
@@ -509,7 +509,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     known = repeats if not isinstance(repeats, (Array, Tracer)) else (
         repeats._value if isinstance(repeats, Array) else repeats.aval.concrete_value())
     if known is not None:
-        reps = np.broadcast_to(np.asarray(known), (n,)) if np.ndim(known) == 0 else np.asarray(known)
+        reps = np.asarray(known)
+        reps = np.broadcast_to(reps, (n,)) if reps.ndim == 0 else reps
         if reps.shape != (n,):
             raise ValueError(f"jnp.repeat: repeats of shape {reps.shape} must be a scalar or "
                              f"have one entry per element along axis {ax} ({n})")
@@ -678,7 +679,7 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
 
 
 # ---------------------------------------------------------------------------
-# diagonals and triangles
+# diagonals (tri, tril and triu live with the creation functions)
 # ---------------------------------------------------------------------------
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """The ``offset`` diagonal of the ``(axis1, axis2)`` planes, as the last axis.
@@ -734,51 +735,6 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
     """Sum along the ``offset`` diagonal of the ``(axis1, axis2)`` planes."""
     import absjit.numpy as jnp
     return jnp.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
-
-
-def tri(N, M=None, k=0, dtype=None):
-    """A ``N x M`` array with ones at and below the ``k``-th diagonal.
-
-    Examples
-    --------
-    >>> jnp.tri(2, dtype=int)
-    Array([[1, 0],
-           [1, 1]], dtype=int32)
-    """
-    N = st.operator_index(N, "tri")
-    M = N if M is None else st.operator_index(M, "tri")
-    k = st.operator_index(k, "tri")
-    dt = dtypes.default_float() if dtype is None else \
-        dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
-    return ew.convert_element_type(_tri_mask(N, M, k), dt, False)
-
-
-def _tri_mask(n, m, k):
-    idt = dtypes.default_int()
-    row, col = st.iota(idt, (n, m), 0), st.iota(idt, (n, m), 1)
-    return ew.ge(ew.add(row, Array._new(np.asarray(k, idt), False)), col)
-
-
-def _triangle(name, m, k, lower):
-    a = _arr(m, name)
-    shp = _shape_of(a)
-    if len(shp) < 2:
-        raise ValueError(f"jnp.{name}: input must be at least 2-D, got shape {shp}")
-    k = st.operator_index(k, name)
-    mask = _tri_mask(shp[-2], shp[-1], k if lower else k - 1)
-    mask = st.broadcast_in_dim(mask, shp, (len(shp) - 2, len(shp) - 1))
-    zero = broadcast_to_shape(Array._new(np.zeros((), a.dtype), a.weak_type), shp)
-    return ew.select_n(mask, zero, a) if lower else ew.select_n(mask, a, zero)
-
-
-def tril(m, k=0):
-    """``m`` with elements above the ``k``-th diagonal zeroed."""
-    return _triangle("tril", m, k, True)
-
-
-def triu(m, k=0):
-    """``m`` with elements below the ``k``-th diagonal zeroed."""
-    return _triangle("triu", m, k, False)
 
 
 # ---------------------------------------------------------------------------

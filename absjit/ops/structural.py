@@ -195,7 +195,8 @@ def operator_index(d, where: str):
     except TypeError:
         if hasattr(d, "aval"):
             raise
-        raise TypeError(f"{where}: expected an integer, got {d!r} of type {type(d).__name__}") from None
+        raise TypeError(f"{where}: expected an integer, got {d!r} of type "
+                        f"{type(d).__name__}") from None
 
 
 # ---------------------------------------------------------------------------
