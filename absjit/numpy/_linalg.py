@@ -359,10 +359,10 @@ def _parse_einsum(subscripts, shapes):
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: subscripts must be a string, got {type(subscripts).__name__}")
     spec = subscripts.replace(" ", "")
+    if spec.count("->") > 1:
+        raise ValueError(f"einsum: subscripts {subscripts!r} contain more than one '->'")
     explicit = "->" in spec
     lhs, out = spec.split("->") if explicit else (spec, None)
-    if explicit and "->" in out:
-        raise ValueError(f"einsum: subscripts {subscripts!r} contain more than one '->'")
     terms = lhs.split(",")
     if len(terms) != len(shapes):
         raise ValueError(f"einsum: subscripts {subscripts!r} name {len(terms)} operands but "

@@ -1,0 +1,269 @@
+"""absjit.numpy products and absjit.numpy.linalg.norm against NumPy (values) and JAX
+(dtypes and weak types)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as hst
+
+import absjit
+import absjit.numpy as jnp
+from tests.checks import check_against_numpy, jax_numpy
+
+DTYPES = [np.int32, np.float32, np.complex64]
+
+
+def _rand(rng, shape, dtype):
+    if np.dtype(dtype).kind in "iu":
+        return rng.integers(-4, 5, shape).astype(dtype)
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def _jfn(name, **kw):
+    if jax_numpy is None:
+        return None
+    fn = getattr(jax_numpy, name) if "." not in name else \
+        getattr(getattr(jax_numpy, name.split(".")[0]), name.split(".")[1])
+    return lambda *a: fn(*a, **kw)
+
+
+def _with(fn, **kw):
+    return lambda *a: fn(*a, **kw)
+
+
+@pytest.mark.parametrize("sa,sb", [((), (3,)), ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)),
+                                   ((2, 3), (3, 4)), ((2, 2, 3), (4, 3, 5)), ((0,), (0,)),
+                                   ((2, 0), (0, 3))])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dot(rng, sa, sb, dtype):
+    a, b = _rand(rng, sa, dtype), _rand(rng, sb, dtype)
+    check_against_numpy(jnp.dot, np.dot, a, b, jax_fn=_jfn("dot"), rtol=1e-4, atol=1e-4)
+
+
+def test_products_under_mode(mode, rng):
+    # One traced function (one compile per backend) exercising every product.
+    a, b = _rand(rng, (2, 3), np.float32), _rand(rng, (3, 4), np.float32)
+    v = _rand(rng, (3,), np.float32)
+
+    def f(a, b, v):
+        return (jnp.dot(a, b), jnp.dot(a, v), jnp.vdot(v, v), jnp.inner(a, a),
+                jnp.outer(v, v), jnp.tensordot(a, b, 1), jnp.kron(a, v),
+                jnp.cross(a, v), jnp.einsum("ij,jk,k->i", a, b, b[0]))
+
+    def ref(a, b, v):
+        return (np.dot(a, b), np.dot(a, v), np.vdot(v, v), np.inner(a, a), np.outer(v, v),
+                np.tensordot(a, b, 1), np.kron(a, v), np.cross(a, v),
+                np.einsum("ij,jk,k->i", a, b, b[0]))
+    check_against_numpy(mode(f), ref, a, b, v, rtol=1e-4, atol=1e-4)
+
+
+def test_dot_promotes_like_jax(rng):
+    a, b = _rand(rng, (2, 3), np.int32), _rand(rng, (3,), np.float32)
+    out = check_against_numpy(jnp.dot, np.dot, a, b, jax_fn=_jfn("dot"), rtol=1e-5)
+    assert out.dtype == np.float32
+    out = jnp.dot(np.ones(3, np.int32), 2.0)
+    assert out.dtype == np.float32
+
+
+@hst.composite
+def matmul_shapes(draw):
+    m, k, n = (draw(hst.integers(0, 3)) for _ in range(3))
+    batch = [draw(hst.integers(1, 3)) for _ in range(draw(hst.integers(0, 2)))]
+    ba = [b if draw(hst.booleans()) else 1 for b in batch]
+    bb = [b if draw(hst.booleans()) else 1 for b in batch]
+    ba = ba[draw(hst.integers(0, len(ba))):]
+    bb = bb[draw(hst.integers(0, len(bb))):]
+    # A 1-D operand (a vector) has no batch axes of its own.
+    sa = tuple(ba) + (m, k) if draw(hst.booleans()) else (k,)
+    sb = tuple(bb) + (k, n) if draw(hst.booleans()) else (k,)
+    return sa, sb, draw(hst.sampled_from(DTYPES))
+
+
+@given(matmul_shapes(), hst.integers(0, 2**31 - 1))
+def test_matmul_matches_numpy(problem, seed):
+    sa, sb, dtype = problem
+    rng = np.random.default_rng(seed)
+    a, b = _rand(rng, sa, dtype), _rand(rng, sb, dtype)
+    check_against_numpy(jnp.matmul, np.matmul, a, b, jax_fn=_jfn("matmul"), rtol=1e-4,
+                        atol=1e-4)
+    check_against_numpy(lambda x, y: x @ y, np.matmul, absjit.numpy.asarray(a), b,
+                        rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_under_mode(mode, rng):
+    a, b = _rand(rng, (2, 1, 3, 4), np.float32), _rand(rng, (5, 4, 2), np.float32)
+    check_against_numpy(mode(jnp.matmul), np.matmul, a, b, rtol=1e-4, atol=1e-4)
+    check_against_numpy(mode(jnp.linalg.matmul), np.matmul, a[0, 0], b[0], rtol=1e-4,
+                        atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_vdot_inner_outer(rng, dtype):
+    a, b = _rand(rng, (2, 3), dtype), _rand(rng, (6,), dtype)
+    check_against_numpy(jnp.vdot, np.vdot, a, b, jax_fn=_jfn("vdot"), rtol=1e-4,
+                        atol=1e-4)
+    c = _rand(rng, (4, 3), dtype)
+    check_against_numpy(jnp.inner, np.inner, a, c, jax_fn=_jfn("inner"), rtol=1e-4,
+                        atol=1e-4)
+    check_against_numpy(jnp.inner, np.inner, a, np.asarray(2, dtype), rtol=1e-4)
+    check_against_numpy(jnp.outer, np.outer, a, b, jax_fn=_jfn("outer"), rtol=1e-4)
+
+
+@pytest.mark.parametrize("axes,sb", [(0, (2,)), (1, (4, 5)), (2, (3, 4, 5)),
+                                     (((1,), (0,)), (3, 5)), (((0, 2), (1, 0)), (4, 2, 5)),
+                                     (([-1], [0]), (4, 5)), ((2, 1), (5, 4))])
+def test_tensordot(rng, axes, sb):
+    a, b = _rand(rng, (2, 3, 4), np.float32), _rand(rng, sb, np.float32)
+    check_against_numpy(_with(jnp.tensordot, axes=axes),
+                        _with(np.tensordot, axes=axes), a, b,
+                        jax_fn=_jfn("tensordot", axes=axes), rtol=1e-4, atol=1e-4)
+
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("ii", [(3, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("iij->j", [(3, 3, 2)]),
+    ("ij->ji", [(2, 3)]),
+    ("ij->", [(2, 3)]),
+    ("i,i->", [(4,), (4,)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("...ij,...jk->...ik", [(5, 2, 3), (1, 3, 4)]),
+    ("...ij,jk", [(2, 2, 3), (3, 4)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("ab,bc,cd->ad", [(2, 3), (3, 4), (4, 5)]),
+    ("abc,cd,b->ad", [(2, 3, 4), (4, 5), (3,)]),
+    ("ij,ij->ij", [(2, 3), (2, 3)]),
+    ("i,i,i->i", [(3,), (3,), (3,)]),
+    ("ij,jk->ik", [(2, 0), (0, 4)]),
+    ("i->", [(0,)]),
+    (" i j , j k -> i k ", [(2, 3), (3, 4)]),
+]
+
+
+@pytest.mark.parametrize("subscripts,shapes", EINSUM_CASES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_einsum(rng, subscripts, shapes, dtype):
+    ops = [_rand(rng, s, dtype) for s in shapes]
+    check_against_numpy(lambda *a: jnp.einsum(subscripts, *a),
+                        lambda *a: np.einsum(subscripts, *a), *ops,
+                        jax_fn=(None if jax_numpy is None else
+                                lambda *a: jax_numpy.einsum(subscripts, *a)),
+                        rtol=1e-4, atol=1e-4)
+
+
+def test_einsum_mixed_dtypes_promote(rng):
+    out = jnp.einsum("i,i->", np.arange(3, dtype=np.int32), np.ones(3, np.float32))
+    assert out.dtype == np.float32 and float(out) == 3.0
+
+
+def test_einsum_is_one_dot_general_per_pair():
+    text = str(absjit.make_jaxpr(lambda a, b, c: jnp.einsum("ab,bc,cd->ad", a, b, c))(
+        np.ones((2, 3), np.float32), np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)))
+    assert text.count("dot_general[") == 2
+
+
+@pytest.mark.parametrize("subscripts,shapes,exc,match", [
+    ("ij,jk->ik", [(2, 3), (4, 5)], ValueError, "inconsistent sizes"),
+    ("ij,jk->ik", [(2, 3)], ValueError, "name 2 operands"),
+    ("ijk->i", [(2, 3)], ValueError, "rank 2"),
+    ("ij->k", [(2, 3)], ValueError, "does not appear"),
+    ("ij->ii", [(2, 2)], ValueError, "repeat"),
+    ("i1->i", [(2, 2)], ValueError, "invalid subscript"),
+    ("i->i->i", [(2,)], ValueError, "more than one"),
+])
+def test_einsum_bad_subscripts(subscripts, shapes, exc, match):
+    with pytest.raises(exc, match=match):
+        jnp.einsum(subscripts, *[np.ones(s, np.float32) for s in shapes])
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: jnp.dot(np.ones((2, 3)), np.ones((4, 2))), r"not aligned"),
+    (lambda: jnp.matmul(np.ones((2, 3)), np.ones((4, 2))), r"\(2, 3\).*\(4, 2\)"),
+    (lambda: jnp.matmul(np.ones(3), 2.0), "0-d"),
+    (lambda: jnp.matmul(np.ones((2, 2, 3)), np.ones((3, 3, 4))), "broadcast"),
+    (lambda: jnp.tensordot(np.ones((2, 3)), np.ones((2, 3)), 1), "shape mismatch"),
+    (lambda: jnp.tensordot(np.ones((2, 3)), np.ones((2, 3)), 3), "axes=3"),
+    (lambda: jnp.vdot(np.ones(3), np.ones(4)), "same size"),
+    (lambda: jnp.inner(np.ones(3), np.ones(4)), "last dimensions"),
+])
+def test_product_bad_shapes(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_kron_and_cross(rng):
+    a, b = _rand(rng, (2, 3), np.float32), _rand(rng, (3, 2), np.float32)
+    check_against_numpy(jnp.kron, np.kron, a, b, rtol=1e-5)
+    check_against_numpy(jnp.kron, np.kron, a[0], b, rtol=1e-5)
+    u, v = _rand(rng, (4, 3), np.float32), _rand(rng, (3,), np.float32)
+    check_against_numpy(jnp.cross, np.cross, u, v, rtol=1e-5, atol=1e-6)
+    check_against_numpy(_with(jnp.cross, axisa=0, axisc=0),
+                        _with(np.cross, axisa=0, axisc=0), u.T.copy(), v, rtol=1e-5, atol=1e-6)
+    check_against_numpy(jnp.cross, np.cross, u[:, :2], v, rtol=1e-5, atol=1e-6)
+
+
+def test_vecdot(rng):
+    a, b = _rand(rng, (2, 3), np.complex64), _rand(rng, (3,), np.complex64)
+    check_against_numpy(jnp.vecdot, lambda x, y: np.sum(np.conj(x) * y, -1), a, b, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# linalg.norm
+# ---------------------------------------------------------------------------
+VECTOR_ORDS = [None, 1, 2, np.inf, -np.inf, 0, 3, 0.5, -1]
+MATRIX_ORDS = [None, "fro", 1, -1, np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("ord", VECTOR_ORDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.complex64])
+def test_vector_norm(rng, ord, dtype):
+    x = _rand(rng, (3, 4), dtype)
+    for axis, keepdims in [(1, False), (0, True), (-1, True)]:
+        check_against_numpy((_with(jnp.linalg.norm, ord=ord, axis=axis, keepdims=keepdims)),
+                            _with(np.linalg.norm, ord=ord, axis=axis, keepdims=keepdims), x,
+                            jax_fn=_jfn("linalg.norm", ord=ord, axis=axis, keepdims=keepdims),
+                            rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("ord", MATRIX_ORDS)
+def test_matrix_norm(rng, ord):
+    x = _rand(rng, (2, 3, 4), np.float32)
+    for axis in [(1, 2), (2, 0)]:
+        check_against_numpy(_with(jnp.linalg.norm, ord=ord, axis=axis),
+                            _with(np.linalg.norm, ord=ord, axis=axis), x,
+                            jax_fn=_jfn("linalg.norm", ord=ord, axis=axis), rtol=1e-4)
+    check_against_numpy(_with(jnp.linalg.norm, ord=ord), _with(np.linalg.norm, ord=ord), x[0],
+                        rtol=1e-4)
+
+
+def test_norms_under_mode(mode, rng):
+    x = _rand(rng, (3, 4), np.float32)
+    ords = [(None, None), (1, 1), (np.inf, 0), (3, 1), ("fro", None), (1, None),
+            (-np.inf, (1, 0))]
+
+    def f(x):
+        return tuple(jnp.linalg.norm(x, o, ax) for o, ax in ords)
+
+    def ref(x):
+        return tuple(np.linalg.norm(x, o, ax) for o, ax in ords)
+    check_against_numpy(mode(f), ref, x, rtol=1e-4)
+
+
+def test_norm_defaults_and_errors():
+    assert float(jnp.linalg.norm(jnp.array([3., 4.]))) == 5.0
+    assert jnp.linalg.norm(np.ones((2, 3, 4)), keepdims=True).shape == (1, 1, 1)
+    assert float(jnp.linalg.vector_norm(np.ones((2, 2)))) == 2.0
+    assert float(jnp.linalg.matrix_norm(np.ones((2, 2)), ord=1)) == 2.0
+    with pytest.raises(ValueError, match="out of bounds"):
+        jnp.linalg.norm(np.ones(3), axis=1)
+    with pytest.raises(ValueError, match="invalid norm order"):
+        jnp.linalg.norm(np.ones(3), ord="fro")
+    with pytest.raises(ValueError, match="improper number of dimensions"):
+        jnp.linalg.norm(np.ones((2, 2, 2)), ord=1)
+    with pytest.raises(NotImplementedError, match="singular values"):
+        jnp.linalg.norm(np.ones((2, 2)), ord="nuc")
