@@ -87,8 +87,11 @@ def _axes_param(name, x, axes) -> tuple:
     nd = get_aval(x).ndim
     if isinstance(axes, (int, np.integer)):
         axes = (axes,)
-    out = sorted({int(a) % nd if nd else int(a) for a in axes})
-    return _check_axes(name, get_aval(x), out)
+    for a in axes:
+        if not -nd <= int(a) < nd:
+            raise ValueError(f"lax.{name}: axis {int(a)} is out of bounds for an operand of "
+                             f"shape {get_aval(x).shape}")
+    return _check_axes(name, get_aval(x), sorted({int(a) % nd for a in axes}))
 
 
 def _reduce_batch(prim):
