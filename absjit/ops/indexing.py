@@ -298,6 +298,15 @@ def _scatter_mul_jvp(primals, tangents, *, axes):
     return [out], [t]
 
 
+def _scatter_mul_transpose(cts, x, u, *idx, axes):
+    # Linear in the operand only (the JVP above multiplies the operand's tangent by the
+    # fixed updates): scaling elements by constants is its own transpose.
+    if ad.is_undefined_primal(u):
+        raise NotImplementedError("scatter-mul is not linear in its updates; "
+                                  "differentiate it through its JVP rule instead")
+    return [scatter_mul(cts[0], u, idx, axes), None] + [None] * len(idx)
+
+
 def _scatter_extremum_jvp(prim):
     def rule(primals, tangents, *, axes):
         x, u, *idx = primals
@@ -319,5 +328,6 @@ ad.transpose_rules[scatter_p] = _scatter_linear_transpose(True)
 ad.jvp_rules[scatter_add_p] = _linear_scatter_jvp(scatter_add_p)
 ad.transpose_rules[scatter_add_p] = _scatter_linear_transpose(False)
 ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+ad.transpose_rules[scatter_mul_p] = _scatter_mul_transpose
 ad.jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
 ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)

@@ -246,3 +246,53 @@ def test_update_printing():
     assert "scatter[axes=(0,)]" in text
     text = str(absjit.make_jaxpr(lambda x: x.at[1:3].add(1.0))(np.zeros(4, np.float32)))
     assert "dynamic_update_slice" in text
+
+
+# ---------------------------------------------------------------------------
+# autodiff and batching through indexing
+# ---------------------------------------------------------------------------
+X = np.arange(12, dtype=np.float32).reshape(3, 4)
+GRAD_CASES = [
+    ("advanced", lambda m, x: (x[m.array([0, 0, 2]), 1:3] ** 2).sum()),
+    ("basic", lambda m, x: (x[1, ::-2] * x[None, -1, 1::2]).sum()),
+    ("mask_free_take", lambda m, x: (m.take(x, m.array([1, 1, 3]), axis=1) ** 2).sum()),
+    ("set", lambda m, x: (x.at[1].set(0.0) * x).sum()),
+    ("add", lambda m, x: (x.at[m.array([0, 0, 2])].add(x[1]) ** 2).sum()),
+    ("multiply", lambda m, x: x.at[0, ::2].multiply(3.0).sum()),
+    ("scatter_min", lambda m, x: (x.at[m.array([0, 2]), m.array([1, 3])].min(5.0) ** 2).sum()),
+]
+
+
+@pytest.mark.parametrize("fn", [c[1] for c in GRAD_CASES], ids=[c[0] for c in GRAD_CASES])
+def test_grad_through_indexing(fn):
+    got = absjit.grad(lambda x: fn(jnp, x))(X)
+    if jax_numpy is not None:
+        import jax
+        expected = np.asarray(jax.grad(lambda x: fn(jax_numpy, x))(X))
+    else:  # central differences in float64
+        expected = np.zeros_like(X)
+        for k in np.ndindex(X.shape):
+            e = np.zeros_like(X)
+            e[k] = 1e-2
+            expected[k] = (float(fn(jnp, X + e)) - float(fn(jnp, X - e))) / 2e-2
+    assert_close(got, expected, rtol=1e-4)
+
+
+def test_grad_with_traced_index():
+    g = absjit.grad(lambda x, i: (x[i] ** 2).sum())(X, 1)
+    expected = np.zeros_like(X)
+    expected[1] = 2 * X[1]
+    assert_close(g, expected)
+
+
+def test_vmap_through_indexing():
+    i = np.array([2, 0, 1], np.int32)
+    assert_close(absjit.vmap(lambda x, i: x[i])(X, i), X[np.arange(3), i])
+    assert_close(absjit.vmap(lambda i: jnp.asarray(X)[:, i])(i), X[:, i].T)
+    expected = X.copy()
+    expected[np.arange(3), i] += 10
+    assert_close(absjit.vmap(lambda x, i: x.at[i].add(10.0))(X, i), expected)
+    assert_close(absjit.vmap(lambda x, s: jnp.roll(x, s))(X, i + 1),
+                 np.stack([np.roll(X[b], s) for b, s in enumerate(i + 1)]))
+    assert_close(absjit.vmap(lambda x: jnp.take(x, jnp.array([2, 0])), in_axes=1)(X),
+                 X[[2, 0]].T)
