@@ -6,8 +6,9 @@ names carry a unique prefix; its statements are pasted, indented, under the Pyth
 statement that runs it, and its results are assigned to the loop's variables. So a loop
 runs entirely in compiled code: there is no call back into Python per iteration.
 
-Loop-carried values are fresh arrays (``np.copy`` of the initial value), so Numba sees
-one array type for every assignment. ``debug_print`` enters object mode to format its
+Loop-carried values live in their own buffers (``np.copy`` of the initial value, then
+updated by copying), and a loop body's array allocations are hoisted out of the loop, so
+an iteration allocates nothing. ``debug_print`` enters object mode to format its
 values exactly as the eager interpreter does.
 """
 from __future__ import annotations
@@ -27,8 +28,12 @@ __all__ = ["DEBUG_FORMATS"]
 DEBUG_FORMATS: dict = {}
 
 
-def _sub_body(ctx, closed, in_names, out_names) -> list:
-    """Lines computing ``closed`` on ``in_names`` and assigning ``out_names``."""
+def _sub_body(ctx, closed, in_names, out_names, hoist=None) -> list:
+    """Lines computing ``closed`` on ``in_names`` and assigning ``out_names``.
+
+    With a list ``hoist``, the body's top-level ``np.empty`` allocations are moved
+    there (run once, before a loop): every iteration overwrites those buffers fully.
+    """
     from .codegen import Unsupported, _Gen
 
     prefix = ctx.fresh("cf") + "_"
@@ -41,31 +46,33 @@ def _sub_body(ctx, closed, in_names, out_names) -> list:
             return prefix + _Gen.fresh(self, p)
 
     jaxpr = closed.jaxpr
-    lines = []
-    for v, c in zip(jaxpr.constvars, closed.consts):
+    consts = []
+    for c in closed.consts:
         c = np.asarray(c)
         if c.size > 256 or np.dtype(c.dtype).kind not in "biuf":
-            raise Unsupported([f"control flow with a large constant ({c.shape})"])
+            raise Unsupported([f"control flow with a large constant {c.shape}"])
         vals = ", ".join(repr(x.item()) for x in c.ravel())
-        in_names = list(in_names)
-        lines.append((v, f"np.array([{vals}], {dtype_ctor(c.dtype)}).reshape("
-                         f"{tuple(int(d) for d in c.shape)})"))
+        consts.append(f"np.array([{vals}], {dtype_ctor(c.dtype)}).reshape("
+                      f"{tuple(int(d) for d in c.shape)})")
     sub = _Sub(closed, ctx.options, "sub")
     sub.build()
     if sub.uses_parallel:
         ctx.uses_parallel = True
     out = []
-    params = sub.params
     n_consts = len(jaxpr.constvars)
-    for name, (_, expr) in zip(params[:n_consts], lines):
-        out.append(f"{name} = {expr}")
-    for name, src in zip(params[n_consts:], in_names):
+    for name, expr in zip(sub.params[:n_consts], consts):
+        (hoist if hoist is not None else out).append(f"{name} = {expr}")
+    for name, src in zip(sub.params[n_consts:], in_names):
         out.append(f"{name} = {src}")
-    body = sub.lines[:-1]
     ret = sub.lines[-1].strip()
     assert ret.startswith("return (") and ret.endswith(")")
+    for line in sub.lines[:-1]:
+        line = line[4:]
+        if hoist is not None and not line.startswith(" ") and " = np.empty(" in line:
+            hoist.append(line)
+        else:
+            out.append(line)
     exprs = [e for e in ret[len("return ("):-1].split(", ") if e.strip()]
-    out += [line[4:] for line in body]
     for name, expr in zip(out_names, exprs):
         out.append(f"{name} = {expr}")
     return out
@@ -73,6 +80,10 @@ def _sub_body(ctx, closed, in_names, out_names) -> list:
 
 def _indent(lines, n=1) -> list:
     return ["    " * n + line for line in lines]
+
+
+def _copy_into(dst, src, ndim) -> str:
+    return f"{dst}[()] = {src}[()]" if ndim == 0 else f"{dst}[...] = {src}"
 
 
 def lower_cond(ctx, outs, ins, in_avals, out_avals, *, branches):
@@ -96,15 +107,21 @@ def lower_while(ctx, outs, ins, in_avals, out_avals, *, cond_jaxpr, body_jaxpr,
     cc = ins[:cond_nconsts]
     bc = ins[cond_nconsts:cond_nconsts + body_nconsts]
     init = ins[cond_nconsts + body_nconsts:]
+    # The carry lives in its own buffers, updated by copying: the body's buffers are
+    # reused by every iteration.
     lines = [f"{o} = np.copy({i})" for o, i in zip(outs, init)]
     pred = ctx.fresh("wp")
+    new = [ctx.fresh("wc") for _ in outs]
+    hoist = []
+    cond_body = _sub_body(ctx, cond_jaxpr, cc + outs, [pred], hoist)
+    body = _sub_body(ctx, body_jaxpr, bc + outs, new, hoist)
+    lines += hoist
     lines.append("while True:")
-    lines += _indent(_sub_body(ctx, cond_jaxpr, cc + outs, [pred]))
+    lines += _indent(cond_body)
     lines.append(f"    if not {pred}[()]:")
     lines.append("        break")
-    new = [ctx.fresh("wc") for _ in outs]
-    lines += _indent(_sub_body(ctx, body_jaxpr, bc + outs, new))
-    lines += _indent([f"{o} = {n}" for o, n in zip(outs, new)])
+    lines += _indent(body)
+    lines += _indent([_copy_into(o, n, len(a.shape)) for o, n, a in zip(outs, new, out_avals)])
     return lines
 
 
@@ -115,27 +132,31 @@ def lower_scan(ctx, outs, ins, in_avals, out_avals, *, jaxpr, length, reverse, n
     xs = ins[num_consts + num_carry:]
     x_avals = in_avals[num_consts + num_carry:]
     carry, ys = outs[:num_carry], outs[num_carry:]
+    c_avals, y_avals = out_avals[:num_carry], out_avals[num_carry:]
     lines = [f"{o} = np.copy({i})" for o, i in zip(carry, init)]
-    for y, a in zip(ys, out_avals[num_carry:]):
+    for y, a in zip(ys, y_avals):
         lines.append(f"{y} = np.empty({tuple(int(d) for d in a.shape)}, "
                      f"{dtype_ctor(a.dtype)})")
     it, i = ctx.fresh("it"), ctx.fresh("si")
-    lines.append(f"for {it} in range({int(length)}):")
     body = [f"{i} = {int(length) - 1} - {it}" if reverse else f"{i} = {it}"]
+    hoist = []
     x_names = []
     for x, a in zip(xs, x_avals):
         name = ctx.fresh("sx")
         if len(a.shape) > 1:
             body.append(f"{name} = {x}[{i}]")
         else:
-            body.append(f"{name} = np.full((), {x}[{i}])")
+            hoist.append(f"{name} = np.empty((), {dtype_ctor(a.dtype)})")
+            body.append(f"{name}[()] = {x}[{i}]")
         x_names.append(name)
     new_c = [ctx.fresh("sc") for _ in carry]
     new_y = [ctx.fresh("sy") for _ in ys]
-    body += _sub_body(ctx, jaxpr, consts + carry + x_names, new_c + new_y)
-    body += [f"{o} = {n}" for o, n in zip(carry, new_c)]
-    for y, n, a in zip(ys, new_y, out_avals[num_carry:]):
+    body += _sub_body(ctx, jaxpr, consts + carry + x_names, new_c + new_y, hoist)
+    body += [_copy_into(o, n, len(a.shape)) for o, n, a in zip(carry, new_c, c_avals)]
+    for y, n, a in zip(ys, new_y, y_avals):
         body.append(f"{y}[{i}] = {n}[()]" if len(a.shape) == 1 else f"{y}[{i}] = {n}")
+    lines += hoist
+    lines.append(f"for {it} in range({int(length)}):")
     lines += _indent(body)
     return lines
 
