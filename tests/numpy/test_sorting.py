@@ -182,3 +182,13 @@ def test_convolve_bad_input():
         jnp.convolve(np.ones(3), np.ones(2), mode="circular")
     with pytest.raises(ValueError, match="empty"):
         jnp.correlate(np.ones(0), np.ones(2))
+
+
+def test_grad_of_order_statistics(rng):
+    x = rng.standard_normal(6).astype(np.float32)
+    g = absjit.grad(lambda a: jnp.quantile(a, 0.3) + jnp.median(a))(x)
+    if jax_numpy is not None:
+        import jax
+        jg = jax.grad(lambda a: jax_numpy.quantile(a, 0.3) + jax_numpy.median(a))(x)
+        assert_close(g, np.asarray(jg), rtol=1e-5, atol=1e-6)
+    assert abs(float(np.sum(np.asarray(g))) - 2.0) < 1e-5   # both are weighted averages

@@ -247,3 +247,29 @@ def test_conv_batch_rule(case, which, rng):
         pairs[i][0] if which != "rhs" else x0, pairs[i][1] if which != "lhs" else w0, **case))
         for i in range(k)])
     assert_close(out, expected, rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# Through the transforms
+# ---------------------------------------------------------------------------
+def test_grad_through_conv_matches_jax(mode, rng):
+    x, w = _rand(rng, (2, 2, 7), np.float32), _rand(rng, (4, 1, 3), np.float32)
+    kw = dict(window_strides=(2,), padding="SAME", rhs_dilation=(2,), feature_group_count=2)
+
+    def f(a, b):
+        return absjit.numpy.sum(lax.conv_general_dilated(a, b, **kw) ** 2)
+    gx, gw = mode(absjit.grad(f, argnums=(0, 1)))(x, w)
+    assert gx.shape == x.shape and gw.shape == w.shape
+    if jax is not None:
+        jf = lambda a, b: jax.numpy.sum(jax.lax.conv_general_dilated(a, b, **kw) ** 2)  # noqa: E731
+        jx, jw = jax.grad(jf, argnums=(0, 1))(x, w)
+        assert_close(gx, np.asarray(jx), rtol=1e-4, atol=1e-4)
+        assert_close(gw, np.asarray(jw), rtol=1e-4, atol=1e-4)
+
+
+def test_vmap_of_conv(rng):
+    x, w = _rand(rng, (3, 1, 2, 6), np.float32), _rand(rng, (3, 2, 3), np.float32)
+    out = absjit.vmap(lambda a: lax.conv_general_dilated(a, w, (1,), "VALID"))(x)
+    expected = np.stack([np.asarray(lax.conv_general_dilated(x[i], w, (1,), "VALID"))
+                         for i in range(3)])
+    assert_close(out, expected, rtol=1e-5, atol=1e-5)

@@ -211,3 +211,32 @@ def test_dot_general_batch_rule(lshape, rshape, dn, which, bdim, rng):
                                           y[i] if rd is not None else y, dn)
                          for i in range(k)])
     assert_close(out, expected.astype(np.float32), rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# Through the transforms
+# ---------------------------------------------------------------------------
+def test_grad_through_dot_general_matches_jax(mode, rng):
+    x, y = _rand(rng, (2, 3, 4), np.float32), _rand(rng, (4, 2, 5), np.float32)
+    dn = (((2,), (0,)), ((0,), (1,)))
+
+    def f(a, b):
+        return absjit.numpy.sum(absjit.numpy.tanh(lax.dot_general(a, b, dn)))
+    gx, gy = mode(absjit.grad(f, argnums=(0, 1)))(x, y)
+    if jax is not None:
+        jf = lambda a, b: jax.numpy.sum(jax.numpy.tanh(jax.lax.dot_general(a, b, dn)))  # noqa: E731
+        jx, jy = jax.grad(jf, argnums=(0, 1))(x, y)
+        assert_close(gx, np.asarray(jx), rtol=1e-4, atol=1e-5)
+        assert_close(gy, np.asarray(jy), rtol=1e-4, atol=1e-5)
+    else:  # d/dx sum(x . y) is the row sums of y, batched
+        assert gx.shape == x.shape and gy.shape == y.shape
+
+
+@pytest.mark.parametrize("in_axes", [(0, 1), (0, None), (None, 1)])
+def test_vmap_of_dot(in_axes, rng):
+    x = _rand(rng, (3, 2, 4) if in_axes[0] == 0 else (2, 4), np.float32)
+    y = _rand(rng, (4, 3, 5) if in_axes[1] == 1 else (4, 5), np.float32)
+    out = absjit.vmap(lax.dot, in_axes=in_axes)(x, y)
+    xs = [x[i] if in_axes[0] == 0 else x for i in range(3)]
+    ys = [y[:, i] if in_axes[1] == 1 else y for i in range(3)]
+    assert_close(out, np.stack([a @ b for a, b in zip(xs, ys)]), rtol=1e-4, atol=1e-4)

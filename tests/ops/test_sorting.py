@@ -156,3 +156,31 @@ def test_sort_batch_rule(dims, rng):
         perm = np.argsort(ki, kind="stable")
         assert_close(np.moveaxis(np.asarray(outs[0]), out_dims[0], 0)[i], ki[perm])
         assert_close(np.moveaxis(np.asarray(outs[1]), out_dims[1], 0)[i], vi[perm])
+
+
+# ---------------------------------------------------------------------------
+# Through the transforms
+# ---------------------------------------------------------------------------
+def test_grad_through_sort_and_top_k(mode, rng):
+    x = rng.standard_normal(6).astype(np.float32)
+    weights = np.arange(6, dtype=np.float32)
+
+    def f(a):
+        vals, _ = lax.top_k(a, 2)
+        return absjit.numpy.sum(lax.sort(a) * weights) + absjit.numpy.sum(vals ** 2)
+    g = mode(absjit.grad(f))(x)
+    perm = np.argsort(x, kind="stable")
+    expected = np.zeros(6, np.float32)
+    expected[perm] = weights
+    top = np.argsort(-x, kind="stable")[:2]
+    expected[top] += 2 * x[top]
+    assert_close(g, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_vmap_of_sort_key_val(rng):
+    keys = rng.integers(0, 4, (3, 5)).astype(np.int32)
+    vals = rng.standard_normal((3, 5)).astype(np.float32)
+    k, v = absjit.vmap(lax.sort_key_val)(keys, vals)
+    perm = np.argsort(keys, axis=1, kind="stable")
+    assert_close(k, np.take_along_axis(keys, perm, 1))
+    assert_close(v, np.take_along_axis(vals, perm, 1))
