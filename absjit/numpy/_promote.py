@@ -42,7 +42,16 @@ def _scalar_array(x, dtype, weak: bool):
         return _SCALAR_CACHE[key]
     except (KeyError, TypeError):
         pass
-    arr = Array._new(np.asarray(x, dtype=dtype), weak)
+    try:
+        val = np.asarray(x, dtype=dtype)
+    except OverflowError:
+        # A negative Python int meeting an unsigned array wraps, as in JAX (-1 -> 255).
+        bits = np.dtype(dtype).itemsize * 8
+        if type(x) is not int or not -(1 << bits) < x < (1 << bits):
+            raise OverflowError(f"Python int {x} is out of range for {np.dtype(dtype).name}") \
+                from None
+        val = np.asarray(x & ((1 << bits) - 1), dtype=np.uint64).astype(dtype)
+    arr = Array._new(val, weak)
     if len(_SCALAR_CACHE) < 4096 and x == x:  # NaN never hits; do not store it
         _SCALAR_CACHE[key] = arr
     return arr
