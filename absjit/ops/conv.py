@@ -284,13 +284,15 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
     out_dt = lhs.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
     out_shape = _conv_out_shape(lhs.shape, rhs.shape, window_strides, padding, lhs_dilation,
                                 rhs_dilation, dn, batch_group_count)
-    x = np.transpose(lhs, dn.lhs_spec).astype(out_dt, copy=False)   # N C spatial
-    w = np.transpose(rhs, dn.rhs_spec).astype(out_dt, copy=False)   # O I spatial
+    # NumPy's einsum has no bfloat16 loop: accumulate in float32 (as XLA does) instead.
+    acc_dt = np.dtype(np.float32) if out_dt.kind not in "biufc" else out_dt
+    x = np.transpose(lhs, dn.lhs_spec).astype(acc_dt, copy=False)   # N C spatial
+    w = np.transpose(rhs, dn.rhs_spec).astype(acc_dt, copy=False)   # O I spatial
     n_sp = x.ndim - 2
     x = _dilate_pad(x, lhs_dilation, padding)
     logical_out = [out_shape[a] for a in dn.out_spec]
     if 0 in logical_out or 0 in w.shape[1:2] or any(d == 0 for d in w.shape[2:]):
-        out = np.zeros(logical_out, out_dt)
+        out = np.zeros(logical_out, acc_dt)
     else:
         # Windows over the padded input, at the dilated kernel's extent, every stride.
         ext = tuple(_dilate_dim(k, r) for k, r in zip(w.shape[2:], rhs_dilation))

@@ -273,3 +273,18 @@ def test_vmap_of_conv(rng):
     expected = np.stack([np.asarray(lax.conv_general_dilated(x[i], w, (1,), "VALID"))
                          for i in range(3)])
     assert_close(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_low_precision_and_empty_features(mode):
+    import absjit.dtypes as adt
+    x = np.arange(8, dtype=np.float32).reshape(1, 2, 4)
+    w = np.ones((3, 2, 2), np.float32)
+    ref = np.asarray(lax.conv_general_dilated(x, w, (1,), "VALID"))
+    for dt in [np.float16, adt.bfloat16]:
+        out = mode(lambda a, b: lax.conv_general_dilated(a, b, (1,), "VALID"))(x.astype(dt),
+                                                                              w.astype(dt))
+        assert out.dtype == np.dtype(dt)
+        assert_close(np.asarray(out).astype(np.float32), ref)
+    empty = lax.conv_general_dilated(np.ones((1, 0, 4), np.float32),
+                                     np.ones((2, 0, 2), np.float32), (1,), "VALID")
+    assert_close(empty, np.zeros((1, 2, 3), np.float32))
