@@ -72,7 +72,7 @@ class NumbaExecutable(Executable):
             # Not C-contiguous, a scalar, or another array type: normalise and retry.
             if len(buffers) != len(self._dtypes):
                 raise
-            fixed = [np.ascontiguousarray(np.asarray(b, dtype=dt))
+            fixed = [np.asarray(b, dtype=dt, order="C")
                      for b, dt in zip(buffers, self._dtypes)]
             return list(self._fn(*fixed))
 

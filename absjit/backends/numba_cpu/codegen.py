@@ -47,7 +47,7 @@ _COSTLY = {"exp", "exp2", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "sin
            "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
            "atanh", "atan2", "pow", "logistic", "div", "rem", "nextafter"}
 _RESERVED = set(keyword.kwlist) | {"np", "math", "numba", "prange", "range", "abs", "min",
-                                   "max", "kernel", "b", "i", "j", "p", "c", "av", "True",
+                                   "max", "kernel", "True",
                                    "False", "None"}
 
 
@@ -162,8 +162,13 @@ class _Plan:
         cost = {}
         for op in self.ops:
             if op.kind in fusible:
-                own = 8 if op.prim.name in _COSTLY else 1
-                cost[op.outvars[0]] = own + sum(cost.get(x, 0) for x in op.invars)
+                own = 8 if op.prim.name in _COSTLY else (1 if op.kind == "scalar" else 0)
+                v = op.outvars[0]
+                if op.kind == "index" and _size(v.aval) > _size(op.invars[0].aval):
+                    # A broadcast reads an array: a costly operand is materialised.
+                    cost[v] = 0
+                else:
+                    cost[v] = own + sum(cost.get(x, 0) for x in op.invars)
         mat, roots = set(), {}
         for n in range(len(self.ops) - 1, -1, -1):
             op = self.ops[n]
@@ -182,8 +187,9 @@ class _Plan:
                     rs.add(c)
                 else:
                     rs |= roots[cop.outvars[0]]
-                if cop.kind == "index" and _size(cop.outvars[0].aval) > _size(v.aval):
-                    force = True  # never recompute a value once per broadcast copy
+                if cop.kind == "index" and _size(cop.outvars[0].aval) > _size(v.aval) \
+                        and cost[v] > 0:
+                    force = True  # never recompute arithmetic once per broadcast copy
             if len(rs) > 1 and (cost[v] >= 8 or op.prim.name in _COSTLY):
                 force = True
             if force:
@@ -191,6 +197,7 @@ class _Plan:
                 roots[v] = {n}
             else:
                 roots[v] = rs
+        self.roots = roots
         return mat
 
 
@@ -201,6 +208,7 @@ class _Body:
         self.gen = gen
         self.lines = []  # (text, primitive name)
         self.memo = {}
+        self.reads = {}  # materialised var -> set of index tuples read
 
     def value(self, x, idx) -> str:
         """A scalar expression for ``x`` at indices ``idx`` (tuple of source strings)."""
@@ -214,6 +222,7 @@ class _Body:
         gen = self.gen
         if x in gen.arrays:
             expr = f"{gen.arrays[x]}[{', '.join(idx) if idx else '()'}]"
+            self.reads.setdefault(x, set()).add(idx)
         else:
             op = gen.plan.ops[gen.plan.producer[x]]
             if op.kind == "scalar":
@@ -257,7 +266,10 @@ class _Gen:
         _check_avals(self.ops, jaxpr)
         self.plan = _Plan(self.ops, self.outs)
         self.arrays = {}
+        self.view_of = {}
+        self.owned = set()  # arrays this kernel allocated (may be overwritten once dead)
         self.params = []
+        self.param_vars = set(jaxpr.constvars) | set(jaxpr.invars)
         for v in list(jaxpr.constvars) + list(jaxpr.invars):
             name = self.var_name(v)
             self.params.append(name)
@@ -309,15 +321,54 @@ class _Gen:
         val = body.value(v, idx)
         self.emit_body(body, depth)
         self.emit(f"{name}[{', '.join(idx) if idx else '()'}] = {val}", depth)
+        reuse = self._reusable(v, body, tuple(idx))
+        if reuse is not None:
+            # Write in place over a dead temporary of the same type (a dot's result
+            # under bias + relu): saves a full-size allocation and a cache-cold pass.
+            self.lines[start] = f"    {name} = {self.arrays[reuse]}"
+            self.owned.discard(reuse)
         self.arrays[v] = name
-        del start
+        self.owned.add(v)
+
+    def _reusable(self, v, body, idx):
+        plan = self.plan
+        root = plan.producer[v]
+        for t, seen in body.reads.items():
+            if t not in self.owned or seen != {idx} or t in plan.outset:
+                continue
+            if t.aval.shape != v.aval.shape or t.aval.dtype != v.aval.dtype:
+                continue
+            if t in self.view_of.values():
+                continue
+            ok = True
+            for c in plan.consumers.get(t, []):
+                if not plan.live[c]:
+                    continue
+                cop = plan.ops[c]
+                if cop.kind not in ("scalar", "index") or plan.roots.get(cop.outvars[0]) \
+                        != {root}:
+                    ok = False
+                    break
+            if ok:
+                return t
+        return None
+
+    def copy(self, x) -> str:
+        """A fresh array equal to ``x`` (a loop: far quicker to compile than np.copy)."""
+        name = self.fresh("copy")
+        self.emit(f"{name} = np.empty({_shape(x.aval.shape)}, {dtype_ctor(x.aval.dtype)})")
+        idx, depth = self._loops(x.aval.shape, 1, False)
+        i = ", ".join(idx) or "()"
+        self.emit(f"{name}[{i}] = {self.arrays[x]}[{i}]", depth)
+        return name
 
     def array_op(self, op):
         ins = []
         for x in op.invars:
             if isinstance(x, Literal):
                 tmp = self.fresh("lit")
-                self.emit(f"{tmp} = np.full((), {literal_expr(x.val, x.aval.dtype)})")
+                self.emit(f"{tmp} = np.empty((), {dtype_ctor(x.aval.dtype)})")
+                self.emit(f"{tmp}[()] = {literal_expr(x.val, x.aval.dtype)}")
                 ins.append(tmp)
             else:
                 if x not in self.arrays:
@@ -330,6 +381,10 @@ class _Gen:
             self.emit(line)
         for v, name in zip(op.outvars, outs):
             self.arrays[v] = name
+        if op.prim.name == "reshape" and isinstance(op.invars[0], Var):
+            self.view_of[op.outvars[0]] = op.invars[0]  # np.reshape returns a view
+        else:
+            self.owned.update(op.outvars)
 
     def reduce_op(self, op):
         x = op.invars[0]
@@ -370,14 +425,18 @@ class _Gen:
             # Reduced axes outside kept ones: accumulators indexed by the kept axes.
             acc = self.fresh("acc")
             kshape = _shape(v.aval.shape)
-            self.emit(f"{acc} = np.full({kshape}, {spec.init}, {acc_ctor})")
+            self.emit(f"{acc} = np.empty({kshape}, {acc_ctor})")
             if spec.with_index:
-                self.emit(f"{acc}_i = np.full({kshape}, -1, np.int64)")
+                self.emit(f"{acc}_i = np.empty({kshape}, np.int64)")
+            fidx, fdepth = self._loops(v.aval.shape, 1, False)
+            f = ", ".join(fidx) or "()"
+            self.emit(f"{acc}[{f}] = {spec.init}", fdepth)
+            if spec.with_index:
+                self.emit(f"{acc}_i[{f}] = -1", fdepth)
             idx, depth = self._loops(shape, 1, False)
             body = _Body(self)
             val = body.value(x, idx)
-            for line in body.lines:
-                self.emit(line, depth)
+            self.emit_body(body, depth)
             k = ", ".join(f"i{d}" for d in kept) or "()"
             sa = self.fresh("a")
             self.emit(f"{sa} = {acc}[{k}]", depth)
@@ -416,10 +475,18 @@ class _Gen:
         for x in self.outs:
             if isinstance(x, Literal):
                 tmp = self.fresh("out")
-                self.emit(f"{tmp} = np.full((), {literal_expr(x.val, x.aval.dtype)})")
+                self.emit(f"{tmp} = np.empty((), {dtype_ctor(x.aval.dtype)})")
+                self.emit(f"{tmp}[()] = {literal_expr(x.val, x.aval.dtype)}")
                 rets.append(tmp)
             else:
-                rets.append(self.arrays[x])
+                base = x
+                while base in self.view_of:
+                    base = self.view_of[base]
+                # Never hand an input buffer back: the caller may still write to it.
+                if base in self.param_vars:
+                    rets.append(self.copy(x))
+                else:
+                    rets.append(self.arrays[x])
         self.emit(f"return ({''.join(r + ', ' for r in rets)})")
         head = [f"# {line}" for line in self.jaxpr_text.splitlines()]
         head.append(f"def {self.fn_name}({', '.join(self.params)}):")

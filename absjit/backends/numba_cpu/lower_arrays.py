@@ -6,9 +6,11 @@ names of C-contiguous arrays (the generator materialises operands first), ``outs
 names to bind. ``ctx.fresh(prefix)`` gives unused local names.
 
 ``dot_general`` calls BLAS through Numba's ``np.dot`` for float32/float64 (a 2-D
-transpose is passed to BLAS as a flag, not copied); other dtypes use a loop that
-accumulates in the result dtype (wrapping for integers, or-of-ands for bool), as the
-NumPy impl rule does.
+transpose is passed to BLAS as a flag, not copied; other layouts are gathered into
+(batch, rows, cols) buffers by plain loops); other dtypes use a loop that accumulates
+in the result dtype (wrapping for integers, or-of-ands for bool), as the NumPy impl rule
+does. Rules emit plain loops rather than ``np.transpose``/``np.full``/slice assignment:
+those take Numba far longer to compile than the loops take to write.
 """
 from __future__ import annotations
 
@@ -34,17 +36,47 @@ def _free(ndim, contract, batch):
     return [d for d in range(ndim) if d not in contract and d not in batch]
 
 
-def _as_3d(ctx, lines, name, aval, batch, first, second):
-    """``name`` transposed to (batch, first, second) and reshaped to 3-D."""
-    perm = tuple(batch) + tuple(first) + tuple(second)
-    shape3 = (_prod([aval.shape[d] for d in batch]), _prod([aval.shape[d] for d in first]),
-              _prod([aval.shape[d] for d in second]))
-    src = name
-    if perm != tuple(range(aval.ndim)):
-        src = f"np.ascontiguousarray(np.transpose({name}, {_shape(perm)}))"
-    out = ctx.fresh(name + "_3d")
-    lines.append(f"{out} = {src}.reshape({_shape(shape3)})")
-    return out, shape3
+def _loop_nest(lines, dims, depth=0, var="q"):
+    """Open loops over ``dims`` (sizes); returns (index names, body indentation)."""
+    names = []
+    for n, size in enumerate(dims):
+        lines.append("    " * depth + f"for {var}{n} in range({size}):")
+        names.append(f"{var}{n}")
+        depth += 1
+    return names, depth
+
+
+def _flat(names, sizes) -> str:
+    """Row-major flat index of ``names`` within ``sizes`` (source text)."""
+    expr = "0"
+    for nm, size in zip(names, sizes):
+        expr = nm if expr == "0" else f"({expr}) * {size} + {nm}"
+    return expr
+
+
+def _gather_matrix(ctx, lines, name, aval, batch, rows, cols, dt):
+    """A fresh C array (B, R, C) holding ``name`` with dims grouped as given."""
+    shp = aval.shape
+    sizes = [_prod([shp[d] for d in g]) for g in (batch, rows, cols)]
+    out = ctx.fresh("m")
+    lines.append(f"{out} = np.empty({_shape(sizes)}, {dtype_ctor(dt)})")
+    order = list(batch) + list(rows) + list(cols)
+    names, depth = _loop_nest(lines, [shp[d] for d in order])
+    by_dim = dict(zip(order, names))
+    flat = [_flat([by_dim[d] for d in g], [shp[d] for d in g]) for g in (batch, rows, cols)]
+    src = ", ".join(by_dim[d] for d in range(aval.ndim)) or "()"
+    lines.append("    " * depth + f"{out}[{', '.join(flat)}] = {name}[{src}]")
+    return out, sizes
+
+
+def _matrix_operand(name, aval, contract, lhs_side):
+    """``name`` as BLAS takes it without a copy (2-D, maybe transposed), or None."""
+    if aval.ndim == 1:
+        return name
+    if aval.ndim != 2:
+        return None
+    natural = 1 if lhs_side else 0
+    return name if contract[0] == natural else f"{name}.T"
 
 
 def lower_dot_general(ctx, outs, ins, in_avals, out_avals, *, dimension_numbers, precision,
@@ -55,114 +87,132 @@ def lower_dot_general(ctx, outs, ins, in_avals, out_avals, *, dimension_numbers,
     out_aval = out_avals[0]
     dt = np.dtype(out_aval.dtype)
     lines = []
-    if la.dtype != dt:
-        lhs2, rhs2 = ctx.fresh("lhs"), ctx.fresh("rhs")
-        lines += [f"{lhs2} = {lhs}.astype({dtype_ctor(dt)})",
-                  f"{rhs2} = {rhs}.astype({dtype_ctor(dt)})"]
-        lhs, rhs = lhs2, rhs2
     lf, rf = _free(la.ndim, lc, lb), _free(ra.ndim, rc, rb)
-    blas = dt in (np.dtype(np.float32), np.dtype(np.float64))
-    if blas and not lb and la.ndim <= 2 and ra.ndim <= 2 and len(lc) == 1 and \
-            _prod(out_aval.shape) > 0 and la.shape[lc[0]] > 0:
-        # Plain matrix/vector products: BLAS takes transposes as flags.
-        a = lhs if la.ndim == 1 or lc[0] == 1 else f"{lhs}.T"
-        b = rhs if ra.ndim == 1 or rc[0] == 0 else f"{rhs}.T"
-        res = f"np.dot({a}, {b})"
-        if la.ndim == 1 and ra.ndim == 1:
-            lines.append(f"{outs[0]} = np.full((), {res}, {dtype_ctor(dt)})")
-        else:
-            lines.append(f"{outs[0]} = {res}")
+    blas = dt in (np.dtype(np.float32), np.dtype(np.float64)) and la.dtype == dt
+    k = _prod([la.shape[d] for d in lc])
+    if blas and _prod(out_aval.shape) and k:
+        a = _matrix_operand(lhs, la, lc, True) if not lb and len(lc) == 1 else None
+        b = _matrix_operand(rhs, ra, rc, False) if not rb and len(rc) == 1 else None
+        if a is not None and b is not None:
+            if la.ndim == 1 and ra.ndim == 1:
+                res = ctx.fresh("r")
+                lines += [f"{res} = {dtype_ctor(dt)}(_dot({a}, {b}))",
+                          f"{outs[0]} = np.empty((), {dtype_ctor(dt)})",
+                          f"{outs[0]}[()] = {res}"]
+            else:
+                lines.append(f"{outs[0]} = _dot({a}, {b})")
+            return lines
+        a3, (nb, m, _) = _gather_matrix(ctx, lines, lhs, la, lb, lf, lc, dt)
+        b3, (_, _, n) = _gather_matrix(ctx, lines, rhs, ra, rb, rc, rf, dt)
+        o3 = ctx.fresh("o")
+        lines += [f"{o3} = np.empty({_shape((nb, m, n))}, {dtype_ctor(dt)})",
+                  f"_bdot({a3}, {b3}, {o3})",
+                  f"{outs[0]} = {o3}.reshape({_shape(out_aval.shape)})"]
         return lines
-    a3, (nb, m, k) = _as_3d(ctx, lines, lhs, la, lb, lf, lc)
-    b3, (_, _, n) = _as_3d(ctx, lines, rhs, ra, rb, rc, rf)
-    o3 = ctx.fresh("o3")
-    lines.append(f"{o3} = np.zeros({_shape((nb, m, n))}, {dtype_ctor(dt)})")
-    if blas and m and n and k:
-        lines += [f"for b in range({nb}):",
-                  f"    {o3}[b] = np.dot({a3}[b], {b3}[b])"]
-    else:
-        if dt == np.bool_:
-            step = f"{o3}[b, i, j] = {o3}[b, i, j] or (av and {b3}[b, p, j])"
-        else:
-            step = f"{o3}[b, i, j] = {dtype_ctor(dt)}({o3}[b, i, j] + av * {b3}[b, p, j])"
-        lines += [f"for b in range({nb}):",
-                  f"    for i in range({m}):",
-                  f"        for p in range({k}):",
-                  f"            av = {a3}[b, i, p]",
-                  f"            for j in range({n}):",
-                  f"                {step}"]
-    lines.append(f"{outs[0]} = {o3}.reshape({_shape(out_aval.shape)})")
+    # Loop fallback on the operands as they are: no copies, accumulate in the result
+    # dtype (wrapping for integers, or-of-ands for bool), as the impl rule does.
+    ctor = dtype_ctor(dt)
+    out = outs[0]
+    lines.append(f"{out} = np.empty({_shape(out_aval.shape)}, {ctor})")
+    nbatch = len(lb)
+    out_dims = list(out_aval.shape)
+    names, depth = _loop_nest(lines, out_dims, 0, "q")
+    bidx, lidx, ridx = names[:nbatch], names[nbatch:nbatch + len(lf)], names[nbatch + len(lf):]
+    acc = ctx.fresh("acc")
+    lines.append("    " * depth + f"{acc} = {'False' if dt == np.bool_ else ctor + '(0)'}")
+    cnames, cdepth = _loop_nest(lines, [la.shape[d] for d in lc], depth, "r")
+    lsub, rsub = [None] * la.ndim, [None] * ra.ndim
+    for d, nm in zip(lb, bidx):
+        lsub[d] = nm
+    for d, nm in zip(rb, bidx):
+        rsub[d] = nm
+    for d, nm in zip(lf, lidx):
+        lsub[d] = nm
+    for d, nm in zip(rf, ridx):
+        rsub[d] = nm
+    for dl, dr, nm in zip(lc, rc, cnames):
+        lsub[dl], rsub[dr] = nm, nm
+    x = f"{lhs}[{', '.join(lsub) or '()'}]"
+    y = f"{rhs}[{', '.join(rsub) or '()'}]"
+    if la.dtype != dt:
+        x, y = f"{ctor}({x})", f"{ctor}({y})"
+    step = f"{acc} or ({x} and {y})" if dt == np.bool_ else f"{ctor}({acc} + {x} * {y})"
+    lines.append("    " * cdepth + f"{acc} = {step}")
+    lines.append("    " * depth + f"{out}[{', '.join(names) or '()'}] = {acc}")
     return lines
 
 
 def lower_reshape(ctx, outs, ins, in_avals, out_avals, *, new_sizes, dimensions):
     src = ins[0]
-    if dimensions is not None and tuple(dimensions) != tuple(range(in_avals[0].ndim)):
-        src = f"np.ascontiguousarray(np.transpose({src}, {_shape(dimensions)}))"
+    aval = in_avals[0]
+    if dimensions is not None and tuple(dimensions) != tuple(range(aval.ndim)):
+        lines = []
+        t, _ = _gather_matrix(ctx, lines, src, aval, (), tuple(dimensions), (), aval.dtype)
+        return lines + [f"{outs[0]} = {t}.reshape({_shape(new_sizes)})"]
     return [f"{outs[0]} = {src}.reshape({_shape(new_sizes)})"]
 
 
 def lower_concatenate(ctx, outs, ins, in_avals, out_avals, *, dimension):
     out_aval = out_avals[0]
-    lines = [f"{outs[0]} = np.empty({_shape(out_aval.shape)}, {dtype_ctor(out_aval.dtype)})"]
+    out = outs[0]
+    lines = [f"{out} = np.empty({_shape(out_aval.shape)}, {dtype_ctor(out_aval.dtype)})"]
     start = 0
     for name, aval in zip(ins, in_avals):
-        size = aval.shape[dimension]
-        if size:
-            idx = ", ".join(f"{start}:{start + size}" if d == dimension else ":"
-                            for d in range(out_aval.ndim))
-            lines.append(f"{outs[0]}[{idx}] = {name}")
-        start += size
+        names, depth = _loop_nest(lines, aval.shape)
+        dst = [f"{start} + {nm}" if d == dimension and start else nm
+               for d, nm in enumerate(names)]
+        lines.append("    " * depth + f"{out}[{', '.join(dst)}] = {name}[{', '.join(names)}]")
+        start += aval.shape[dimension]
     return lines
 
 
 def lower_pad(ctx, outs, ins, in_avals, out_avals, *, padding_config):
-    # Pad into a big array (non-negative edges, interior), then crop negative edges.
     x, v = ins
-    aval = in_avals[0]
-    dt = dtype_ctor(aval.dtype)
-    big, put, crop = [], [], []
-    for d, (lo, hi, it) in zip(aval.shape, padding_config):
-        n = max(lo, 0) + max(hi, 0) + d + max(d - 1, 0) * it
-        big.append(n)
-        start = max(lo, 0)
-        stop = start + (d - 1) * (it + 1) + 1 if d else start
-        put.append(f"{start}:{stop}:{it + 1}")
-        crop.append(f"{-min(lo, 0)}:{n + min(hi, 0)}")
-    tmp = ctx.fresh("padded")
-    lines = [f"{tmp} = np.full({_shape(big)}, {v}[()], {dt})"]
-    if aval.size:
-        lines.append(f"{tmp}[{', '.join(put) or '()'}] = {x}")
-    if any(lo < 0 or hi < 0 for lo, hi, _ in padding_config):
-        lines.append(f"{outs[0]} = np.ascontiguousarray({tmp}[{', '.join(crop)}])")
-    else:
-        lines.append(f"{outs[0]} = {tmp}")
+    aval, out_aval = in_avals[0], out_avals[0]
+    out = outs[0]
+    lines = [f"{out} = np.empty({_shape(out_aval.shape)}, {dtype_ctor(aval.dtype)})"]
+    names, depth = _loop_nest(lines, out_aval.shape, 0, "p")
+    lines.append("    " * depth + f"{out}[{', '.join(names) or '()'}] = {v}[()]")
+    names, depth = _loop_nest(lines, aval.shape, 0, "q")
+    dst, conds = [], []
+    for nm, (lo, hi, it), size in zip(names, padding_config, out_aval.shape):
+        pos = f"{lo} + {it + 1} * {nm}"
+        dst.append(f"({pos})")
+        if lo < 0 or hi < 0:
+            conds.append(f"0 <= {pos} < {size}")
+    ind = "    " * depth
+    if conds:  # negative padding crops: skip elements that fall outside
+        lines.append(ind + f"if {' and '.join(conds)}:")
+        ind += "    "
+    lines.append(ind + f"{out}[{', '.join(dst) or '()'}] = {x}[{', '.join(names) or '()'}]")
     return lines
 
 
 def _cumulative(combine):
     def rule(ctx, outs, ins, in_avals, out_avals, *, axis, reverse):
         aval = in_avals[0]
-        out = outs[0]
+        out, x = outs[0], ins[0]
         n = aval.shape[axis]
-        dt = np.dtype(aval.dtype)
-        outer, inner = _prod(aval.shape[:axis]), _prod(aval.shape[axis + 1:])
-        x3 = ctx.fresh("x3")
-        o3 = ctx.fresh("o3")
-        prev = "(j + 1)" if reverse else "(j - 1)"
-        order = f"range({n} - 2, -1, -1)" if reverse else f"range(1, {n})"
+        ctor = dtype_ctor(aval.dtype)
+        others = [d for d in range(aval.ndim) if d != axis]
+        lines = [f"{out} = np.empty({_shape(aval.shape)}, {ctor})"]
+        names, depth = _loop_nest(lines, [aval.shape[d] for d in others])
+        if not n:
+            return lines[:1]
+        sub = dict(zip(others, names))
+        order = f"range({n} - 1, -1, -1)" if reverse else f"range({n})"
         first = n - 1 if reverse else 0
-        acc = combine(f"{o3}[a, {prev}, c]", f"{x3}[a, j, c]", dt)
-        lines = [f"{x3} = {ins[0]}.reshape({_shape((outer, n, inner))})",
-                 f"{o3} = np.empty({_shape((outer, n, inner))}, {dtype_ctor(dt)})"]
-        if n:
-            lines += [f"for a in range({outer}):",
-                      f"    for c in range({inner}):",
-                      f"        {o3}[a, {first}, c] = {x3}[a, {first}, c]",
-                      f"    for j in {order}:",
-                      f"        for c in range({inner}):",
-                      f"            {o3}[a, j, c] = {dtype_ctor(dt)}({acc})"]
-        lines.append(f"{out} = {o3}.reshape({_shape(aval.shape)})")
+        ind = "    " * depth
+        lines.append(ind + f"for r0 in {order}:")
+
+        def at(arr, pos):
+            return f"{arr}[{', '.join(pos if d == axis else sub[d] for d in range(aval.ndim))}]"
+        prev = "r0 + 1" if reverse else "r0 - 1"
+        lines += [ind + f"    if r0 == {first}:",
+                  ind + f"        {at(out, 'r0')} = {at(x, 'r0')}",
+                  ind + "    else:",
+                  ind + f"        {at(out, 'r0')} = {ctor}("
+                  f"{combine(at(out, prev), at(x, 'r0'), np.dtype(aval.dtype))})"]
         return lines
     return rule
 

@@ -14,6 +14,7 @@ values exactly as the eager interpreter does.
 from __future__ import annotations
 
 import hashlib
+import re
 
 import numpy as np
 
@@ -28,11 +29,16 @@ __all__ = ["DEBUG_FORMATS"]
 DEBUG_FORMATS: dict = {}
 
 
-def _sub_body(ctx, closed, in_names, out_names, hoist=None) -> list:
-    """Lines computing ``closed`` on ``in_names`` and assigning ``out_names``.
+def _sub_body(ctx, closed, in_srcs, out_names, hoist=None, scalar_in=None,
+              scalar_out=None) -> list:
+    """Lines computing ``closed`` on the expressions ``in_srcs`` and assigning
+    ``out_names``.
 
     With a list ``hoist``, the body's top-level ``np.empty`` allocations are moved
     there (run once, before a loop): every iteration overwrites those buffers fully.
+    Rank-0 values the body only reads and writes element-wise become plain scalar
+    locals, which Numba keeps in registers: ``scalar_in[k]`` says ``in_srcs[k]`` is a
+    scalar expression, ``scalar_out[k]`` asks for ``out_names[k]`` as a scalar.
     """
     from .codegen import Unsupported, _Gen
 
@@ -46,6 +52,9 @@ def _sub_body(ctx, closed, in_names, out_names, hoist=None) -> list:
             return prefix + _Gen.fresh(self, p)
 
     jaxpr = closed.jaxpr
+    n_in = len(in_srcs)
+    scalar_in = scalar_in or [False] * n_in
+    scalar_out = scalar_out or [False] * len(out_names)
     consts = []
     for c in closed.consts:
         c = np.asarray(c)
@@ -58,23 +67,61 @@ def _sub_body(ctx, closed, in_names, out_names, hoist=None) -> list:
     sub.build()
     if sub.uses_parallel:
         ctx.uses_parallel = True
-    out = []
     n_consts = len(jaxpr.constvars)
-    for name, expr in zip(sub.params[:n_consts], consts):
-        (hoist if hoist is not None else out).append(f"{name} = {expr}")
-    for name, src in zip(sub.params[n_consts:], in_names):
-        out.append(f"{name} = {src}")
     ret = sub.lines[-1].strip()
     assert ret.startswith("return (") and ret.endswith(")")
+    exprs = [e for e in ret[len("return ("):-1].split(", ") if e.strip()]
+    local, buffers = [], []
     for line in sub.lines[:-1]:
         line = line[4:]
         if hoist is not None and not line.startswith(" ") and " = np.empty(" in line:
-            hoist.append(line)
+            buffers.append(line)
         else:
-            out.append(line)
-    exprs = [e for e in ret[len("return ("):-1].split(", ") if e.strip()]
-    for name, expr in zip(out_names, exprs):
-        out.append(f"{name} = {expr}")
+            local.append(line)
+    # Which rank-0 names can be scalars: every use in the body is an element access.
+    text = "\n".join(local)
+    params = sub.params[n_consts:]
+    candidates = {}
+    for line in buffers:
+        m = re.match(r"^(\w+) = np\.empty\(\(\), ", line)
+        if m:
+            candidates[m.group(1)] = line
+    for name, v in zip(params, jaxpr.invars):
+        if not v.aval.shape:
+            candidates[name] = None
+    scalars = set()
+    for name in candidates:
+        uses = len(re.findall(rf"\b{name}\b", text))
+        elem = len(re.findall(rf"\b{name}\[\(\)\]", text))
+        copies = len(re.findall(rf"np\.copy\({name}\)", " ".join(exprs)))
+        in_ret = sum(e == name for e in exprs)
+        mentioned = sum(bool(re.search(rf"\b{name}\b", e)) for e in exprs)
+        if uses == elem and copies + in_ret == mentioned:
+            scalars.add(name)
+
+    def scalarize(line):
+        for name in scalars:
+            line = re.sub(rf"\b{name}\[\(\)\]", name, line)
+        return line
+
+    out = []
+    for name, expr in zip(sub.params[:n_consts], consts):
+        (hoist if hoist is not None else out).append(f"{name} = {expr}")
+    for name, src, sc in zip(params, in_srcs, scalar_in):
+        if name in scalars:
+            out.append(f"{name} = {src}" if sc else f"{name} = {src}[()]")
+        else:
+            out.append(f"{name} = np.full((), {src})" if sc else f"{name} = {src}")
+    if hoist is not None:
+        hoist += [b for b in buffers if b.split(" = ")[0] not in scalars]
+    out += [scalarize(line) for line in local]
+    for name, expr, want_scalar in zip(out_names, exprs, scalar_out):
+        m = re.match(r"^np\.copy\((\w+)\)$", expr)
+        base = m.group(1) if m else expr
+        if base in scalars:
+            out.append(f"{name} = {base}" if want_scalar else f"{name} = np.full((), {base})")
+        else:
+            out.append(f"{name} = {expr}[()]" if want_scalar else f"{name} = {expr}")
     return out
 
 
@@ -102,26 +149,53 @@ def lower_cond(ctx, outs, ins, in_avals, out_avals, *, branches):
     return lines
 
 
+def _carry_vars(ctx, outs, init, out_avals):
+    """Loop variables for the carry: scalars for rank-0 values, else own buffers."""
+    names, lines, scalar = [], [], []
+    for o, i, a in zip(outs, init, out_avals):
+        if a.shape:
+            names.append(o)
+            lines.append(f"{o} = np.copy({i})")
+            scalar.append(False)
+        else:
+            n = ctx.fresh("lc")
+            names.append(n)
+            lines.append(f"{n} = {i}[()]")
+            scalar.append(True)
+    return names, lines, scalar
+
+
+def _carry_update(names, new, scalar):
+    return [f"{n} = {x}" if sc else f"{n}[...] = {x}" for n, x, sc in zip(names, new, scalar)]
+
+
+def _carry_results(outs, names, scalar):
+    return [f"{o} = np.full((), {n})" for o, n, sc in zip(outs, names, scalar) if sc]
+
+
 def lower_while(ctx, outs, ins, in_avals, out_avals, *, cond_jaxpr, body_jaxpr,
                 cond_nconsts, body_nconsts):
     cc = ins[:cond_nconsts]
     bc = ins[cond_nconsts:cond_nconsts + body_nconsts]
     init = ins[cond_nconsts + body_nconsts:]
-    # The carry lives in its own buffers, updated by copying: the body's buffers are
+    # The carry lives in its own variables, updated by copying: the body's buffers are
     # reused by every iteration.
-    lines = [f"{o} = np.copy({i})" for o, i in zip(outs, init)]
+    names, lines, scalar = _carry_vars(ctx, outs, init, out_avals)
     pred = ctx.fresh("wp")
     new = [ctx.fresh("wc") for _ in outs]
     hoist = []
-    cond_body = _sub_body(ctx, cond_jaxpr, cc + outs, [pred], hoist)
-    body = _sub_body(ctx, body_jaxpr, bc + outs, new, hoist)
+    cond_body = _sub_body(ctx, cond_jaxpr, cc + names, [pred], hoist,
+                          [False] * len(cc) + scalar, [True])
+    body = _sub_body(ctx, body_jaxpr, bc + names, new, hoist,
+                     [False] * len(bc) + scalar, scalar)
     lines += hoist
     lines.append("while True:")
     lines += _indent(cond_body)
-    lines.append(f"    if not {pred}[()]:")
+    lines.append(f"    if not {pred}:")
     lines.append("        break")
     lines += _indent(body)
-    lines += _indent([_copy_into(o, n, len(a.shape)) for o, n, a in zip(outs, new, out_avals)])
+    lines += _indent(_carry_update(names, new, scalar))
+    lines += _carry_results(outs, names, scalar)
     return lines
 
 
@@ -133,31 +207,29 @@ def lower_scan(ctx, outs, ins, in_avals, out_avals, *, jaxpr, length, reverse, n
     x_avals = in_avals[num_consts + num_carry:]
     carry, ys = outs[:num_carry], outs[num_carry:]
     c_avals, y_avals = out_avals[:num_carry], out_avals[num_carry:]
-    lines = [f"{o} = np.copy({i})" for o, i in zip(carry, init)]
+    names, lines, scalar = _carry_vars(ctx, carry, init, c_avals)
     for y, a in zip(ys, y_avals):
         lines.append(f"{y} = np.empty({tuple(int(d) for d in a.shape)}, "
                      f"{dtype_ctor(a.dtype)})")
     it, i = ctx.fresh("it"), ctx.fresh("si")
     body = [f"{i} = {int(length) - 1} - {it}" if reverse else f"{i} = {it}"]
     hoist = []
-    x_names = []
+    x_srcs, x_scalar = [], []
     for x, a in zip(xs, x_avals):
-        name = ctx.fresh("sx")
-        if len(a.shape) > 1:
-            body.append(f"{name} = {x}[{i}]")
-        else:
-            hoist.append(f"{name} = np.empty((), {dtype_ctor(a.dtype)})")
-            body.append(f"{name}[()] = {x}[{i}]")
-        x_names.append(name)
+        x_srcs.append(f"{x}[{i}]")
+        x_scalar.append(len(a.shape) == 1)
     new_c = [ctx.fresh("sc") for _ in carry]
     new_y = [ctx.fresh("sy") for _ in ys]
-    body += _sub_body(ctx, jaxpr, consts + carry + x_names, new_c + new_y, hoist)
-    body += [_copy_into(o, n, len(a.shape)) for o, n, a in zip(carry, new_c, c_avals)]
-    for y, n, a in zip(ys, new_y, y_avals):
-        body.append(f"{y}[{i}] = {n}[()]" if len(a.shape) == 1 else f"{y}[{i}] = {n}")
+    y_scalar = [len(a.shape) == 1 for a in y_avals]
+    body += _sub_body(ctx, jaxpr, consts + names + x_srcs, new_c + new_y, hoist,
+                      [False] * len(consts) + scalar + x_scalar, scalar + y_scalar)
+    body += _carry_update(names, new_c, scalar)
+    for y, n in zip(ys, new_y):
+        body.append(f"{y}[{i}] = {n}")
     lines += hoist
     lines.append(f"for {it} in range({int(length)}):")
     lines += _indent(body)
+    lines += _carry_results(carry, names, scalar)
     return lines
 
 

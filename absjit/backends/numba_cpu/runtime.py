@@ -39,6 +39,23 @@ for _dt in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uin
     globals()[f"_idiv_{_dt}"] = _make_idiv(_dt)
     __all__.append(f"_idiv_{_dt}")
 
+
+# BLAS products live here, compiled once per process (and cached on disk), so a kernel
+# that multiplies matrices links them instead of re-typing ``np.dot`` every time.
+@numba.njit(cache=True, error_model="numpy")
+def _dot(a, b):
+    return np.dot(a, b)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _bdot(a, b, out):
+    for q in range(a.shape[0]):
+        out[q] = np.dot(a[q], b[q])
+    return out
+
+
+__all__ += ["_dot", "_bdot"]
+
 # Kernels with debug_print call back into Python from object mode.
 from numba import objmode  # noqa: E402
 from .lower_control_flow import debug_print_callback  # noqa: E402

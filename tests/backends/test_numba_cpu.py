@@ -1,0 +1,406 @@
+"""The cpu backend against the NumPy reference (the interpret backend).
+
+Every function here is compiled by the cpu backend and compared with the same function
+run on ``interpret``; the generated source is checked for the fusion the backend
+promises (one loop nest, no temporaries) where that is the point of the test.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as hst
+
+import absjit
+import absjit.numpy as jnp
+from absjit import lax
+from absjit.errors import CompilationError
+
+from ..checks import assert_close
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _tmp_cache(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ABSJIT_CACHE_DIR", str(tmp_path_factory.mktemp("absjit-cache")))
+    yield
+    mp.undo()
+
+
+def both(f, *args, **jit_kwargs):
+    """``f`` compiled by cpu and by interpret on ``args``: (cpu result, reference)."""
+    got = absjit.jit(f, backend="cpu", **jit_kwargs)(*args)
+    want = absjit.jit(f, backend="interpret")(*args)
+    return got, want
+
+
+def check(f, *args, **kw):
+    got, want = both(f, *args)
+    assert_close(got, want, **kw)
+    return got
+
+
+def source(f, *args, **jit_kwargs):
+    return absjit.jit(f, backend="cpu", **jit_kwargs).lower(*args).compile().as_text()
+
+
+# ---------------------------------------------------------------------------
+# elementwise, with the integer and float corner cases of the shared rules
+# ---------------------------------------------------------------------------
+FLOAT_UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "arcsinh", "arctan",
+               "expm1", "log1p", "floor", "ceil", "abs", "negative", "sign", "cbrt",
+               "isfinite", "round", "rint"]
+
+
+@pytest.mark.parametrize("name", FLOAT_UNARY)
+def test_float_unary(name):
+    x = np.array([-2.5, -1.0, -0.5, 0.0, 0.5, 1.5, 2.5, np.inf, -np.inf, np.nan], np.float32)
+    check(getattr(jnp, name), x)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "maximum",
+                                  "minimum", "power", "arctan2", "fmod", "less", "equal",
+                                  "greater_equal", "not_equal"])
+def test_float_binary_with_nan_and_inf(name):
+    x = np.array([1.0, -2.0, np.nan, np.inf, 0.0, -0.0, 3.0], np.float32)
+    y = np.array([2.0, np.nan, 1.0, np.inf, 0.0, 1.0, -np.inf], np.float32)
+    check(getattr(jnp, name), x, y)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int32, np.int64, np.uint8, np.uint32])
+def test_integer_division_rules(dt):
+    info = np.iinfo(dt)
+    x = np.array([7, -7, 7, -7, 0, info.min, info.max, 5]).astype(dt)
+    y = np.array([2, 2, -2, -2, 0, -1 if info.min else 1, 0, 3]).astype(dt)
+    if dt in (np.int64,):
+        absjit.config.update("enable_x64", True)
+    check(lax.div, x, y)
+    check(lax.rem, x, y)
+
+
+@pytest.mark.parametrize("src,dst", [(np.float32, np.int32), (np.float32, np.uint8),
+                                     (np.float64, np.int64), (np.float32, np.int8),
+                                     (np.int32, np.float32), (np.int32, np.bool_),
+                                     (np.float32, np.bool_), (np.bool_, np.int32),
+                                     (np.int32, np.int8), (np.float64, np.float32)])
+def test_casts_saturate(src, dst):
+    absjit.config.update("enable_x64", True)
+    if np.dtype(src).kind == "f":
+        x = np.array([1e20, -1e20, np.nan, np.inf, -np.inf, 2.7, -2.7, 255.5, 0.0], src)
+    elif src == np.bool_:
+        x = np.array([True, False])
+    else:
+        x = np.array([0, 1, -1, 300, -300, 2**31 - 1], src)
+    check(lambda a: lax.convert_element_type(a, dst), x)
+
+
+@pytest.mark.parametrize("name", ["shift_left", "shift_right_arithmetic",
+                                  "shift_right_logical"])
+def test_shifts_out_of_range(name):
+    x = np.array([1, -8, 123456, -1, 7, 7], np.int32)
+    y = np.array([0, 1, 3, 31, 32, -1], np.int32)
+    check(getattr(lax, name), x, y)
+
+
+def test_bitwise_and_bool_ops():
+    x = np.array([0, 1, 5, -3], np.int32)
+    y = np.array([3, 1, 4, 12], np.int32)
+    check(lambda a, b: (a & b, a | b, a ^ b, ~a), x, y)
+    p = np.array([True, False, True, False])
+    q = np.array([True, True, False, False])
+    check(lambda a, b: (a & b, a | b, a ^ b, ~a), p, q)
+
+
+def test_integer_pow_and_select_n_and_clamp():
+    x = np.linspace(-3, 3, 11).astype(np.float32)
+    check(lambda a: (lax.integer_pow(a, 2), lax.integer_pow(a, 3), lax.integer_pow(a, -2),
+                     lax.integer_pow(a, 0)), x)
+    i = np.arange(-2, 9, dtype=np.int32)
+    check(lambda a: lax.integer_pow(a, 5), i)
+    which = np.array([0, 1, 2, 5, -1], np.int32)
+    a, b, c = (np.full(5, v, np.float32) for v in (1, 2, 3))
+    check(lax.select_n, which, a, b, c)
+    check(lambda v: lax.clamp(np.float32(-1), v, np.float32(1)), x)
+
+
+def test_integer_overflow_wraps():
+    x = np.array([2**31 - 1, -2**31, 100000], np.int32)
+    check(lambda a: (a + a, a * a, a - np.int32(1)), x)
+
+
+# ---------------------------------------------------------------------------
+# fusion: one loop nest, no temporaries
+# ---------------------------------------------------------------------------
+def selu(x, alpha=1.67, lmbda=1.05):
+    return lmbda * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+
+
+def test_selu_is_one_loop_without_temporaries():
+    x = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
+    check(selu, x)
+    src = source(selu, x)
+    assert src.count("np.empty(") == 1, src  # only the output
+    assert src.count("for i0") == 1, src
+    assert "# { lambda ; a:f32[1000]. let" in src
+
+
+def test_broadcasting_is_index_arithmetic():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    v = np.arange(4, dtype=np.float32)
+    got = check(lambda a, b: a * b + b[None, :] - 1.0, x, v)
+    src = source(lambda a, b: a * b + b[None, :] - 1.0, x, v)
+    assert src.count("np.empty(") == 1, src
+    assert np.asarray(got).shape == (3, 4)
+
+
+def test_norm_reductions_fuse_with_producers():
+    def norm(X):
+        X = X - X.mean(0)
+        return X / jnp.sqrt(jnp.mean(X * X, 0))
+    X = np.random.default_rng(1).standard_normal((100, 10)).astype(np.float32)
+    check(norm, X, rtol=1e-4)
+    src = source(norm, X)
+    # Full-size (100, 10) arrays: the output only; the rest are (10,) accumulators.
+    assert src.count("np.empty((100, 10, )") == 1, src
+
+
+def test_costly_value_used_by_two_outputs_is_computed_once():
+    x = np.linspace(0, 1, 50).astype(np.float32)
+    check(lambda a: (jnp.exp(a) + 1, jnp.exp(a) * 2), x)
+    src = source(lambda a: (jnp.exp(a) + 1, jnp.exp(a) * 2), x)
+    assert src.count("np.exp(") == 1, src
+
+
+# ---------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("axes", [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2), ()])
+@pytest.mark.parametrize("op", ["sum", "max", "min", "prod"])
+def test_reductions_every_axis_set(op, axes):
+    x = np.random.default_rng(2).uniform(0.5, 1.5, (3, 4, 5)).astype(np.float32)
+    fn = getattr(lax, f"reduce_{op}")
+    check(lambda a: fn(a * 1.5, axes), x, rtol=1e-5)
+
+
+def test_reductions_bool_int_empty_and_nan():
+    b = np.array([[True, False], [True, True]])
+    check(lambda a: (lax.reduce_and(a, (1,)), lax.reduce_or(a, (0,))), b)
+    i = np.arange(12, dtype=np.int32).reshape(3, 4)
+    check(lambda a: (jnp.sum(a, 0), jnp.max(a, 1), jnp.min(a)), i)
+    e = np.zeros((0, 3), np.float32)
+    check(lambda a: (jnp.sum(a, 0), lax.reduce_max(a, (0,)), jnp.prod(a, 0)), e)
+    n = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, -np.inf]], np.float32)
+    check(lambda a: (jnp.max(a, 1), jnp.min(a, 0), jnp.sum(a, 1)), n)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_argmax_argmin_first_wins_and_nan(axis):
+    x = np.array([[1.0, 3.0, 3.0, np.nan], [2.0, 2.0, 0.0, 0.0], [5.0, np.nan, 5.0, 1.0]],
+                 np.float32)
+    check(lambda a: (jnp.argmax(a, axis), jnp.argmin(a, axis)), x)
+    i = np.array([[1, 3, 3], [2, 2, 0]], np.int32)
+    check(lambda a: (jnp.argmax(a, axis), jnp.argmin(a, axis)), i)
+
+
+def test_cumulative():
+    x = np.arange(1, 13, dtype=np.float32).reshape(3, 4) / 3
+    check(lambda a: (lax.cumsum(a, 0), lax.cumprod(a, 1), lax.cummax(a, 1, reverse=True),
+                     lax.cummin(a, 0)), x, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# structural
+# ---------------------------------------------------------------------------
+def test_structural_ops():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    check(lambda a: (a.T, jnp.transpose(a, (1, 0, 2)) + 1, a[:, 1:3, ::2], a[::-1, :, 1],
+                     jnp.reshape(a, (6, 4)), jnp.reshape(a + 1, (4, 6)),
+                     jnp.expand_dims(a, 1) * 2, jnp.squeeze(a[:1], 0), a.reshape(-1)), x)
+    check(lambda a: (jnp.concatenate([a, a * 2], 1), lax.pad(a, np.float32(-1),
+                                                             ((1, 0, 0), (0, 2, 1), (-1, 1, 0)))),
+          x)
+    check(lambda: (lax.iota(np.int32, 5), jnp.arange(3.0)[None, :] + jnp.zeros((2, 1))))
+    check(lambda a: jnp.flip(a, (0, 2)) * a, x)
+
+
+def test_output_aliasing_an_input_is_a_copy():
+    x = np.arange(6, dtype=np.float32)
+    out = absjit.jit(lambda a: (a, a.reshape(2, 3)), backend="cpu")(x)
+    x[0] = 100.0
+    assert float(out[0][0]) == 0.0 and float(out[1][0, 0]) == 0.0
+
+
+def test_literal_and_scalar_outputs():
+    check(lambda a: (a, 3.0, a * 2), np.float32(2.0))
+    check(lambda a: jnp.sum(a), np.float32(4.0))
+
+
+# ---------------------------------------------------------------------------
+# dot_general
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("dt", [np.float32, np.float64, np.int32, np.bool_])
+def test_dot_layouts(dt):
+    absjit.config.update("enable_x64", True)
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((4, 5)) * 3).astype(dt)
+    b = (rng.standard_normal((5, 3)) * 3).astype(dt)
+    v = (rng.standard_normal(5) * 3).astype(dt)
+    c = (rng.standard_normal((2, 4, 5)) * 3).astype(dt)
+    d = (rng.standard_normal((2, 5, 3)) * 3).astype(dt)
+    rtol = 1e-5 if dt == np.float32 else None
+    check(lambda x, y: (x @ y, x.T.T @ y, x @ v, v @ y, v @ v), a, b, rtol=rtol)
+    check(lambda x, y: jnp.matmul(x, y), c, d, rtol=rtol)
+    dn = (((0,), (1,)), ((), ()))
+    check(lambda x, y: lax.dot_general(x, y, dn), b, b.T.copy(), rtol=rtol)
+    check(lambda x, y: jnp.einsum("bij,bjk->bik", x, y), c, d, rtol=rtol)
+
+
+def test_dot_then_bias_relu_fuses_after_the_dot():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((8, 16)).astype(np.float32)
+    w = rng.standard_normal((16, 4)).astype(np.float32)
+    bias = rng.standard_normal(4).astype(np.float32)
+    f = lambda x, y, z: jnp.maximum(x @ y + z, 0)  # noqa: E731
+    check(f, a, w, bias, rtol=1e-5)
+    src = source(f, a, w, bias)
+    assert "_dot(" in src and src.count("np.empty(") == 0, src  # relu writes in place
+
+
+def test_zero_size_dot():
+    check(lambda x, y: x @ y, np.zeros((3, 0), np.float32), np.zeros((0, 2), np.float32))
+    check(lambda x, y: x @ y, np.zeros((0, 3), np.float32), np.ones((3, 2), np.float32))
+
+
+# ---------------------------------------------------------------------------
+# nested jit, fallback, errors, options
+# ---------------------------------------------------------------------------
+def test_nested_jit_is_inlined():
+    inner = absjit.jit(lambda a: jnp.sin(a) * 2)
+    f = lambda a: inner(a) + inner(a * 3)  # noqa: E731
+    x = np.linspace(0, 1, 7).astype(np.float32)
+    check(f, x)
+    src = source(f, x)
+    assert src.count("def ") == 1 and src.count("np.empty(") == 1, src
+
+
+def test_unlowered_primitive_falls_back_with_one_warning():
+    x = np.array([3.0, 1.0, 2.0], np.float32)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        got = absjit.jit(lambda a: jnp.sort(a) + 1, backend="cpu")(x)
+        absjit.jit(lambda a: jnp.sort(a) * 2, backend="cpu")(x)
+    np.testing.assert_array_equal(np.asarray(got), [2.0, 3.0, 4.0])
+    import importlib
+    be = importlib.import_module("absjit.backends.numba_cpu.backend")
+    assert "sort" in be._warned
+    assert len([w for w in rec if "sort" in str(w.message)]) <= 1
+
+
+def test_unsupported_dtype_falls_back():
+    x = np.array([1.0, 2.0], np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got, want = both(lambda a: a * 2, x)
+    assert_close(got, want)
+
+
+def test_numba_failure_is_a_compilation_error_naming_the_primitive(monkeypatch):
+    from absjit.backends.numba_cpu import lower_elementwise as le
+    from absjit.ops import elementwise as ew
+    monkeypatch.setitem(le.scalar_rules, ew.cosh_p,
+                        lambda args, in_avals, out_aval: f"np.linalg.inv({args[0]})")
+    x = np.array([0.5, 1.5], np.float32)
+    with pytest.raises(CompilationError, match="cosh"):
+        absjit.jit(lambda a: jnp.cosh(a) + 1.0, backend="cpu")(x)
+    monkeypatch.undo()
+    check(lambda a: jnp.cosh(a) + 1.0, x)  # the failure left nothing behind
+
+
+def test_fastmath_and_parallel_options():
+    x = np.random.default_rng(5).standard_normal(2000).astype(np.float32)
+    got = absjit.jit(selu, backend="cpu", compiler_options={"fastmath": True,
+                                                             "parallel": True})(x)
+    assert_close(got, absjit.jit(selu, backend="interpret")(x), rtol=1e-4)
+    src = source(selu, x, compiler_options={"parallel": True})
+    assert "prange(" in src
+    assert "prange(" not in source(selu, x)  # small: serial by default
+
+
+def test_non_contiguous_and_scalar_buffers():
+    from absjit.backends import get_backend
+    from absjit.backends.base import CompileOptions
+    closed = absjit.make_jaxpr(lambda a, b: a * b)(np.ones(4, np.float32), np.float32(2))
+    exe = get_backend("cpu").compile(closed, CompileOptions())
+    x = np.arange(8, dtype=np.float32)[::2]
+    out = exe(x, 3.0)
+    np.testing.assert_array_equal(out[0], x * 3)
+
+
+def test_compile_cache_reuses_kernel_for_fresh_lambdas():
+    from absjit.backends.numba_cpu import stats
+    x = np.arange(5, dtype=np.float32)
+    absjit.jit(lambda a: a * 7.5 + 2.5, backend="cpu")(x)
+    before = stats["compiles"]
+    for _ in range(3):
+        absjit.jit(lambda a: a * 7.5 + 2.5, backend="cpu")(x)
+    assert stats["compiles"] == before
+
+
+# ---------------------------------------------------------------------------
+# random programs: cpu == interpret
+# ---------------------------------------------------------------------------
+_UNARY = [jnp.exp, jnp.tanh, jnp.abs, lambda a: a * a, lambda a: -a, jnp.floor]
+_BINARY = [jnp.add, jnp.subtract, jnp.multiply, jnp.maximum, jnp.minimum,
+           lambda a, b: jnp.where(a > b, a, b * 2)]
+
+
+@hst.composite
+def programs(draw):
+    ndim = draw(hst.integers(0, 3))
+    shape = tuple(draw(hst.lists(hst.sampled_from([0, 1, 2, 3, 5]), min_size=ndim,
+                                 max_size=ndim)))
+    dt = draw(hst.sampled_from([np.float32, np.int32]))
+    steps = draw(hst.lists(hst.tuples(hst.integers(0, 6), hst.integers(0, 10**6)),
+                           min_size=1, max_size=5))
+    return shape, dt, steps
+
+
+def _step(cur, kind, r, b, dt):
+    """One random operation; every kind is valid for every shape."""
+    if kind == 0 and dt == np.float32:
+        return _UNARY[r % len(_UNARY)](cur)
+    if kind == 1:
+        return _BINARY[r % len(_BINARY)](cur, b)  # b is a scalar: broadcasts
+    if kind == 2 and cur.ndim:
+        ax = r % cur.ndim
+        if r % 2 or cur.shape[ax] == 0:
+            return jnp.sum(cur, ax)
+        return jnp.max(cur, ax)
+    if kind == 3 and cur.ndim >= 2:
+        return cur.T
+    if kind == 4:
+        return jnp.reshape(cur, (-1,))[::-1]
+    if kind == 5 and cur.ndim:
+        return cur - jnp.sum(cur, -1, keepdims=True)  # broadcast of a reduction
+    if kind == 6 and cur.ndim:
+        return cur @ jnp.ones((cur.shape[-1], 2), dt)
+    return cur
+
+
+@settings(max_examples=10, deadline=None)
+@given(programs(), hst.integers(0, 2**31 - 1))
+def test_random_programs_match_interpret(prog, seed):
+    shape, dt, steps = prog
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 3).astype(dt)
+    y = np.asarray(rng.standard_normal() * 3).astype(dt)
+
+    def f(a, b):
+        vals = [a]
+        for kind, r in steps:
+            vals.append(_step(vals[-1], kind, r, b, dt))
+        return vals[-1], vals[len(vals) // 2]
+
+    got, want = both(f, x, y)
+    assert_close(got, want, rtol=1e-4, atol=1e-3)
