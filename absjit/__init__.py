@@ -31,6 +31,10 @@ from .custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
 from . import debug  # noqa: E402,F401
 from . import backends  # noqa: E402,F401  (callable: absjit.backends() lists them)
 from .backends import interpret as _interpret_backend  # noqa: E402,F401
+try:  # the cpu backend needs Numba; without it jit runs on the interpret backend
+    from .backends import numba_cpu as _numba_cpu_backend  # noqa: E402,F401
+except ImportError:  # pragma: no cover
+    pass
 from .jit import jit, clear_caches  # noqa: E402
 from .jit import compile_cache as _compile_cache  # noqa: E402
 from .jit.runtime import block_until_ready, device_put  # noqa: E402
