@@ -1,0 +1,136 @@
+"""Run the benchmark workloads outside asv and print one table of ratios.
+
+Usage: ``python scripts/compare.py [--quick]``. Each time is the best of several
+repeats of a steady-state call (compiled beforehand). Ratios below 1 mean absjit is
+faster. Targets are DESIGN.md §10's.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import timeit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "asv_bench", "benchmarks"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import numpy as np  # noqa: E402
+
+import _workloads as w  # noqa: E402
+import absjit  # noqa: E402
+
+
+def best_seconds(fn, repeat):
+    t = timeit.Timer(lambda: w._ready(fn()))
+    number, _ = t.autorange()
+    number = max(number // 4, 1)
+    return min(t.repeat(repeat, number)) / number
+
+
+def dispatch_times(repeat):
+    x10 = np.ones(10, np.float32)
+    out = {}
+    f = absjit.jit(lambda x: x + 1)
+    f(x10)
+    out["absjit"] = best_seconds(lambda: f(x10), repeat)
+    if w.jax is not None:
+        jf = w.jax.jit(lambda x: x + 1)
+        xj = w.jax.device_put(x10)
+        jf(xj)
+        out["jax"] = best_seconds(lambda: jf(xj), repeat)
+    if w.numba is not None:
+        nf = w.numba.njit(lambda x: x + np.float32(1))
+        nf(x10)
+        out["numba"] = best_seconds(lambda: nf(x10), repeat)
+    return out
+
+
+def loop_ratio(lib, jnp_mod, n=20):
+    """Seed 000's loop: a fresh lambda around jit each iteration vs a plain function."""
+    x = np.float32(1.0)
+
+    def g(v):
+        return v * 2.0 + 1.0
+
+    def fresh():
+        for _ in range(n):
+            lib.jit(lambda v: v * 2.0 + 1.0)(x)
+
+    gj = lib.jit(g)
+
+    def plain():
+        for _ in range(n):
+            gj(x)
+    fresh(), plain()
+    return best_seconds(fresh, 3) / best_seconds(plain, 3)
+
+
+_FRESH = (
+    "import time; t0 = time.perf_counter()\n"
+    "import numpy as np\nimport {lib} as lib\nimport {lib}.numpy as jnp\n"
+    "f = lib.jit(lambda x: 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67))\n"
+    "f(np.ones(1000, np.float32)).block_until_ready()\n"
+    "print(time.perf_counter() - t0)\n")
+
+
+def fresh_process(lib, env):
+    proc = subprocess.run([sys.executable, "-c", _FRESH.format(lib=lib)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode:
+        raise RuntimeError(proc.stderr)
+    return float(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="fewer repeats")
+    ap.add_argument("--only", nargs="*", help="workload names")
+    args = ap.parse_args()
+    repeat = 3 if args.quick else 7
+    rows = []
+    for name, make in w.WORKLOADS.items():
+        if args.only and name not in args.only:
+            continue
+        impls = make()
+        times = {k: best_seconds(fn, repeat) for k, fn in impls.items()}
+        rows.append((name, times))
+    rows.append(("dispatch x+1 (10)", dispatch_times(repeat)))
+
+    print(f"{'workload':<20}{'absjit':>12}{'jax':>12}{'numba':>12}{'prange':>12}"
+          f"{'numpy':>12}{'/jax':>8}{'/numba':>8}{'/prange':>8}{'/numpy':>8}")
+    for name, t in rows:
+        a = t["absjit"]
+
+        def cell(k):
+            return f"{t[k] * 1e3:12.4f}" if k in t else f"{'-':>12}"
+
+        def ratio(k):
+            return f"{a / t[k]:8.2f}" if k in t else f"{'-':>8}"
+        print(f"{name:<20}{cell('absjit')}{cell('jax')}{cell('numba')}{cell('numba-prange')}"
+              f"{cell('numpy')}{ratio('jax')}{ratio('numba')}{ratio('numba-prange')}"
+              f"{ratio('numpy')}")
+    print("(times in ms)")
+
+    import absjit.numpy as jnp
+    print(f"jit-in-a-loop, fresh lambda / plain, 20 iterations: absjit "
+          f"{loop_ratio(absjit, jnp):.2f}x", end="")
+    if w.jax is not None:
+        print(f", jax {loop_ratio(w.jax, w.jax_numpy):.2f}x")
+    else:
+        print()
+    env = dict(os.environ, ABSJIT_CACHE_DIR=tempfile.mkdtemp(prefix="absjit-compare-"))
+    env.pop("ABSJIT_DISABLE_DISK_CACHE", None)
+    cold = fresh_process("absjit", env)
+    warm = min(fresh_process("absjit", env) for _ in range(3))
+    line = f"fresh process to first selu result: absjit cold {cold:.2f}s, warm disk {warm:.2f}s"
+    if w.jax is not None:
+        jx = min(fresh_process("jax", env) for _ in range(3))
+        line += f", jax {jx:.2f}s (ratio {warm / jx:.2f})"
+    print(line)
+
+
+if __name__ == "__main__":
+    main()
