@@ -10,6 +10,8 @@ promotion); integers accumulate in the operand dtype (wrapping on overflow) unle
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -35,8 +37,25 @@ def _free_axes(ndim: int, contract, batch) -> list:
     return [i for i in range(ndim) if i not in used]
 
 
+_DN_CACHE: dict = {}
+
+
 def _canonical_dn(dimension_numbers):
     """``dimension_numbers`` as nested tuples of ints (hashable, prints well)."""
+    try:
+        return _DN_CACHE[dimension_numbers]   # eager calls repeat the same few layouts
+    except (KeyError, TypeError):
+        pass
+    dn = _canonicalize_dn(dimension_numbers)
+    if len(_DN_CACHE) < 4096:
+        try:
+            _DN_CACHE[dimension_numbers] = dn
+        except TypeError:   # lists: unhashable, not cached
+            pass
+    return dn
+
+
+def _canonicalize_dn(dimension_numbers):
     try:
         (lc, rc), (lb, rb) = dimension_numbers
         return ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)),
@@ -148,10 +167,10 @@ def _as_bmk(x, batch, free, contract):
     perm = tuple(batch) + tuple(free) + tuple(contract)
     if perm != tuple(range(x.ndim)):
         x = np.transpose(x, perm)
-    b = int(np.prod([x.shape[i] for i in range(len(batch))], dtype=np.int64))
-    m = int(np.prod([x.shape[len(batch) + i] for i in range(len(free))], dtype=np.int64))
-    k = int(np.prod(x.shape[len(batch) + len(free):], dtype=np.int64))
-    return x.reshape(b, m, k)
+    nb, nf = len(batch), len(free)
+    shape = x.shape
+    return x.reshape(math.prod(shape[:nb]), math.prod(shape[nb:nb + nf]),
+                     math.prod(shape[nb + nf:]))
 
 
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
@@ -159,6 +178,10 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_eleme
     out_dt = lhs.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
     if lhs.dtype != out_dt:
         lhs, rhs = lhs.astype(out_dt), rhs.astype(out_dt)
+    if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and lc == (lhs.ndim - 1,) and rc == (0,) \
+            and out_dt.kind in "fc":
+        # The common vector/matrix product: one BLAS call, no reshapes.
+        return [np.dot(lhs, rhs)]
     out_shape = _dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)
     lf = _free_axes(lhs.ndim, lc, lb)
     rf = _free_axes(rhs.ndim, rc, rb)
