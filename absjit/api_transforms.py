@@ -234,7 +234,11 @@ def vjp(fun, *primals, has_aux=False, abstraction=None):
     >>> pullback(1.0)
     (Array(1., dtype=float32, weak_type=True),)
     """
-    lin, mask, in_tree, avals, box = _linearize(fun, primals, has_aux, abstraction, "vjp")
+    return _vjp(fun, primals, has_aux, abstraction, "vjp")
+
+
+def _vjp(fun, primals, has_aux, abstraction, transform):
+    lin, mask, in_tree, avals, box = _linearize(fun, primals, has_aux, abstraction, transform)
     out_tree = _box_get(box, "tree")
     out_primals = [_as_array(p) for p in lin.out_primals]
     out = tree_util.tree_unflatten(out_tree, out_primals)
@@ -314,7 +318,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, abstraction=None):
         partial_fun.__name__ = name
         partial_fun.__wrapped__ = fun
         dyn_args = tuple(args[i] for i in nums)
-        res = vjp(partial_fun, *dyn_args, has_aux=has_aux, abstraction=abstraction)
+        res = _vjp(partial_fun, dyn_args, has_aux, abstraction, "grad")
         out, pullback = res[0], res[1]
         leaves = tree_util.tree_leaves(out)
         if len(leaves) != 1:
@@ -490,7 +494,7 @@ def jacrev(fun, argnums=0, has_aux=False, abstraction=None):
                 full[i] = v
             return fun(*full)
 
-        res = vjp(partial_fun, *dyn, has_aux=has_aux, abstraction=abstraction)
+        res = _vjp(partial_fun, dyn, has_aux, abstraction, "jacrev")
         out, pullback = res[0], res[1]
         out_leaves, out_tree = tree_util.tree_flatten(out)
         basis, total = _std_basis(out_leaves)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import absjit
 import absjit.numpy as jnp
@@ -114,6 +114,7 @@ def test_conv_grads(rng):
     check_grads(f, [x, w], order=1, jax_fn=jf)
 
 
+@settings(max_examples=10)
 @given(st.lists(st.floats(-2, 2), min_size=1, max_size=5))
 def test_grad_matches_jax_hypothesis(xs):
     x = np.asarray(xs, np.float32)
@@ -153,7 +154,7 @@ def test_grad_tracer_repr_shows_concrete_level():
 
 
 def test_jit_of_grad_is_strict_and_names_argument():
-    with pytest.raises(TracerBoolConversionError, match="'x'"):
+    with pytest.raises(TracerBoolConversionError, match="branchy.*for grad.*'x'"):
         absjit.jit(absjit.grad(branchy))(3.0)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import absjit
 import absjit.numpy as jnp
@@ -61,6 +61,7 @@ def test_vmap_matches_loop(name, in_axes, mode, rng):
     assert_close(got, expected, rtol=1e-5, atol=1e-5, check_dtype=False)
 
 
+@settings(max_examples=10)
 @given(st.integers(1, 4), st.integers(1, 3), st.sampled_from([0, 1, -1]))
 def test_vmap_axes_hypothesis(batch, n, out_axis):
     rng = np.random.default_rng(batch * 10 + n)
