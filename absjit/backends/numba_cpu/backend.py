@@ -60,6 +60,9 @@ class NumbaExecutable(Executable):
 
     def __init__(self, dispatcher, source, in_avals, module_name, compile_seconds):
         self._fn = dispatcher
+        # The jit runner calls this first: the bare Numba dispatcher (a tuple back; a
+        # TypeError for a buffer it was not compiled for, and then ``__call__`` retries).
+        self.fast_call = dispatcher
         self.source = source
         self.module_name = module_name
         self.compile_seconds = compile_seconds

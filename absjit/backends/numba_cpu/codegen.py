@@ -30,7 +30,7 @@ from ...core.jaxpr import Literal, Var
 from .lower_arrays import array_rules
 from .lower_elementwise import dtype_ctor, literal_expr, scalar_rules
 from .lower_reductions import reduction_rules
-from .lower_structural import index_rules, value_rules
+from .lower_structural import dynamic_index_rules, index_rules, value_rules
 from . import lower_control_flow  # noqa: F401,E402 - registers cond/while/scan/debug_print
 
 __all__ = ["generate", "Unsupported", "PARALLEL_MIN_SIZE", "lowerable_primitives"]
@@ -234,7 +234,12 @@ class _Body:
                 expr = value_rules[op.prim](list(idx), x.aval, **op.params)
             else:
                 src = op.invars[0]
-                sub = index_rules[op.prim](list(idx), src.aval, x.aval, **op.params)
+                if op.prim in dynamic_index_rules:
+                    starts = [self.value(a, ()) for a in op.invars[1:]]
+                    sub = dynamic_index_rules[op.prim](list(idx), starts, src.aval, x.aval,
+                                                       **op.params)
+                else:
+                    sub = index_rules[op.prim](list(idx), src.aval, x.aval, **op.params)
                 expr = self.value(src, sub)
                 self.memo[key] = expr
                 return expr

@@ -230,3 +230,25 @@ array_rules[red.cumsum_p] = _cumulative(lambda a, b, dt: f"{a} + {b}")
 array_rules[red.cumprod_p] = _cumulative(lambda a, b, dt: f"{a} * {b}")
 array_rules[red.cummax_p] = _cumulative(lambda a, b, dt: lower_max([a, b], [_A(dt)] * 2, None))
 array_rules[red.cummin_p] = _cumulative(lambda a, b, dt: lower_min([a, b], [_A(dt)] * 2, None))
+
+
+def lower_dynamic_update_slice(ctx, outs, ins, in_avals, out_avals):
+    x, upd, *starts = ins
+    aval, uaval = in_avals[0], in_avals[1]
+    out = outs[0]
+    lines = [f"{out} = np.empty({_shape(aval.shape)}, {dtype_ctor(aval.dtype)})"]
+    names, depth = _loop_nest(lines, aval.shape, 0, "p")
+    idx = ", ".join(names) or "()"
+    lines.append("    " * depth + f"{out}[{idx}] = {x}[{idx}]")
+    offs = []
+    for s, n, k in zip(starts, aval.shape, uaval.shape):
+        o = ctx.fresh("start")
+        lines.append(f"{o} = min(max(int({s}[()]), 0), {n - k})")
+        offs.append(o)
+    names, depth = _loop_nest(lines, uaval.shape, 0, "q")
+    dst = ", ".join(f"{o} + {nm}" for o, nm in zip(offs, names)) or "()"
+    lines.append("    " * depth + f"{out}[{dst}] = {upd}[{', '.join(names) or '()'}]")
+    return lines
+
+
+array_rules[st.dynamic_update_slice_p] = lower_dynamic_update_slice

@@ -75,3 +75,19 @@ for _p, _rule in ((st.broadcast_in_dim_p, lower_broadcast_in_dim),
                   (st.reshape_p, lower_reshape)):
     index_rules[_p] = _rule
 value_rules[st.iota_p] = lower_iota
+
+
+# ``dynamic_slice`` reads its operand at run-time starts, each clamped into range (the
+# rule the impl shares): ``dynamic_index_rules[p](out_idx, starts, in_aval, out_aval,
+# **params)`` receives the starts as scalar expressions.
+dynamic_index_rules: dict = {}
+
+
+def lower_dynamic_slice(out_idx, starts, in_aval, out_aval, *, slice_sizes):
+    return [f"(min(max(int({s}), 0), {n - k}) + {i})"
+            for i, s, n, k in zip(out_idx, starts, in_aval.shape, slice_sizes)]
+
+
+dynamic_index_rules[st.dynamic_slice_p] = lower_dynamic_slice
+index_rules[st.dynamic_slice_p] = lambda out_idx, in_aval, out_aval, **params: \
+    lower_dynamic_slice(out_idx, ["0"] * in_aval.ndim, in_aval, out_aval, **params)
