@@ -9,6 +9,6 @@ from __future__ import annotations
 from ..base import register_backend
 from .backend import NumbaCPUBackend, NumbaExecutable, stats  # noqa: F401
 
-backend = register_backend(NumbaCPUBackend())
+BACKEND = register_backend(NumbaCPUBackend())
 
-__all__ = ["NumbaCPUBackend", "NumbaExecutable", "backend", "stats"]
+__all__ = ["NumbaCPUBackend", "NumbaExecutable", "BACKEND", "stats"]
