@@ -54,11 +54,15 @@ def _current_context() -> tuple:
 
 
 _ctx = _current_context()
+# The fast key carries a small int standing for ``_ctx`` (cheaper to hash than a tuple).
+_ctx_ids: dict = {_ctx: 0}
+_ctx_id = 0
 
 
 def _on_config_update(name, value) -> None:
-    global _ctx
+    global _ctx, _ctx_id
     _ctx = _current_context()
+    _ctx_id = _ctx_ids.setdefault(_ctx, len(_ctx_ids))
 
 
 config.on_update(_on_config_update)
@@ -552,10 +556,10 @@ def _arg_kind(x, aval) -> str:
 
 def _fast_key(args):
     """The fast key of positional ``args``, or None when some argument is not a plain
-    array or Python scalar. Flat: ``(context, shape, dtype, weak, <scalar type>, ...)``
+    array or Python scalar. Flat: ``(context id, shape, dtype, weak, <scalar type>, ...)``
     parses unambiguously, since a scalar contributes one type object and an array a
     shape tuple, a dtype and a flag (None for an ndarray)."""
-    key = [_ctx]
+    key = [_ctx_id]
     for x in args:
         t = type(x)
         if t is Array:
@@ -824,7 +828,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
             if len(args) == 1 and type(args[0]) is Array:
                 x = args[0]
                 v = x._value
-                fast_key = (_ctx, v.shape, v.dtype, x._weak_type)
+                fast_key = (_ctx_id, v.shape, v.dtype, x._weak_type)
             else:
                 fast_key = _fast_key(args)
             if fast_key is not None:
