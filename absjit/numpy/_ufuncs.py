@@ -93,6 +93,14 @@ def _where(c, x, y):
     return ew.select(c, x, y)
 
 
+def _jconst(x, value):
+    """A constant typed as JAX types the constants of these composites: weak when ``x``
+    is a weak rank-0 value (a Python scalar), otherwise strong, so that it then makes
+    the result strong."""
+    aval = get_aval(x)
+    return _const(x, value, aval.ndim == 0 and aval.weak_type)
+
+
 def _to_complex(re, im, dt):
     """``re + 1j * im`` built from two real arrays (there is no complex primitive)."""
     cre = ew.convert_element_type(re, dt, get_aval(re).weak_type)
@@ -117,7 +125,18 @@ minimum = _binary("minimum", lambda a, b: ew.bitwise_and(a, b) if dtypes.is_bool
                   else ew.min(a, b))
 arctan2 = _binary("arctan2", ew.atan2, inexact=True)
 nextafter = _binary("nextafter", ew.nextafter, inexact=True)
-fmod = _binary("fmod", lambda a, b: ew.rem(*_int_of_bool(a, b)))
+
+
+def _fmod(a, b):
+    a, b = _int_of_bool(a, b)
+    if dtypes.is_integer(_dt(a)):
+        # Integer x % 0 is 0 (as JAX), not lax.rem's x.
+        zero = ew.eq(b, _const(b, 0))
+        return _where(zero, _const(a, 0), ew.rem(a, _where(zero, _const(b, 1), b)))
+    return ew.rem(a, b)
+
+
+fmod = _binary("fmod", _fmod, doc="Remainder with the sign of the dividend (C's fmod).")
 equal = _binary("equal", ew.eq)
 not_equal = _binary("not_equal", ew.ne)
 less = _binary("less", ew.lt)
@@ -166,7 +185,9 @@ def floor_divide(x1, x2, /):
         adjust = ew.bitwise_and(ew.ne(ew.sign(a), ew.sign(b)),
                                 ew.ne(ew.rem(a, b), _const(a, 0)))
         return _where(adjust, ew.sub(q, _const(q, 1)), q)
-    return _float_divmod(a, b)[0]
+    q = _float_divmod(a, b)[0]
+    # The remainder is NaN for a zero divisor; NumPy and JAX give x / 0 (+-inf or NaN).
+    return _where(ew.eq(b, _const(b, 0)), ew.div(a, b), q)
 
 
 def _float_divmod(a, b):
@@ -242,22 +263,35 @@ def power(x1, x2, /):
     >>> jnp.power(jnp.array([2, 3]), 3)  # doctest: +SKIP
     Array([ 8, 27], dtype=int32)
     """
-    if type(x2) is int:
+    x1 = _bool_to_int(x1)
+    static = x2 if isinstance(x2, int) else _concrete_int(x2)
+    if static is not None:  # a static exponent (Python bools count, as in JAX)
         (a,) = promote_args("power", x1)
-        dt, weak = dtypes.result_type_and_weak(a, x2)
-        from ._promote import asarray_weak
-        a = asarray_weak(a, dt, weak)
-        if dtypes.is_bool(dt):
-            a = ew.convert_element_type(a, np.int32, weak)
-        return ew.integer_pow(a, x2)
-    a, b = promote_args("power", x1, x2)
-    dt = _dt(a)
-    if dtypes.is_bool(dt):
-        a, b = _int_of_bool(a, b)
+        return ew.integer_pow(a, int(static))
+    a, b = promote_args("power", x1, _bool_to_int(x2))
     if dtypes.is_integer(_dt(a)):
         shape = broadcast_shapes("power", _shape(a), _shape(b))
         return _int_pow(broadcast_to_shape(a, shape) if _shape(a) != () else a, b)
     return ew.pow(a, b)
+
+
+def _concrete_int(x):
+    """The value of a concrete rank-0 integer array (JAX then uses integer_pow too)."""
+    if isinstance(x, Tracer) or not isinstance(x, (Array, np.ndarray, np.integer)):
+        return None
+    if np.ndim(x) != 0 or not dtypes.is_integer(np.result_type(np.asarray(x))):
+        return None
+    return int(np.asarray(x))
+
+
+def _bool_to_int(x):
+    """``power`` takes booleans as (strong) default integers, as JAX does."""
+    if type(x) is bool or (not isinstance(x, (int, float, complex))
+                           and dtypes.is_bool(np.result_type(x) if isinstance(
+                               x, (np.ndarray, np.generic)) else _dt(x))):
+        (a,) = promote_args("power", x)
+        return ew.convert_element_type(a, dtypes.default_int(), False)
+    return x
 
 
 pow = power  # noqa: A001 - numpy name
@@ -313,10 +347,21 @@ tanh = _unary("tanh", ew.tanh, inexact=True)
 arcsinh = _unary("arcsinh", ew.asinh, inexact=True)
 arccosh = _unary("arccosh", ew.acosh, inexact=True)
 arctanh = _unary("arctanh", ew.atanh, inexact=True)
-log2 = _unary("log2", lambda a: ew.div(ew.log(a), ew.log(_const(a, 2, weak=False))),
-              inexact=True)
-log10 = _unary("log10", lambda a: ew.div(ew.log(a), ew.log(_const(a, 10, weak=False))),
-               inexact=True)
+
+
+def _log_base(a, base):
+    ln = ew.log(a)
+    if dtypes.is_complex(_dt(a)):
+        # Divide the parts by a real number: complex division would turn log(0)'s
+        # -inf + 0j into -inf + nan j.
+        re, im = ew.real(ln), ew.imag(ln)
+        c = _const(re, np.log(base), weak=False)
+        return _to_complex(ew.div(re, c), ew.div(im, c), _dt(a))
+    return ew.div(ln, ew.log(_const(a, base, weak=False)))
+
+
+log2 = _unary("log2", lambda a: _log_base(a, 2), inexact=True)
+log10 = _unary("log10", lambda a: _log_base(a, 10), inexact=True)
 deg2rad = _unary("deg2rad", lambda a: ew.mul(a, _const(a, np.pi / 180)), inexact=True)
 rad2deg = _unary("rad2deg", lambda a: ew.mul(a, _const(a, 180 / np.pi)), inexact=True)
 radians, degrees = deg2rad, rad2deg
@@ -343,7 +388,7 @@ def logaddexp2(x1, x2, /):
     """``log2(2**x1 + 2**x2)`` without overflow."""
     a, b = promote_args_inexact("logaddexp2", x1, x2)
     ln2 = np.log(2.0)
-    return _logaddexp(a, b, ew.exp2, lambda v: ew.div(ew.log1p(v), _const(v, ln2)), ln2)
+    return _logaddexp(a, b, ew.exp2, lambda v: ew.div(ew.log1p(v), _jconst(v, ln2)), ln2)
 
 
 def _logaddexp(a, b, expf, log1pf, _scale):
@@ -366,7 +411,7 @@ def hypot(x1, x2, /):
     zero = ew.eq(big, _const(big, 0))
     ratio = ew.div(small, _where(zero, _const(big, 1), big))
     out = ew.mul(big, ew.sqrt(ew.add(_const(ratio, 1), ew.mul(ratio, ratio))))
-    return _where(any_inf, _const(out, np.inf), out)
+    return _where(any_inf, _jconst(out, np.inf), out)
 
 
 @_public
@@ -464,8 +509,13 @@ def isinf(x, /):
     if dtypes.is_complex(dt):
         return ew.bitwise_or(isinf(ew.real(a)), isinf(ew.imag(a)))
     if not dtypes.is_float(dt):
-        return ew.ne(a, a)
-    return ew.eq(ew.abs(a), _const(a, np.inf))
+        return _all_false(a)
+    return ew.eq(ew.abs(a), _const(a, np.inf, weak=False))
+
+
+def _all_false(a):
+    """Strong bool zeros (JAX's full_like result for integer inputs)."""
+    return _full(ew.ne(a, a), False, _shape(a), weak=False)
 
 
 def _isinf_signed(name, sign):
@@ -474,8 +524,8 @@ def _isinf_signed(name, sign):
         if not dtypes.is_float(_dt(a)):
             if dtypes.is_complex(_dt(a)):
                 raise TypeError(f"{name} does not support complex inputs")
-            return ew.ne(a, a)
-        return ew.eq(a, _const(a, sign * np.inf))
+            return _all_false(a)
+        return ew.eq(a, _const(a, sign * np.inf, weak=False))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"True where ``x`` is {'+' if sign > 0 else '-'}inf."
     __all__.append(name)
@@ -494,7 +544,7 @@ def isfinite(x, /):
     if dtypes.is_complex(dt):
         return ew.bitwise_and(ew.is_finite(ew.real(a)), ew.is_finite(ew.imag(a)))
     if not dtypes.is_float(dt):
-        return ew.eq(a, a)
+        return ew.bitwise_not(_all_false(a))
     return ew.is_finite(a)
 
 
@@ -508,8 +558,8 @@ def signbit(x, /):
     if dtypes.is_complex(dt):
         raise TypeError("signbit does not support complex inputs")
     if dtypes.is_bool(dt) or dt.kind == "u":
-        return ew.ne(a, a)
-    neg = ew.lt(a, _const(a, 0))
+        return _all_false(a)
+    neg = ew.lt(a, _const(a, 0, weak=False))
     if dtypes.is_float(dt):
         # -0.0 == 0.0, but 1 / -0.0 is -inf.
         zero = ew.eq(a, _const(a, 0))
@@ -536,8 +586,10 @@ def copysign(x1, x2, /):
 def heaviside(x1, x2, /):
     """0 where ``x1 < 0``, ``x2`` where ``x1 == 0``, 1 where ``x1 > 0``."""
     a, b = promote_args_inexact("heaviside", x1, x2)
-    zero, one = _const(a, 0), _const(a, 1)
-    return _where(ew.lt(a, zero), zero, _where(ew.gt(a, zero), one, b))
+    zero, one = _jconst(a, 0), _jconst(a, 1)
+    # NaN stays NaN; x1 == 0 takes x2.
+    mid = _where(ew.eq(a, zero), b, a)
+    return _where(ew.lt(a, zero), zero, _where(ew.gt(a, zero), one, mid))
 
 
 # ---------------------------------------------------------------------------
@@ -547,11 +599,18 @@ def _to_bool(a):
     return a if dtypes.is_bool(_dt(a)) else ew.ne(a, _const(a, 0))
 
 
+def _to_bool_strong(x):
+    """Truth value as JAX's logical functions take it: non-bools compare against a
+    strongly typed zero, so the result is strong."""
+    (a,) = promote_args("logical", x)
+    return a if dtypes.is_bool(_dt(a)) else ew.ne(a, _jconst(a, 0))
+
+
 def _logical(name, lax_fn):
     def fn(x1, x2, /):
         check_arraylike(name, x1, x2)
-        a, b = promote_args(name, x1, x2)
-        return lax_fn(_to_bool(a), _to_bool(b))
+        a, b = promote_args(name, _to_bool_strong(x1), _to_bool_strong(x2))
+        return lax_fn(a, b)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` of the truth values of ``x1`` and ``x2``."
     __all__.append(name)
@@ -631,7 +690,9 @@ __all__.append("fix")
 @_public
 def rint(x, /):
     """Round to the nearest integer, ties to even; always a float (as JAX)."""
-    (a,) = promote_args_inexact("rint", x)
+    (a,) = promote_args("rint", x)
+    if not dtypes.is_inexact(_dt(a)):
+        return ew.convert_element_type(a, dtypes.default_float(), False)
     if dtypes.is_complex(_dt(a)):
         return _round_complex(a, 0)
     return ew.round(a, ew.ROUND_TO_NEAREST_EVEN)
@@ -728,11 +789,14 @@ __all__.append("conj")
 @_public
 def angle(z, deg=False):
     """Argument of a complex number (radians, or degrees with ``deg=True``)."""
-    (a,) = promote_args_inexact("angle", z)
+    (a,) = promote_args("angle", z)
     if dtypes.is_complex(_dt(a)):
         re, im = ew.real(a), ew.imag(a)
     else:
-        re, im = a, _full(a, 0, _shape(a), weak=get_aval(a).weak_type)
+        # As JAX: non-float inputs and float scalars are measured in the default float.
+        if not dtypes.is_float(_dt(a)) or _shape(a) == ():
+            a = ew.convert_element_type(a, dtypes.default_float(), False)
+        re, im = a, _full(a, 0, _shape(a), weak=False)
     out = ew.atan2(im, re)
     return rad2deg(out) if deg else out
 
