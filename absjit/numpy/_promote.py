@@ -150,6 +150,15 @@ def promote_args(name: str, *args):
 
 def promote_args_inexact(name: str, *args):
     """Like :func:`promote_args`, then integers and bools become the default float."""
+    if not all(isinstance(a, _arraylike_types) for a in args):
+        check_arraylike(name, *args)
+    dt, weak = dtypes.result_type_and_weak(*args)
+    if not dtypes.is_inexact(dt):
+        # Convert each operand straight to the float type: a negative Python int meeting
+        # an unsigned array must stay negative (-1 -> -1.0, not 255.0), as in JAX.
+        fdt = dtypes.default_float()
+        args = [_scalar_array(a, fdt, weak) if type(a) in _scalar_types
+                else asarray_weak(a, fdt, weak) for a in args]
     args = promote_args(name, *args)
     dt = args[0].dtype if hasattr(args[0], "dtype") else np.result_type(args[0])
     if not dtypes.is_inexact(dt):
