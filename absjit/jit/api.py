@@ -545,6 +545,21 @@ def _fast_runner(entry, arg_kinds):
 _RUNNER_CODE: dict = {}
 
 
+def _lazy_runner(cache, fast_key, entry, kinds):
+    """Stands in the fast table until the first fast hit, then generates the real
+    runner and takes its place: a function called once (a fresh lambda) never pays for
+    generating code."""
+    def run(*args):
+        real = _fast_runner(entry, kinds)
+        with cache.lock:
+            if cache.fast.get(fast_key) is run:
+                fast = dict(cache.fast)
+                fast[fast_key] = real
+                cache.fast = fast
+        return real(*args)
+    return run
+
+
 def _arg_kind(x, aval) -> str:
     t = type(x)
     if t is Array:
@@ -713,6 +728,29 @@ def _shared_state(fun, request_key, build):
     return state
 
 
+_SPECS: dict = {}
+
+
+def _arg_spec(fun, fn_name, request_key, static_argnums, static_argnames, abstraction):
+    """``_ArgSpec`` for ``fun``; shared by plain functions with the same code and the
+    same set of defaulted parameters (a lambda re-created in a loop analyses its
+    signature once)."""
+    key = None
+    if request_key is not None and type(fun) is types.FunctionType \
+            and "__wrapped__" not in fun.__dict__ and "__signature__" not in fun.__dict__:
+        key = (fun.__code__, fn_name, len(fun.__defaults__ or ()),
+               tuple(sorted(fun.__kwdefaults__ or ())), request_key)
+        spec = _SPECS.get(key)
+        if spec is not None:
+            return spec
+    spec = _ArgSpec(fun, fn_name, static_argnums, static_argnames, abstraction)
+    if key is not None:
+        if len(_SPECS) > 4096:  # code objects made on the fly (exec): stay bounded
+            _SPECS.clear()
+        _SPECS[key] = spec
+    return spec
+
+
 def _fn_name(fun) -> str:
     name = getattr(fun, "__name__", None)
     if name is None and isinstance(fun, functools.partial):
@@ -770,7 +808,8 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
 
     def build():
         fn_name = _fn_name(fun)
-        spec = _ArgSpec(fun, fn_name, static_argnums, static_argnames, abstraction)
+        spec = _arg_spec(fun, fn_name, request_key, static_argnums, static_argnames,
+                         abstraction)
         if backend is not None:
             select_backend(backend)  # an unknown name fails here, not at the first call
         options = compiler_options if isinstance(compiler_options, CompileOptions) \
@@ -816,7 +855,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
             if fast_key is not None:
                 kinds = tuple(_arg_kind(x, a) for x, a in zip(call.args, entry.in_avals))
                 fast = dict(cache.fast)
-                fast[fast_key] = _fast_runner(entry, kinds)
+                fast[fast_key] = _lazy_runner(cache, fast_key, entry, kinds)
                 cache.fast = fast
         return entry, None
 

@@ -119,8 +119,20 @@ def cache_key(closed_jaxpr, backend, options) -> str | None:
     if text is None:
         return None
     h = hashlib.sha256(text.encode())
-    h.update(repr((backend.name, backend.version_key(), options, __version__)).encode())
+    h.update(repr((backend.name, _version_key(backend), options, __version__)).encode())
     return h.hexdigest()
+
+
+_VERSION_KEYS: dict = {}
+
+
+def _version_key(backend) -> tuple:
+    """``backend.version_key()``, asked once per backend object: the versions of the
+    libraries a backend compiles with do not change within a process."""
+    key = _VERSION_KEYS.get(id(backend))
+    if key is None or key[0] is not backend:
+        key = _VERSION_KEYS[id(backend)] = (backend, backend.version_key())
+    return key[1]
 
 
 def compile(closed_jaxpr, backend, options):  # noqa: A001 - the natural name

@@ -277,7 +277,7 @@ def test_x64_is_part_of_the_key():
 def test_writable_numpy_input_is_not_frozen_or_aliased():
     f = absjit.jit(lambda x: x)
     a = np.ones(3, np.float32)
-    for _ in range(2):  # the general path, then the fast path
+    for _ in range(3):  # the general path, then the fast path (lazy, then generated)
         r = f(a)
         assert a.flags.writeable
         a[0] = 5.0
