@@ -20,7 +20,6 @@ not_mapped = None
 
 def moveaxis(x, src: int, dst: int):
     """Move axis ``src`` of ``x`` to ``dst`` with a ``transpose`` primitive."""
-    import numpy as np
     from ..core.trace import get_aval
     ndim = len(get_aval(x).shape)
     src, dst = src % ndim, dst % ndim
@@ -29,8 +28,7 @@ def moveaxis(x, src: int, dst: int):
     perm = [i for i in range(ndim) if i != src]
     perm.insert(dst, src)
     from ..ops import structural
-    return structural.transpose(x, tuple(int(p) for p in perm)) if hasattr(structural, "transpose") \
-        else np.moveaxis(x, src, dst)
+    return structural.transpose(x, tuple(int(p) for p in perm))
 
 
 def bdim_at_front(x, bdim, size: int):
