@@ -497,6 +497,8 @@ def _fast_runner(entry, arg_kinds):
             bufs.append(f"a{i}._value.astype(d{i})")
         elif kind == "ndarray":
             bufs.append(f"a{i}")
+        elif kind == "scalar":  # NumPy raises OverflowError for an int out of range
+            bufs.append(f"asarray(a{i}, d{i})")
         else:
             bufs.append(f"asarray(to_numpy(a{i}), d{i})")
     lines = [f"def run({', '.join(params)}):"]
@@ -566,6 +568,8 @@ def _arg_kind(x, aval) -> str:
         return "array" if x._value.dtype == aval.dtype else "array_cast"
     if t is np.ndarray and x.dtype == aval.dtype:
         return "ndarray"
+    if t is float or t is int or t is bool:
+        return "scalar"
     return "convert"
 
 

@@ -370,3 +370,37 @@ def test_functools_partial_and_callable_objects():
 
     f = absjit.jit(functools.partial(Mul(), k=3.0))
     assert_close(f(jnp.ones(2)), np.full(2, 3.0, np.float32))
+
+
+def test_all_static_abstraction():
+    calls = []
+
+    def f(n, scale=2):
+        calls.append(n)
+        return jnp.arange(n) * scale
+
+    g = absjit.jit(f, abstraction="static")
+    assert np.asarray(g(3)).tolist() == [0, 2, 4]
+    assert np.asarray(g(3, scale=3)).tolist() == [0, 3, 6]
+    g(3)
+    assert calls == [3, 3]
+
+
+def test_callable_without_weakref_gets_a_private_cache():
+    class Slotted:
+        __slots__ = ()
+
+        def __call__(self, x):
+            return x * 2
+
+    f = absjit.jit(Slotted())
+    assert float(f(2.0)) == 4.0
+    assert float(f(3.0)) == 6.0 and f._cache_size() == 1
+
+
+def test_python_int_out_of_range_is_an_overflow_error():
+    f = absjit.jit(lambda x: x + 1)
+    assert int(f(1)) == 2
+    for _ in range(2):  # the general path, then the fast path
+        with pytest.raises(OverflowError):
+            f(2 ** 40)
