@@ -61,7 +61,8 @@ def print(fmt: str, *args, **kwargs):  # noqa: A001 - mirrors jax.debug.print
 
 
 def _debug_print_jvp(primals, tangents, *, fmt, in_tree):
-    debug_print_p.bind(*primals, fmt=fmt, in_tree=in_tree)
+    if not ad.tangent_copy.get():  # the tangent copy of a loop body does not print again
+        debug_print_p.bind(*primals, fmt=fmt, in_tree=in_tree)
     return [], []
 
 

@@ -19,7 +19,7 @@ __all__ = ["jvp_rules", "transpose_rules", "UndefinedPrimal", "is_undefined_prim
            "defjvp", "deflinear", "deflinear2", "defjvp_zero", "add_tangents",
            "zeros_like_aval", "JVPTrace", "JVPTracer", "jvp_flat", "instantiate_zeros",
            "Linearized", "linearize_flat", "apply_linear", "backward_pass",
-           "partial_eval_nonlinear", "jvp_jaxpr", "transpose_jaxpr"]
+           "partial_eval_nonlinear", "jvp_jaxpr", "transpose_jaxpr", "tangent_copy"]
 
 jvp_rules: dict = {}
 transpose_rules: dict = {}
@@ -290,6 +290,8 @@ def partial_eval_nonlinear(closed, known_vals, linear_mask) -> Linearized:
             linear.update(eqn.outvars)
             lin_eqns.append(eqn)
             continue
+        if eqn.primitive.effectful and not eqn.outvars and tangent_copy.get():
+            continue  # a print already made by the primal copy
         outs = eqn.primitive.bind(*[x.val if isinstance(x, Literal) else env[x]
                                     for x in eqn.invars], **eqn.params)
         if not eqn.primitive.multiple_results:
@@ -304,6 +306,13 @@ def partial_eval_nonlinear(closed, known_vals, linear_mask) -> Linearized:
     lin.tangent_outvars = list(jaxpr.outvars)
     lin.out_primals = []
     return lin
+
+
+# Set while tracing the tangent or transposed copy of a sub-jaxpr: its effects (prints)
+# already happen in the primal copy, so they are left out.
+import contextvars as _contextvars  # noqa: E402
+
+tangent_copy = _contextvars.ContextVar("absjit_tangent_copy", default=False)
 
 
 def jvp_jaxpr(closed, nonzeros, instantiate=True):
@@ -322,7 +331,11 @@ def jvp_jaxpr(closed, nonzeros, instantiate=True):
                                 primals, tangents)
         return [instantiate_zeros(t, p) for p, t in zip(p_out, t_out)]
 
-    new, _ = trace_to_jaxpr(fun, in_avals + t_avals, None, transform="jvp")
+    token = tangent_copy.set(True)
+    try:
+        new, _ = trace_to_jaxpr(fun, in_avals + t_avals, None, transform="jvp")
+    finally:
+        tangent_copy.reset(token)
     return new
 
 
@@ -341,7 +354,11 @@ def transpose_jaxpr(closed, linear_mask):
         cts = backward_pass(lin, list(args[nk:]))
         return [zeros_like_aval(a) if c is None else c for c, a in zip(cts, lin_avals)]
 
-    new, _ = trace_to_jaxpr(fun, known_avals + ct_avals, None, transform="transpose")
+    token = tangent_copy.set(True)
+    try:
+        new, _ = trace_to_jaxpr(fun, known_avals + ct_avals, None, transform="transpose")
+    finally:
+        tangent_copy.reset(token)
     return new
 
 

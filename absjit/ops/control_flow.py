@@ -113,6 +113,25 @@ def _join_weak(avals_list):
     return out
 
 
+def _has_effects(closed) -> bool:
+    return any(e.primitive.effectful for e in closed.jaxpr.eqns)
+
+
+def _bind(primitive, *args, **params):
+    """Bind ``primitive``, or its effectful twin when a sub-jaxpr has effects (a
+    ``debug.print`` in a loop body): passes never drop it and value propagation at the
+    concrete level never runs it while tracing."""
+    subs = []
+    for v in params.values():
+        if isinstance(v, ClosedJaxpr):
+            subs.append(v)
+        elif isinstance(v, tuple):
+            subs += [j for j in v if isinstance(j, ClosedJaxpr)]
+    if any(_has_effects(j) for j in subs):
+        primitive = _EFFECTFUL[primitive]
+    return primitive.bind(*args, **params)
+
+
 # ---------------------------------------------------------------------------
 # cond / switch
 # ---------------------------------------------------------------------------
@@ -220,7 +239,7 @@ def cond(pred, true_fun, false_fun, *operands):
 
 def _bind_cond(index, funs, operands, names, swap=False):
     branches, consts, leaves, out_tree = _trace_branches(funs, operands, names, swap)
-    outs = cond_p.bind(index, *consts, *leaves, branches=branches)
+    outs = _bind(cond_p, index, *consts, *leaves, branches=branches)
     return tree_util.tree_unflatten(out_tree, outs)
 
 
@@ -249,11 +268,11 @@ def switch(index, branches, *operands):
 def _cond_jvp(primals, tangents, *, branches):
     index, ops = primals[0], primals[1:]
     t_ops = tangents[1:]
-    outs = cond_p.bind(index, *ops, branches=branches)
+    outs = _bind(cond_p, index, *ops, branches=branches)
     nonzeros = [t is not None for t in t_ops]
     t_branches = tuple(ad.jvp_jaxpr(b, nonzeros) for b in branches)
     t_in = [t for t in t_ops if t is not None]
-    t_outs = cond_p.bind(index, *ops, *t_in, branches=t_branches)
+    t_outs = _bind(cond_p, index, *ops, *t_in, branches=t_branches)
     t_outs = [t if ad._is_differentiable(get_aval(o)) else None for o, t in zip(outs, t_outs)]
     return outs, t_outs
 
@@ -270,7 +289,7 @@ def _cond_transpose(cts, index, *ops, branches):
     t_branches = tuple(ad.transpose_jaxpr(b, mask) for b in branches)
     cts = [ad.zeros_like_aval(a.to_shaped()) if c is None else c
            for c, a in zip(cts, branches[0].out_avals)]
-    res = cond_p.bind(index, *known, *cts, branches=t_branches)
+    res = _bind(cond_p, index, *known, *cts, branches=t_branches)
     it = iter(res)
     return [None] + [next(it) if m else None for m in mask]
 
@@ -306,7 +325,7 @@ def _cond_batch(vals, dims, *, branches):
         _, ob = batching.batch_jaxpr(b, size, op_dims)
         out_batched = [x or y for x, y in zip(out_batched, ob)]
     new = tuple(batching.batch_jaxpr(b, size, op_dims, out_batched)[0] for b in branches)
-    outs = cond_p.bind(index, *ops, branches=new)
+    outs = _bind(cond_p, index, *ops, branches=new)
     return outs, [0 if ob else None for ob in out_batched]
 
 
@@ -402,14 +421,14 @@ def while_loop(cond_fun, body_fun, init_val):
     if len(couts) != 1 or couts[0].shape != () or couts[0].dtype != dtypes.bool_:
         raise TypeError(f"cond_fun {_name(cond_fun)} must return a boolean scalar, but got "
                         f"output type(s) [{_types_str(couts)}].")
-    outs = while_p.bind(*cconsts, *bconsts, *leaves, cond_jaxpr=cj, body_jaxpr=body,
+    outs = _bind(while_p, *cconsts, *bconsts, *leaves, cond_jaxpr=cj, body_jaxpr=body,
                         cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
     return tree_util.tree_unflatten(tree, outs)
 
 
 def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     nc, nb = cond_nconsts, body_nconsts
-    outs = while_p.bind(*primals, cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr,
+    outs = _bind(while_p, *primals, cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr,
                         cond_nconsts=nc, body_nconsts=nb)
     bconsts = primals[nc:nc + nb]
     carry = primals[nc + nb:]
@@ -439,7 +458,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
                          + [_shaped(t) for t in t_bconsts if t is not None] + c_avals + t_avals)
     new_cond = _pad_invars(cond_jaxpr, [], t_avals)
     t_init = [ad.instantiate_zeros(t, c) for t, c, d in zip(t_carry, carry, cdiff) if d]
-    res = while_p.bind(*primals[:nc], *bconsts, *[t for t in t_bconsts if t is not None],
+    res = _bind(while_p, *primals[:nc], *bconsts, *[t for t in t_bconsts if t is not None],
                        *carry, *t_init, cond_jaxpr=new_cond, body_jaxpr=new_body,
                        cond_nconsts=nc, body_nconsts=nbc + n_tc)
     it = iter(res[ncarry:])
@@ -486,7 +505,7 @@ def _while_batch(vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     bj, _ = batching.batch_jaxpr(body_jaxpr, size, bcd + cdims, carry_b)
     cj, _ = batching.batch_jaxpr(cond_jaxpr, size, ccd + cdims, [pred_b])
     if not pred_b:
-        outs = while_p.bind(*cc, *bc, *carry, cond_jaxpr=cj, body_jaxpr=bj,
+        outs = _bind(while_p, *cc, *bc, *carry, cond_jaxpr=cj, body_jaxpr=bj,
                             cond_nconsts=nc, body_nconsts=nb)
         return outs, cdims
     # A batched predicate: loop while any member continues; finished members keep
@@ -512,7 +531,7 @@ def _while_batch(vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
 
     cj2 = _from_fun(new_cond, cc_avals + c_avals)
     bj2 = _from_fun(new_body, cc_avals + bc_avals + c_avals)
-    outs = while_p.bind(*cc, *cc, *bc, *carry, cond_jaxpr=cj2, body_jaxpr=bj2,
+    outs = _bind(while_p, *cc, *cc, *bc, *carry, cond_jaxpr=cj2, body_jaxpr=bj2,
                         cond_nconsts=nc, body_nconsts=nc + nb)
     return outs, cdims
 
@@ -615,7 +634,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     (_, body, consts, out_tree), c_avals = _carry_fixpoint(
         trace_body, [_shaped(c) for c in c_leaves], name, "scan body")
     c_leaves = [_convert_to(x, a) for x, a in zip(c_leaves, c_avals)]
-    outs = scan_p.bind(*consts, *c_leaves, *x_leaves, jaxpr=body, length=n,
+    outs = _bind(scan_p, *consts, *c_leaves, *x_leaves, jaxpr=body, length=n,
                        reverse=bool(reverse), num_consts=len(consts),
                        num_carry=len(c_leaves), unroll=int(unroll))
     carry = tree_util.tree_unflatten(c_tree, outs[:len(c_leaves)])
@@ -640,7 +659,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
         return list(outs) + list(cr)
 
     pj = _from_fun(primal_body, k_avals + c_avals + x_avals)
-    res = scan_p.bind(*primals, jaxpr=pj, length=length, reverse=reverse, num_consts=nc,
+    res = _bind(scan_p, *primals, jaxpr=pj, length=length, reverse=reverse, num_consts=nc,
                       num_carry=nk, unroll=unroll)
     n_out = len(jaxpr.out_avals)
     outs, stacked = res[:n_out], res[n_out:]
@@ -667,7 +686,7 @@ def _scan_jvp(primals, tangents, *, jaxpr, length, reverse, num_consts, num_carr
 
     tj = _from_fun(tangent_body, k_avals + tc_avals + tk_avals + c_avals + x_avals + tx_avals)
     t_init = [ad.instantiate_zeros(t, c) for t, c, d in zip(t_carry, carry, cdiff) if d]
-    t_res = scan_p.bind(*consts, *[t for t in t_consts if t is not None], *t_init,
+    t_res = _bind(scan_p, *consts, *[t for t in t_consts if t is not None], *t_init,
                         *stacked, *xs, *[t for t in t_xs if t is not None],
                         jaxpr=tj, length=length, reverse=reverse, num_consts=nc + ntc,
                         num_carry=ntk, unroll=unroll)
@@ -717,7 +736,7 @@ def _scan_transpose(cts, *args, jaxpr, length, reverse, num_consts, num_carry, u
     bj = _from_fun(body, [_shaped(k) for k in k_known] + carry_avals + lc_avals + xk_avals
                    + y_avals)
     acc0 = [ad.zeros_like_aval(a) for a in lc_avals]
-    res = scan_p.bind(*k_known, *ct_carry, *acc0, *x_known, *ct_ys, jaxpr=bj, length=length,
+    res = _bind(scan_p, *k_known, *ct_carry, *acc0, *x_known, *ct_ys, jaxpr=bj, length=length,
                       reverse=not reverse, num_consts=nkk, num_carry=nk + nlc, unroll=unroll)
     ct_init, ct_lc, ct_lx = res[:nk], res[nk:nk + nlc], res[nk + nlc:]
     it_c, it_x = iter(ct_lc), iter(ct_lx)
@@ -754,12 +773,33 @@ def _scan_batch(vals, dims, *, jaxpr, length, reverse, num_consts, num_carry, un
     force = carry_b + ob[nk:]
     bj, _ = batching.batch_jaxpr(jaxpr, size, cdims + [0 if b else None for b in carry_b]
                                  + xdims, force)
-    outs = scan_p.bind(*consts, *carry, *xs, jaxpr=bj, length=length, reverse=reverse,
+    outs = _bind(scan_p, *consts, *carry, *xs, jaxpr=bj, length=length, reverse=reverse,
                        num_consts=nc, num_carry=nk, unroll=unroll)
     return outs, [0 if b else None for b in carry_b] + [1 if b else None for b in ob[nk:]]
 
 
 batching.batch_rules[scan_p] = _scan_batch
+
+
+# ---------------------------------------------------------------------------
+# effectful twins: same name, same rules
+# ---------------------------------------------------------------------------
+def _effectful_twin(p):
+    from ..core import primitive as _primitive
+    twin = Primitive(p.name, multiple_results=True, effectful=True,
+                     param_order=p.param_order)
+    _primitive._ALL[p.name] = p  # the registry lists the plain primitive under the name
+    for table in (abstract_eval_rules, impl_rules, ad.jvp_rules, ad.transpose_rules,
+                  batching.batch_rules):
+        if p in table:
+            table[twin] = table[p]
+    return twin
+
+
+cond_effect_p = _effectful_twin(cond_p)
+while_effect_p = _effectful_twin(while_p)
+scan_effect_p = _effectful_twin(scan_p)
+_EFFECTFUL = {cond_p: cond_effect_p, while_p: while_effect_p, scan_p: scan_effect_p}
 
 
 # ---------------------------------------------------------------------------

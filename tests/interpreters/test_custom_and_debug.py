@@ -1,6 +1,8 @@
 """custom_jvp / custom_vjp and debug.print under every transform."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,28 @@ def test_debug_print_under_transforms(capsys):
 def test_debug_print_bad_format():
     with pytest.raises(TypeError, match="format must be a str"):
         absjit.debug.print(3)
+
+
+def test_debug_print_in_loops_prints_once_per_iteration(mode, capsys):
+    def f(x):
+        return lax.fori_loop(0, 2, lambda i, c: (absjit.debug.print("i={} c={}", i, c),
+                                                 c * x)[1], x)
+    expected = ["i=0 c=2.0", "i=1 c=4.0"]
+    mode(f)(np.float32(2.0))
+    assert capsys.readouterr().out.splitlines() == expected
+    g = mode(absjit.grad(f))(np.float32(2.0))
+    assert float(g) == 12.0
+    assert capsys.readouterr().out.splitlines() == expected
+    # a loop whose result is unused still prints (it is effectful)
+    absjit.jit(lambda x: (f(x), x)[1])(np.float32(2.0))
+    assert capsys.readouterr().out.splitlines() == expected
+
+
+def test_debug_print_in_two_loops_compiles(capsys):
+    def g(x):
+        y = lax.fori_loop(0, 2, lambda i, c: (absjit.debug.print("a {}", c), c * 2.0)[1], x)
+        return lax.fori_loop(0, 2, lambda i, c: (absjit.debug.print("b {}", c), c * 3.0)[1], y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # may fall back to interpret
+        absjit.jit(g)(np.float32(1.0))
+    assert capsys.readouterr().out.split("\n")[:4] == ["a 1.0", "a 2.0", "b 4.0", "b 12.0"]

@@ -45,6 +45,8 @@ def _sub_body(ctx, closed, in_srcs, out_names, hoist=None, scalar_in=None,
     prefix = ctx.fresh("cf") + "_"
 
     class _Sub(_Gen):
+        cf_root = getattr(ctx, "cf_root", ctx)
+
         def var_name(self, v):
             return prefix + _Gen.var_name(self, v)
 
@@ -234,6 +236,14 @@ def lower_scan(ctx, outs, ins, in_avals, out_avals, *, jaxpr, length, reverse, n
 
 
 def lower_debug_print(ctx, outs, ins, in_avals, out_avals, *, fmt, in_tree):
+    root = getattr(ctx, "cf_root", None)
+    if root is not None:
+        # Numba 0.68 emits invalid LLVM for object-mode blocks in two different loops
+        # of one function, so only one nested debug_print is lowered natively.
+        root.cf_nested_prints = getattr(root, "cf_nested_prints", 0) + 1
+        if root.cf_nested_prints > 1:
+            from .codegen import Unsupported
+            raise Unsupported(["debug_print in more than one loop or branch"])
     # A stable key (not hash(), which varies per process) keeps the source, and so the
     # disk-cached kernel, the same across processes.
     key = hashlib.sha256(repr((fmt, in_tree)).encode()).hexdigest()[:16]
@@ -251,4 +261,7 @@ def debug_print_callback(key, *vals):
 array_rules[cf.cond_p] = lower_cond
 array_rules[cf.while_p] = lower_while
 array_rules[cf.scan_p] = lower_scan
+array_rules[cf.cond_effect_p] = lower_cond
+array_rules[cf.while_effect_p] = lower_while
+array_rules[cf.scan_effect_p] = lower_scan
 array_rules[debug_print_p] = lower_debug_print
