@@ -91,3 +91,16 @@ def test_jit_primitive_checks_operand_types():
         jit_p.bind(jnp.ones(2), jaxpr=inner, name="f")
     (out,) = jit_p.bind(np.float32(1.0), jaxpr=inner, name="f")
     assert float(out) == 2.0
+
+
+def test_values_propagate_through_a_staged_jit_at_the_concrete_level():
+    inner = absjit.jit(lambda x: x * 2.0)
+
+    def f(x):
+        y = inner(x)
+        return y if y > 3 else -y  # needs y's value: the jit equation is evaluated
+
+    text = str(absjit.make_jaxpr(f, abstraction="concrete")(2.0))
+    assert "jit[" in text and "neg" not in text
+    assert "neg" in str(absjit.make_jaxpr(f, abstraction="concrete")(1.0))
+    assert float(absjit.grad(f)(2.0)) == 2.0 and float(absjit.grad(f)(1.0)) == -2.0
