@@ -132,10 +132,18 @@ def jvp(fun, primals, tangents, has_aux=False, abstraction=None):
     level = _check_level(abstraction)
     tangents_in = []
     for p, t in zip(p_leaves, t_leaves):
-        pa, ta = get_aval(p), get_aval(t)
+        pa = get_aval(p)
+        t_dtype = np.asarray(t).dtype if not isinstance(t, Tracer) else t.aval.dtype
         if not ad._is_differentiable(pa):
+            if t_dtype != dtypes.float0:
+                raise TypeError(
+                    "primal and tangent arguments to absjit.jvp do not match; dtypes must be "
+                    "equal, or in case of int/bool primal dtype the tangent dtype must be "
+                    f"float0. Got primal dtype {pa.dtype.name} and so expected tangent dtype "
+                    f"float0, but got tangent dtype {np.dtype(t_dtype).name} instead.")
             tangents_in.append(None)
             continue
+        ta = get_aval(t)
         if tuple(pa.shape) != tuple(ta.shape):
             raise ValueError("absjit.jvp called with different primal and tangent shapes; "
                              f"got primal shape {tuple(pa.shape)} and tangent shape "

@@ -308,3 +308,11 @@ def test_vjp_bad_cotangent():
 def test_grad_bad_argnums():
     with pytest.raises(ValueError, match="argnums"):
         absjit.grad(lambda x: x)(1.0) if False else absjit.grad(lambda x: x, argnums=2)(1.0)
+
+
+def test_jvp_integer_primal_needs_float0_tangent():
+    with pytest.raises(TypeError, match="float0"):
+        absjit.jvp(lambda n: n * 2, (np.int32(3),), (np.int32(0),))
+    if jax is not None:
+        with pytest.raises(TypeError, match="float0"):
+            jax.jvp(lambda n: n * 2, (np.int32(3),), (np.int32(0),))
