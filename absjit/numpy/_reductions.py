@@ -19,7 +19,7 @@ from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops._util import canonical_axes
-from ._promote import broadcast_to_shape, check_arraylike, promote_args, promote_args_inexact
+from ._promote import broadcast_to_shape, check_arraylike, promote_args
 from . import _ufuncs as uf
 
 __all__ = ["sum", "prod", "product", "mean", "var", "std", "max", "min", "amax", "amin",
@@ -527,8 +527,10 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
             n *= shape[ax]
         return (avg, Array._new(np.asarray(n, _aval(avg).dtype))) if returned else avg
     w = _asarray("average", weights)
-    x, w = promote_args_inexact("average", x, w)
     wshape = _aval(w).shape
+    dt = dtypes.result_type(x, w)
+    dt = dt if dtypes.is_inexact(dt) else dtypes.default_float()
+    x, w = _cast(x, dt), _cast(w, dt)  # dtypes only: the shapes are checked below
     if wshape != shape:
         if axis is None:
             raise ValueError("average: axis must be given when the shapes of a and weights "
@@ -540,6 +542,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
             raise ValueError(f"average: weights of length {wshape[0]} do not match axis "
                              f"{ax} of shape {shape}")
         w = st.broadcast_in_dim(w, shape, (ax,))
+
     wsum = sum(w, axis, keepdims=keepdims)
     avg = ew.div(sum(ew.mul(x, w), axis, keepdims=keepdims), wsum)
     return (avg, wsum) if returned else avg
