@@ -232,6 +232,20 @@ def test_dynamic_slices_clamp_starts():
               x, u, np.int32(i), np.int32(j))
 
 
+def test_gather_clamps_and_scatter_drops():
+    from absjit.ops import indexing as ix
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    i = np.array([[0, 3], [-2, 9]], np.int32)
+    j = np.array([[1, 1], [4, 7]], np.int32)
+    check(lambda a, p, q: (ix.gather(a * 2, [p], (0,)), ix.gather(a, [p, q], (1, 0)),
+                           a[jnp.array([2, 0])]), x, i, j)
+    u = np.full((2, 2, 5), 7.0, np.float32)
+    check(lambda a, b, p: [f(a, b, [p], (0,)) for f in (ix.scatter, ix.scatter_add,
+                                                         ix.scatter_mul, ix.scatter_min,
+                                                         ix.scatter_max)], x, u, i)
+    check(lambda a: a.at[1].add(5.0).at[jnp.array([0, 0])].set(-1.0), x)
+
+
 def test_output_aliasing_an_input_is_a_copy():
     x = np.arange(6, dtype=np.float32)
     out = absjit.jit(lambda a: (a, a.reshape(2, 3)), backend="cpu")(x)
@@ -290,6 +304,23 @@ def test_nested_jit_is_inlined():
     check(f, x)
     src = source(f, x)
     assert src.count("def ") == 1 and src.count("np.empty(") == 1, src
+
+
+def test_custom_jvp_body_is_inlined():
+    @absjit.custom_jvp
+    def softplus(v):
+        return jnp.log1p(jnp.exp(v))
+
+    @softplus.defjvp
+    def _jvp(primals, tangents):
+        (v,), (t,) = primals, tangents
+        return softplus(v), t * jax_like_sigmoid(v)
+
+    def jax_like_sigmoid(v):
+        return 1 / (1 + jnp.exp(-v))
+    x = np.linspace(-3, 3, 9).astype(np.float32)
+    check(lambda a: softplus(a) * 2, x)
+    assert "interpret" not in source(lambda a: softplus(a) * 2, x)
 
 
 def test_unlowered_primitive_falls_back_with_one_warning():

@@ -64,6 +64,11 @@ def lowerable_primitives() -> set:
             | set(array_rules))
 
 
+# Call-like primitives whose body is inlined (the forward computation of a custom
+# derivative is its ``call_jaxpr``), by the name of the parameter holding the body.
+_CALLS = {"jit": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
+
+
 class _Op:
     __slots__ = ("prim", "invars", "outvars", "params", "kind")
 
@@ -79,7 +84,8 @@ def _inline(jaxpr, subst, ops):
 
     for eqn in jaxpr.eqns:
         ins = [read(x) for x in eqn.invars]
-        inner = eqn.params.get("jaxpr") if eqn.primitive.name == "jit" else None
+        inner = _CALLS.get(eqn.primitive.name)
+        inner = eqn.params.get(inner) if inner else None
         if inner is not None:
             if inner.consts:
                 raise Unsupported(["jit (with constants)"])
@@ -235,9 +241,14 @@ class _Body:
             else:
                 src = op.invars[0]
                 if op.prim in dynamic_index_rules:
-                    starts = [self.value(a, ()) for a in op.invars[1:]]
-                    sub = dynamic_index_rules[op.prim](list(idx), starts, src.aval, x.aval,
-                                                       **op.params)
+                    params = dict(op.params)
+                    if op.prim.name == "gather":
+                        params["index_ndim"] = op.invars[1].aval.ndim
+
+                    def read(k, at, _op=op):
+                        return self.value(_op.invars[k + 1], at)
+                    sub = dynamic_index_rules[op.prim](list(idx), read, src.aval, x.aval,
+                                                       **params)
                 else:
                     sub = index_rules[op.prim](list(idx), src.aval, x.aval, **op.params)
                 expr = self.value(src, sub)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops import linalg, reductions as red, structural as st
+from ...ops import indexing as ix, linalg, reductions as red, structural as st
 from .lower_elementwise import dtype_ctor, lower_max, lower_min
 
 __all__ = ["array_rules"]
@@ -252,3 +252,46 @@ def lower_dynamic_update_slice(ctx, outs, ins, in_avals, out_avals):
 
 
 array_rules[st.dynamic_update_slice_p] = lower_dynamic_update_slice
+
+
+def _scatter(combine):
+    """Copy the operand, then fold every in-range update into it in order (so plain
+    ``scatter`` keeps the last of duplicate updates, as the impl rule does)."""
+    def rule(ctx, outs, ins, in_avals, out_avals, *, axes):
+        x, upd, *idx = ins
+        aval, uaval = in_avals[0], in_avals[1]
+        nb = in_avals[2].ndim
+        out = outs[0]
+        ctor = dtype_ctor(aval.dtype)
+        lines = [f"{out} = np.empty({_shape(aval.shape)}, {ctor})"]
+        names, depth = _loop_nest(lines, aval.shape, 0, "p")
+        at = ", ".join(names) or "()"
+        lines.append("    " * depth + f"{out}[{at}] = {x}[{at}]")
+        names, depth = _loop_nest(lines, uaval.shape, 0, "q")
+        bidx, rest = names[:nb], iter(names[nb:])
+        ind = "    " * depth
+        pos, conds = [], []
+        for d in range(aval.ndim):
+            if d in axes:
+                k = axes.index(d)
+                t = ctx.fresh("t")
+                lines.append(ind + f"{t} = int({idx[k]}[{', '.join(bidx) or '()'}])")
+                pos.append(t)
+                conds.append(f"0 <= {t} < {aval.shape[d]}")
+            else:
+                pos.append(next(rest))
+        tgt = f"{out}[{', '.join(pos) or '()'}]"
+        val = f"{upd}[{', '.join(names) or '()'}]"
+        lines.append(ind + f"if {' and '.join(conds)}:")
+        lines.append(ind + f"    {tgt} = {ctor}({combine(tgt, val, np.dtype(aval.dtype))})")
+        return lines
+    return rule
+
+
+array_rules[ix.scatter_p] = _scatter(lambda old, new, dt: new)
+array_rules[ix.scatter_add_p] = _scatter(lambda old, new, dt: f"{old} + {new}")
+array_rules[ix.scatter_mul_p] = _scatter(lambda old, new, dt: f"{old} * {new}")
+array_rules[ix.scatter_min_p] = _scatter(
+    lambda old, new, dt: lower_min([old, new], [_A(dt)] * 2, None))
+array_rules[ix.scatter_max_p] = _scatter(
+    lambda old, new, dt: lower_max([old, new], [_A(dt)] * 2, None))

@@ -11,7 +11,7 @@ and size-1-only ``reshape``. A rule returns ``None`` when it cannot (a general
 """
 from __future__ import annotations
 
-from ...ops import structural as st
+from ...ops import indexing as ix, structural as st
 from .lower_elementwise import dtype_ctor
 
 __all__ = ["index_rules", "value_rules"]
@@ -77,17 +77,37 @@ for _p, _rule in ((st.broadcast_in_dim_p, lower_broadcast_in_dim),
 value_rules[st.iota_p] = lower_iota
 
 
-# ``dynamic_slice`` reads its operand at run-time starts, each clamped into range (the
-# rule the impl shares): ``dynamic_index_rules[p](out_idx, starts, in_aval, out_aval,
-# **params)`` receives the starts as scalar expressions.
+# Index arithmetic that reads other operands at run time: ``dynamic_slice`` (its starts,
+# each clamped into range) and ``gather`` (its index arrays, clamped). A rule gets
+# ``read(k, idx)``: a scalar expression of operand ``k + 1`` at indices ``idx``.
 dynamic_index_rules: dict = {}
 
 
-def lower_dynamic_slice(out_idx, starts, in_aval, out_aval, *, slice_sizes):
-    return [f"(min(max(int({s}), 0), {n - k}) + {i})"
-            for i, s, n, k in zip(out_idx, starts, in_aval.shape, slice_sizes)]
+def lower_dynamic_slice(out_idx, read, in_aval, out_aval, *, slice_sizes):
+    return [f"(min(max(int({read(k, ())}), 0), {n - size}) + {i})"
+            for k, (i, n, size) in enumerate(zip(out_idx, in_aval.shape, slice_sizes))]
+
+
+def lower_gather(out_idx, read, in_aval, out_aval, *, axes, index_ndim):
+    bidx, rest = list(out_idx[:index_ndim]), iter(out_idx[index_ndim:])
+    sub = []
+    for d in range(in_aval.ndim):
+        if d in axes:
+            k = axes.index(d)
+            sub.append(f"min(max(int({read(k, bidx)}), 0), {max(in_aval.shape[d] - 1, 0)})")
+        else:
+            sub.append(next(rest))
+    return sub
+
+
+def _static_probe(rule, extra=None):
+    """The rule with placeholder reads: used only to ask whether an op is index-like."""
+    def probe(out_idx, in_aval, out_aval, **params):
+        return rule(out_idx, lambda k, idx: "0", in_aval, out_aval, **params, **(extra or {}))
+    return probe
 
 
 dynamic_index_rules[st.dynamic_slice_p] = lower_dynamic_slice
-index_rules[st.dynamic_slice_p] = lambda out_idx, in_aval, out_aval, **params: \
-    lower_dynamic_slice(out_idx, ["0"] * in_aval.ndim, in_aval, out_aval, **params)
+index_rules[st.dynamic_slice_p] = _static_probe(lower_dynamic_slice)
+dynamic_index_rules[ix.gather_p] = lower_gather
+index_rules[ix.gather_p] = _static_probe(lower_gather, {"index_ndim": 0})
