@@ -376,6 +376,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
         return alive
     spec, cache, options, _ = shared
     fast_limit = spec.fast_limit
+    fast_table = cache.fast  # updated in place, never replaced: the closure keeps it
     state = _STATE
     base_state = _BASE_STATE
 
@@ -408,9 +409,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
                 cache.hits += 1
             if fast_key is not None:
                 kinds = tuple(_arg_kind(x, a) for x, a in zip(call.args, entry.in_avals))
-                fast = dict(cache.fast)
-                fast[fast_key] = _lazy_runner(cache, fast_key, entry, kinds)
-                cache.fast = fast
+                cache.fast[fast_key] = _lazy_runner(cache, fast_key, entry, kinds)
         return entry, None
 
     def jitted(*args, **kwargs):
@@ -425,7 +424,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
             else:
                 fast_key = _fast_key(args)
             if fast_key is not None:
-                run = cache.fast.get(fast_key)
+                run = fast_table.get(fast_key)
                 if run is not None:
                     cache.hits += 1
                     return run(*args)

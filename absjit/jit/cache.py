@@ -10,8 +10,9 @@ evicted. Two dicts point at the same entries:
   scalars passed positionally; its value is a runner specialised for those argument
   types. It is only a shortcut to an entry of ``entries``.
 
-Reads on the hit path take no lock (a ``dict.get`` is atomic); misses are serialised per
-function so that concurrent first calls trace and compile once.
+Reads on the hit path take no lock (``dict.get`` and ``dict.__setitem__`` are atomic);
+misses are serialised per function so that concurrent first calls trace and compile
+once. ``fast`` is only ever updated in place, since jitted closures hold it.
 """
 from __future__ import annotations
 
@@ -122,7 +123,7 @@ class EntryCache:
     def clear(self) -> None:
         with self.lock:
             self.entries = {}
-            self.fast = {}
+            self.fast.clear()  # in place: jitted closures hold this dict
             self.hits = 0
             self.misses = 0
             self.warned = False

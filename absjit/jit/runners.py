@@ -134,9 +134,7 @@ def _lazy_runner(cache, fast_key, entry, kinds):
         real = _fast_runner(entry, kinds)
         with cache.lock:
             if cache.fast.get(fast_key) is run:
-                fast = dict(cache.fast)
-                fast[fast_key] = real
-                cache.fast = fast
+                cache.fast[fast_key] = real
         return real(*args)
     return run
 
