@@ -152,6 +152,27 @@ def test_unique_eager_and_concretization():
         absjit.jit(jnp.unique)(np.array([1, 2]))
 
 
+@given(hnp.arrays(np.int32, hst.integers(1, 8), elements=hst.integers(-3, 3)),
+       hst.integers(1, 6))
+def test_unique_with_size_under_jit(x, size):
+    out = absjit.jit(lambda a: jnp.unique(a, size=size, fill_value=-9),
+                     backend="interpret")(x)
+    expected = np.unique(x)[:size]
+    expected = np.concatenate([expected, np.full(size - len(expected), -9, np.int32)])
+    assert_close(out, expected.astype(np.int32))
+    if jax_numpy is not None:
+        assert_close(out, np.asarray(jax_numpy.unique(x, size=size, fill_value=-9)))
+
+
+def test_unique_size_defaults_and_errors():
+    assert_close(jnp.unique(np.array([4, 2, 4], np.int32), size=3),
+                 np.array([2, 4, 2], np.int32))   # padded with the smallest value
+    with pytest.raises(ValueError, match="fill_value"):
+        jnp.unique(np.zeros(0, np.int32), size=2)
+    with pytest.raises(NotImplementedError, match="only the values"):
+        jnp.unique(np.ones(3), size=2, return_counts=True)
+
+
 # ---------------------------------------------------------------------------
 # convolve / correlate
 # ---------------------------------------------------------------------------
