@@ -376,6 +376,15 @@ def test_non_contiguous_and_scalar_buffers():
     np.testing.assert_array_equal(out[0], x * 3)
 
 
+def test_wrong_shape_buffer_is_refused_not_read_out_of_bounds():
+    from absjit.backends import get_backend
+    from absjit.backends.base import CompileOptions
+    closed = absjit.make_jaxpr(lambda a: a + 1)(np.ones(8, np.float32))
+    exe = get_backend("cpu").compile(closed, CompileOptions())
+    with pytest.raises(ValueError, match="shape"):
+        exe(np.ones(3, np.float32))
+
+
 def test_compile_cache_reuses_kernel_for_fresh_lambdas():
     from absjit.backends.numba_cpu import stats
     x = np.arange(5, dtype=np.float32)

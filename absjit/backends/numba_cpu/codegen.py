@@ -286,6 +286,7 @@ class _Gen:
         self.owned = set()  # arrays this kernel allocated (may be overwritten once dead)
         self.params = []
         self.param_vars = set(jaxpr.constvars) | set(jaxpr.invars)
+        self.param_order = list(jaxpr.constvars) + list(jaxpr.invars)
         for v in list(jaxpr.constvars) + list(jaxpr.invars):
             name = self.var_name(v)
             self.params.append(name)
@@ -474,6 +475,14 @@ class _Gen:
     # -- the whole function ----------------------------------------------------------
     def build(self) -> str:
         plan = self.plan
+        # Sizes are literals below: a buffer of another shape must never get in.
+        for v, name in zip(self.param_order, self.params):
+            if v.aval.ndim:
+                cond = " or ".join(f"{name}.shape[{d}] != {n}"
+                                   for d, n in enumerate(v.aval.shape))
+                self.emit(f"if {cond}:")
+                self.emit(f"raise ValueError('argument {name} must have shape "
+                          f"{tuple(v.aval.shape)}')", 2)
         for n, op in enumerate(self.ops):
             if not plan.live[n]:
                 continue
