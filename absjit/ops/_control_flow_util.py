@@ -1,0 +1,155 @@
+"""Helpers shared by the control-flow primitives (``control_flow.py``, ``scan.py``):
+tracing user functions into constant-free sub-jaxprs, carry type checking, and the
+effectful twins of the primitives."""
+from __future__ import annotations
+
+from .. import tree_util
+from ..core.avals import ShapedArray
+from ..core.jaxpr import ClosedJaxpr, Jaxpr, Var
+from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
+from ..core.trace import get_aval
+from ..interpreters import ad, batching
+from .call import hoist_consts
+
+# ---------------------------------------------------------------------------
+# tracing helpers
+# ---------------------------------------------------------------------------
+def _name(f) -> str:
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+def _shaped(x) -> ShapedArray:
+    return get_aval(x).to_shaped()
+
+
+def _trace(fun, in_avals, in_tree, what: str):
+    """Trace ``fun(*unflatten(in_tree, avals))`` to a constant-free ClosedJaxpr.
+
+    Returns ``(closed, consts, out_tree)``; ``closed`` takes ``consts + leaves``.
+    """
+    from ..interpreters.staging import DebugInfo, trace_to_jaxpr
+    box = []
+
+    def flat_fun(*leaves):
+        args = tree_util.tree_unflatten(in_tree, list(leaves))
+        out = fun(*args)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        box.append(out_tree)
+        return out_leaves
+
+    names = [f"arg{i}" for i in range(len(in_avals))]
+    closed, _ = trace_to_jaxpr(flat_fun, list(in_avals), DebugInfo.of(fun, names, what),
+                               transform=what)
+    closed, consts = hoist_consts(closed)
+    return closed, consts, box[-1]
+
+
+def _pad_invars(closed: ClosedJaxpr, before, after) -> ClosedJaxpr:
+    """``closed`` taking extra unused leading/trailing inputs of the given avals."""
+    j = closed.jaxpr
+    pre = [Var(a) for a in before]
+    post = [Var(a) for a in after]
+    return ClosedJaxpr(Jaxpr((), pre + list(j.invars) + post, j.eqns, j.outvars), [])
+
+
+def _from_fun(fun, in_avals) -> ClosedJaxpr:
+    """Trace a flat function at ``in_avals`` to a constant-free ClosedJaxpr (consts, if
+    any, must be plain values: they are baked in)."""
+    from ..interpreters.staging import trace_to_jaxpr
+    closed, _ = trace_to_jaxpr(fun, [a.to_shaped() for a in in_avals], None,
+                               transform="control_flow")
+    return closed
+
+
+def _eval(closed: ClosedJaxpr, *args):
+    from ..core.jaxpr import eval_jaxpr
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def _types_str(avals) -> str:
+    return ", ".join(a.str_short() + ("{weak}" if a.weak_type else "") for a in avals)
+
+
+def _convert_to(x, aval):
+    from .elementwise import convert_element_type
+    a = get_aval(x)
+    if a.dtype == aval.dtype and a.weak_type == aval.weak_type:
+        return x
+    return convert_element_type(x, aval.dtype, aval.weak_type)
+
+
+def _join_weak(avals_list):
+    """One aval per position, if the lists agree up to weak types (else None)."""
+    out = []
+    for group in zip(*avals_list):
+        a0 = group[0]
+        if any(tuple(a.shape) != tuple(a0.shape) or a.dtype != a0.dtype for a in group):
+            return None
+        out.append(ShapedArray(a0.shape, a0.dtype, all(a.weak_type for a in group)))
+    return out
+
+
+def _has_effects(closed) -> bool:
+    return any(e.primitive.effectful for e in closed.jaxpr.eqns)
+
+
+def _bind(primitive, *args, **params):
+    """Bind ``primitive``, or its effectful twin when a sub-jaxpr has effects (a
+    ``debug.print`` in a loop body): passes never drop it and value propagation at the
+    concrete level never runs it while tracing."""
+    subs = []
+    for v in params.values():
+        if isinstance(v, ClosedJaxpr):
+            subs.append(v)
+        elif isinstance(v, tuple):
+            subs += [j for j in v if isinstance(j, ClosedJaxpr)]
+    if any(_has_effects(j) for j in subs):
+        primitive = _EFFECTFUL[primitive]
+    return primitive.bind(*args, **params)
+
+
+
+def _carry_fixpoint(trace_body, carry_avals, fn_name: str, what: str):
+    """Trace the loop body; a weakly typed carry whose dtype the body changes is
+    promoted to the body's type (as JAX does) and traced again; any other change is a
+    TypeError naming both types."""
+    for _ in range(3):
+        traced = trace_body(carry_avals)
+        outs = traced[0]
+        new = []
+        changed = False
+        for i, (a, o) in enumerate(zip(carry_avals, outs)):
+            same = tuple(a.shape) == tuple(o.shape) and a.dtype == o.dtype
+            if same and a.weak_type == o.weak_type:
+                new.append(a)
+            elif tuple(a.shape) == tuple(o.shape) and (a.weak_type or same):
+                new.append(ShapedArray(o.shape, o.dtype, o.weak_type and a.weak_type))
+                changed = True
+            else:
+                raise TypeError(
+                    f"{what} {fn_name}: the input carry component {i} has type "
+                    f"{a.str_short()} but the corresponding output carry component has type "
+                    f"{o.str_short()}, so the "
+                    f"{'shapes' if tuple(a.shape) != tuple(o.shape) else 'dtypes'} do not "
+                    "match. The carry must keep its type across iterations.")
+        if not changed:
+            return traced, carry_avals
+        carry_avals = new
+    raise TypeError(f"{what} {fn_name}: the carry type does not settle")
+
+
+# plain primitive -> its effectful twin (registered by each primitive's module)
+_EFFECTFUL: dict = {}
+
+
+def _effectful_twin(p):
+    from ..core import primitive as _primitive
+    twin = Primitive(p.name, multiple_results=True, effectful=True,
+                     param_order=p.param_order)
+    _primitive._ALL[p.name] = p  # the registry lists the plain primitive under the name
+    for table in (abstract_eval_rules, impl_rules, ad.jvp_rules, ad.transpose_rules,
+                  batching.batch_rules):
+        if p in table:
+            table[twin] = table[p]
+    _EFFECTFUL[p] = twin
+    return twin
