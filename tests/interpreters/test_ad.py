@@ -316,3 +316,39 @@ def test_jvp_integer_primal_needs_float0_tangent():
     if jax is not None:
         with pytest.raises(TypeError, match="float0"):
             jax.jvp(lambda n: n * 2, (np.int32(3),), (np.int32(0),))
+
+
+LAX_OPS = {
+    "logistic": lambda x: lax.logistic(x),
+    "exp2": lambda x: lax.exp2(x),
+    "rsqrt": lambda x: lax.rsqrt(x),
+    "integer_pow": lambda x: lax.integer_pow(x, 3),
+    "rem": lambda x: lax.rem(x, np.float64(0.7)),
+    "pow": lambda x: lax.pow(x, x),
+    "zero_derivative": lambda x: lax.floor(x) + lax.ceil(x) + lax.sign(x) + lax.round(x) + x,
+    "cummax": lambda x: lax.cummax(x, axis=0),
+    "cummin": lambda x: lax.cummin(x, axis=1),
+    "reduce_max": lambda x: lax.reduce_max(x, (1,)),
+    "dynamic_slice": lambda x: lax.dynamic_slice(x, (np.int32(1), np.int32(1)), (2, 2)),
+    "dynamic_update_slice": lambda x: lax.dynamic_update_slice(
+        x, x[:2, :2] * 3.0, (np.int32(1), np.int32(0))),
+    "pad": lambda x: lax.pad(x, np.float64(0.0), ((1, 2, 1), (0, 1, 0))),
+    "squeeze_expand": lambda x: lax.squeeze(lax.expand_dims(x, (0,)), (0,)),
+    "rev": lambda x: lax.rev(x, (0,)),
+    "convert": lambda x: lax.convert_element_type(x, np.float32).astype(np.float64) * x,
+    "scatter_mul": lambda x: x.at[0].multiply(x[1]),
+    "scatter_max": lambda x: x.at[0].max(x[1] * 2.0),
+    "select_n": lambda x: lax.select_n(x > 1.0, x, x * x),
+    "clamp": lambda x: lax.clamp(np.float64(0.8), x, np.float64(1.5)),
+    "argmax_take": lambda x: x[jnp.argmax(x[:, 0])],
+    "top_k": lambda x: lax.top_k(x, 2)[0],
+    "sort_key_val": lambda x: lax.sort_key_val(x[0], x[1])[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAX_OPS))
+def test_lax_primitive_grads(name, rng):
+    x = _pos(rng, (3, 4))
+    # a round trip through float32 makes finite differences coarse
+    tol = dict(eps=1e-2, atol=2e-3, rtol=2e-3) if name == "convert" else {}
+    check_grads(LAX_OPS[name], [x], order=2, **tol)
