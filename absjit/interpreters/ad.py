@@ -3,15 +3,23 @@
 Rule signatures (every rule returns lists):
 
 ``jvp_rules[p](primals, tangents, **params) -> (primals_out, tangents_out)``
-    ``primals``/``tangents`` are lists; tangents are always materialised values (the
-    machinery instantiates zeros). Integer/bool outputs get ``float0``-free zero
-    tangents of the output's dtype family; the machinery handles that.
+    ``primals``/``tangents`` are lists; tangents are materialised values (the JVP trace
+    instantiates zeros) unless the rule has ``symbolic_zeros = True``, in which case a
+    zero tangent is ``None`` (and a ``None`` tangent out is a zero). Integer/bool values
+    carry zero tangents of their own dtype inside; the public API shows them as
+    ``float0``.
 ``transpose_rules[p](cts, *args, **params) -> [ct_or_None per arg]``
     For linear primitives. ``cts`` is the list of output cotangents; an ``arg`` is an
     :class:`UndefinedPrimal` when it is the linear input, otherwise a value.
 
 Helpers: :func:`defjvp` (one function per input), :func:`deflinear` (the primitive is
 linear in all inputs), :func:`defjvp_zero` (derivative is zero, e.g. comparisons).
+
+Machinery: :class:`JVPTrace` (forward mode; a tracer's aval is its primal's, a
+``ConcreteArray`` for an eager primal, so Python may branch on it);
+:func:`linearize_flat` traces the JVP into a jaxpr and evaluates its primal equations;
+:func:`backward_pass` transposes the remaining, linear equations; :func:`jvp_jaxpr` and
+:func:`transpose_jaxpr` do the same to sub-jaxprs for the control-flow rules.
 """
 from __future__ import annotations
 
