@@ -294,7 +294,7 @@ def _getitem_items(x, shape, items):
         starts.append(start)
         limits.append(limit)
         strides.append(stride)
-        dyn_starts.append(_normalize(it[1], n) if it[0] == "dyn" else None)
+        dyn_starts.append(it[1] if it[0] == "dyn" else None)  # lax wraps negatives
     out = x
     if revs:
         out = st.rev(out, tuple(revs))

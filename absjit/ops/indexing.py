@@ -73,6 +73,23 @@ def _perm(ndim, axes):
     return list(axes) + [d for d in range(ndim) if d not in axes]
 
 
+def window_coords(shape, idx, idims, size, window):
+    """Index arrays of shape ``(size,) + window`` naming, for every batch element, the
+    operand coordinates of its clamped window (batch coordinate first). Batching rules
+    of ``dynamic_slice``/``dynamic_update_slice`` with per-example starts use them to
+    become a gather/scatter."""
+    out_shape = (size,) + tuple(window)
+    coords = [st.iota(np.int32, out_shape, 0)]
+    for k, (i, d) in enumerate(zip(idx, idims)):
+        i = ew.convert_element_type(i, np.dtype(np.int32), False)
+        i = batching.bdim_at_front(i, d, size) if d is not None else st.broadcast(i, (size,))
+        hi = st._scalar(shape[k] - window[k], np.int32)
+        i = ew.clamp(st._scalar(0, np.int32), i, hi)
+        start = st.broadcast_in_dim(i, out_shape, (0,))
+        coords.append(ew.add(start, st.iota(np.int32, out_shape, k + 1)))
+    return coords
+
+
 # ---------------------------------------------------------------------------
 # gather
 # ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import numpy as np
 from .. import dtypes
 from ..core.avals import ShapedArray
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
+from ..core.trace import Tracer
 from ..interpreters import ad, batching
 
 __all__ = ["broadcast_in_dim_p", "broadcast_in_dim", "broadcast", "reshape_p", "reshape",
@@ -401,15 +402,46 @@ dynamic_slice_p = Primitive("dynamic_slice")
 
 
 def dynamic_slice(x, start_indices, slice_sizes):
-    """Slice of ``slice_sizes`` at traced ``start_indices``, each start clamped into range.
+    """Slice of ``slice_sizes`` at traced ``start_indices``. Negative starts count from
+    the end (as in JAX's ``lax.dynamic_slice``); then each start is clamped so the
+    window fits.
 
     Examples
     --------
     >>> dynamic_slice(jnp.arange(5), (4,), (2,))  # start clamped to 3
     Array([3, 4], dtype=int32)
+    >>> dynamic_slice(jnp.arange(5), (-2,), (2,))
+    Array([3, 4], dtype=int32)
     """
-    return dynamic_slice_p.bind(x, *start_indices,
-                                slice_sizes=tuple(int(s) for s in slice_sizes))
+    starts = _wrap_negative(start_indices, np.shape(x))
+    return _dynamic_slice(x, starts, slice_sizes)
+
+
+def _dynamic_slice(x, starts, slice_sizes):
+    return dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+def _wrap_negative(starts, shape):
+    """``i + size`` for negative starts; static ints are fixed in Python."""
+    from . import elementwise as ew
+    if len(starts) != len(shape):
+        raise TypeError(f"lax.dynamic_slice: got {len(starts)} start indices for an operand "
+                        f"of shape {tuple(shape)}; need one per dimension")
+    out = []
+    for i, n in zip(starts, shape):
+        if type(i) is int:
+            out.append(i + n if i < 0 else i)
+            continue
+        dt = _aval(i).dtype
+        if not isinstance(i, Tracer) and dtypes.is_integer(dt):  # a known value
+            v = np.asarray(getattr(i, "_value", i))
+            out.append(_scalar(v + n if v.ndim == 0 and v < 0 else v, dt))
+            continue
+        if not dtypes.is_integer(dt) or dt.kind == "u":
+            out.append(i)  # unsigned: never negative; non-integers fail the type check
+            continue
+        out.append(ew.select_n(ew.lt(i, _scalar(0, dt)), i, ew.add(i, _scalar(n, dt))))
+    return out
 
 
 def _check_start_indices(name, x, idx):
@@ -441,14 +473,14 @@ def _dynamic_slice_impl(x, *idx, slice_sizes):
 
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
     x, *idx = primals
-    return ([dynamic_slice(x, idx, slice_sizes)],
-            [dynamic_slice(tangents[0], idx, slice_sizes)])
+    return ([_dynamic_slice(x, idx, slice_sizes)],
+            [_dynamic_slice(tangents[0], idx, slice_sizes)])
 
 
 def _dynamic_slice_transpose(cts, x, *idx, slice_sizes):
     ct = cts[0]
     zeros = _zeros(x.aval)
-    return [dynamic_update_slice(zeros, ct, idx)] + [None] * len(idx)
+    return [_dynamic_update_slice(zeros, ct, idx)] + [None] * len(idx)
 
 
 def _dynamic_slice_batch(vals, dims, *, slice_sizes):
@@ -458,28 +490,12 @@ def _dynamic_slice_batch(vals, dims, *, slice_sizes):
     if all(d is None for d in idims):
         x = batching.moveaxis(x, xd, 0)
         zero = _scalar(0, _aval(idx[0]).dtype if idx else np.int32)
-        return [dynamic_slice(x, [zero] + list(idx), (size,) + tuple(slice_sizes))], [0]
+        return [_dynamic_slice(x, [zero] + list(idx), (size,) + tuple(slice_sizes))], [0]
     # Per-example starts: a gather over explicit (clamped) window coordinates.
     x = batching.bdim_at_front(x, xd, size)
-    coords = _window_coords(_aval(x).shape[1:], idx, idims, size, slice_sizes)
-    from .indexing import gather
+    from .indexing import gather, window_coords
+    coords = window_coords(_aval(x).shape[1:], idx, idims, size, slice_sizes)
     return [gather(x, coords, axes=tuple(range(len(coords))))], [0]
-
-
-def _window_coords(shape, idx, idims, size, window):
-    """Index arrays of shape ``(size,) + window`` naming, for every batch element, the
-    operand coordinates of its clamped window (batch coordinate first)."""
-    from . import elementwise as ew
-    out_shape = (size,) + tuple(window)
-    coords = [iota(np.int32, out_shape, 0)]
-    for k, (i, d) in enumerate(zip(idx, idims)):
-        i = ew.convert_element_type(i, np.dtype(np.int32), False)
-        i = batching.bdim_at_front(i, d, size) if d is not None else broadcast(i, (size,))
-        hi = _scalar(shape[k] - window[k], np.int32)
-        i = ew.clamp(_scalar(0, np.int32), i, hi)
-        start = broadcast_in_dim(i, out_shape, (0,))
-        coords.append(ew.add(start, iota(np.int32, out_shape, k + 1)))
-    return coords
 
 
 abstract_eval_rules[dynamic_slice_p] = _dynamic_slice_abstract
@@ -492,14 +508,19 @@ dynamic_update_slice_p = Primitive("dynamic_update_slice")
 
 
 def dynamic_update_slice(x, update, start_indices):
-    """``x`` with ``update`` written at traced ``start_indices`` (clamped into range).
+    """``x`` with ``update`` written at traced ``start_indices`` (negative starts count
+    from the end, then each is clamped so the update fits).
 
     Examples
     --------
     >>> dynamic_update_slice(jnp.zeros(4), jnp.ones(2), (1,))
     Array([0., 1., 1., 0.], dtype=float32)
     """
-    return dynamic_update_slice_p.bind(x, update, *start_indices)
+    return _dynamic_update_slice(x, update, _wrap_negative(start_indices, np.shape(x)))
+
+
+def _dynamic_update_slice(x, update, starts):
+    return dynamic_update_slice_p.bind(x, update, *starts)
 
 
 def _dynamic_update_slice_abstract(x, update, *idx):
@@ -522,20 +543,21 @@ def _dynamic_update_slice_impl(x, update, *idx):
 
 def _dynamic_update_slice_jvp(primals, tangents, **_):
     x, u, *idx = primals
-    return ([dynamic_update_slice(x, u, idx)],
-            [dynamic_update_slice(tangents[0], tangents[1], idx)])
+    return ([_dynamic_update_slice(x, u, idx)],
+            [_dynamic_update_slice(tangents[0], tangents[1], idx)])
 
 
 def _dynamic_update_slice_transpose(cts, x, u, *idx):
     ct = cts[0]
     u_aval = u.aval if ad.is_undefined_primal(u) else _aval(u)
-    ct_x = dynamic_update_slice(ct, _zeros(u_aval), idx) if ad.is_undefined_primal(x) else None
-    ct_u = dynamic_slice(ct, idx, u_aval.shape) if ad.is_undefined_primal(u) else None
+    ct_x = _dynamic_update_slice(ct, _zeros(u_aval), idx) if ad.is_undefined_primal(x) \
+        else None
+    ct_u = _dynamic_slice(ct, idx, u_aval.shape) if ad.is_undefined_primal(u) else None
     return [ct_x, ct_u] + [None] * len(idx)
 
 
 def _dynamic_update_slice_batch(vals, dims, **_):
-    from .indexing import scatter
+    from .indexing import scatter, window_coords
     x, u, *idx = vals
     xd, ud, *idims = dims
     size = next(_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
@@ -543,8 +565,8 @@ def _dynamic_update_slice_batch(vals, dims, **_):
     u = batching.bdim_at_front(u, ud, size)
     if all(d is None for d in idims):
         zero = _scalar(0, _aval(idx[0]).dtype if idx else np.int32)
-        return [dynamic_update_slice(x, u, [zero] + list(idx))], [0]
-    coords = _window_coords(_aval(x).shape[1:], idx, idims, size, _aval(u).shape[1:])
+        return [_dynamic_update_slice(x, u, [zero] + list(idx))], [0]
+    coords = window_coords(_aval(x).shape[1:], idx, idims, size, _aval(u).shape[1:])
     return [scatter(x, u, coords, axes=tuple(range(len(coords))))], [0]
 
 

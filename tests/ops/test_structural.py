@@ -105,8 +105,8 @@ def test_pad_matches_reference(n, lo, hi, interior):
     assert_close(got, _np_pad(x, 7, ((lo, hi, interior), (0, 0, 0))))
 
 
-@pytest.mark.parametrize("start,expected", [((0,), [0, 1]), ((4,), [3, 4]), ((-3,), [0, 1]),
-                                            ((2,), [2, 3])])
+@pytest.mark.parametrize("start,expected", [((0,), [0, 1]), ((4,), [3, 4]), ((-3,), [2, 3]),
+                                            ((-1,), [3, 4]), ((-9,), [0, 1]), ((2,), [2, 3])])
 def test_dynamic_slice_clamps(mode, start, expected):
     x = np.arange(5, dtype=np.int32)
     got = mode(lambda x, i: lax.dynamic_slice(x, (i,), (2,)))(x, np.int32(start[0]))
@@ -119,7 +119,11 @@ def test_dynamic_update_slice_clamps(mode):
     got = mode(lambda x, u, i, j: lax.dynamic_update_slice(x, u, (i, j)))(
         x, u, np.int32(5), np.int32(-1))
     expected = x.copy()
-    expected[1:3, 0:2] = 1
+    expected[1:3, 2:4] = 1  # -1 counts from the end, then both starts are clamped
+    assert_close(got, expected)
+    got = mode(lambda x, u: lax.dynamic_update_slice(x, u, (-9, 1)))(x, u)
+    expected = x.copy()
+    expected[0:2, 1:3] = 1
     assert_close(got, expected)
 
 
@@ -230,10 +234,13 @@ def test_jaxpr_printing():
     assert text == (
         "{ lambda a:i32[2]; b:f32[2,3] c:i32[]. let\n"
         "    d:f32[3,2] = transpose[permutation=(1, 0)] b\n"
-        "    e:f32[1,2] = dynamic_slice[slice_sizes=(1, 2)] d c 0\n"
-        "    f:f32[1,4] = pad[padding_config=((0, 0, 0), (1, 0, 1))] e 0.0\n"
-        "    g:f32[2,1] = gather[axes=(1,)] f a\n"
-        "  in (g,) }")
+        "    e:bool[] = lt c 0\n"
+        "    f:i32[] = add c 3\n"
+        "    g:i32[] = select_n e c f\n"
+        "    h:f32[1,2] = dynamic_slice[slice_sizes=(1, 2)] d g 0\n"
+        "    i:f32[1,4] = pad[padding_config=((0, 0, 0), (1, 0, 1))] h 0.0\n"
+        "    j:f32[2,1] = gather[axes=(1,)] i a\n"
+        "  in (j,) }")
     text = str(absjit.make_jaxpr(lambda: lax.iota(np.int32, (3,)))())
     assert "iota[dtype=int32 shape=(3,) dimension=0]" in text
 
