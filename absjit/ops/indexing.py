@@ -41,7 +41,8 @@ from . import structural as st
 
 __all__ = ["gather_p", "gather", "scatter_p", "scatter", "scatter_add_p", "scatter_add",
            "scatter_mul_p", "scatter_mul", "scatter_min_p", "scatter_min",
-           "scatter_max_p", "scatter_max"]
+           "scatter_max_p", "scatter_max", "dynamic_slice_in_dim", "dynamic_index_in_dim",
+           "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim"]
 
 
 def _aval(x):
@@ -348,3 +349,50 @@ ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
 ad.transpose_rules[scatter_mul_p] = _scatter_mul_transpose
 ad.jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
 ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
+
+
+# ---------------------------------------------------------------------------
+# One-axis conveniences over dynamic_slice / dynamic_update_slice
+# ---------------------------------------------------------------------------
+def _starts_in_dim(x, start, axis):
+    ndim = len(np.shape(x))
+    axis = int(axis) % ndim if -ndim <= int(axis) < ndim else int(axis)
+    if not 0 <= axis < ndim:
+        raise ValueError(f"lax: axis {axis} is out of range for an operand of rank {ndim}")
+    dt = _aval(start).dtype if not isinstance(start, int) else dtypes.default_int()
+    return axis, [start if k == axis else st._scalar(0, dt) for k in range(ndim)]
+
+
+def dynamic_slice_in_dim(x, start_index, slice_size, axis=0):
+    """``lax.dynamic_slice`` along one axis (full extent elsewhere).
+
+    Examples
+    --------
+    >>> dynamic_slice_in_dim(jnp.arange(6).reshape(2, 3), 1, 2, axis=1)
+    Array([[1, 2],
+           [4, 5]], dtype=int32)
+    """
+    axis, starts = _starts_in_dim(x, start_index, axis)
+    sizes = list(np.shape(x))
+    sizes[axis] = int(slice_size)
+    return st.dynamic_slice(x, starts, sizes)
+
+
+def dynamic_index_in_dim(x, index, axis=0, keepdims=True):
+    """Element ``index`` (maybe traced) along ``axis``."""
+    out = dynamic_slice_in_dim(x, index, 1, axis)
+    return out if keepdims else st.squeeze(out, (axis,))
+
+
+def dynamic_update_slice_in_dim(x, update, start_index, axis):
+    """``lax.dynamic_update_slice`` along one axis."""
+    _, starts = _starts_in_dim(x, start_index, axis)
+    return st.dynamic_update_slice(x, update, starts)
+
+
+def dynamic_update_index_in_dim(x, update, index, axis):
+    """Write ``update`` (without or with the size-1 ``axis``) at ``index`` along ``axis``."""
+    ax, _ = _starts_in_dim(x, index, axis)
+    if len(np.shape(update)) == len(np.shape(x)) - 1:
+        update = st.expand_dims(update, (ax,))
+    return dynamic_update_slice_in_dim(x, update, index, ax)

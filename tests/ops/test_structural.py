@@ -378,3 +378,25 @@ def test_nonlinear_scatter_jvp_matches_finite_differences(prim):
     fd = (f(x + eps * tx, u + eps * tu, idx, axes=(0,))[0]
           - f(x - eps * tx, u - eps * tu, idx, axes=(0,))[0]) / (2 * eps)
     assert_close(t, fd, rtol=1e-5, atol=1e-6)
+
+
+def test_in_dim_conveniences(mode):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    def f(x, i):
+        return (lax.dynamic_slice_in_dim(x, i, 2, axis=1),
+                lax.dynamic_index_in_dim(x, i, 0, keepdims=False),
+                lax.dynamic_update_slice_in_dim(x, np.zeros((3, 1), np.float32), i, 1),
+                lax.dynamic_update_index_in_dim(x, np.ones(4, np.float32), i, 0))
+
+    a, b, c, d = mode(f)(x, np.int32(-1))
+    assert_close(a, x[:, 2:4])  # -1 wraps to 3, then the window is clamped to start 2
+    assert_close(b, x[2])
+    expected = x.copy()
+    expected[:, 3] = 0
+    assert_close(c, expected)
+    expected = x.copy()
+    expected[2] = 1
+    assert_close(d, expected)
+    with pytest.raises(ValueError, match="out of range"):
+        lax.dynamic_slice_in_dim(x, 0, 1, axis=2)
