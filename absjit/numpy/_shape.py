@@ -606,7 +606,7 @@ def _gather_mode(a, idx_arrays, axes, mode, fill_value, name):
     if mode == "fill":
         fv = _fill_value(a.dtype) if fill_value is None else fill_value
         fv = asarray_weak(np.asarray(fv).astype(a.dtype).item() if not isinstance(
-            fv, (Array, Tracer)) else fv, a.dtype, False)
+            fv, (Array, Tracer)) else fv, a.dtype, a.weak_type)
         oshape = _shape_of(out)
         mask = st.broadcast_in_dim(valid, oshape, tuple(range(len(_shape_of(valid)))))
         out = ew.select_n(mask, broadcast_to_shape(fv, oshape), out)

@@ -248,3 +248,18 @@ def test_jaxpr_of_shape_functions():
                     "  in (c,) }")
     text = str(absjit.make_jaxpr(lambda x: jnp.stack([x, x]))(np.zeros(2, np.float32)))
     assert "concatenate[dimension=0]" in text and "f32[2,2]" in text
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.stack([1, 2]), lambda m: m.hstack([1., 2.]), lambda m: m.tile(m.array(1.0), 3),
+    lambda m: m.repeat(m.array(1.0), 3), lambda m: m.broadcast_to(1.0, (2,)),
+    lambda m: m.expand_dims(m.array(2.0), 0), lambda m: m.take(m.array(2.0)[None], m.array([0])),
+    lambda m: m.concatenate([m.array(1.0)[None], m.array([2., 3.])]),
+])
+def test_weak_types_follow_jax(fn):
+    out = fn(jnp)
+    if jax_numpy is not None:
+        ref = fn(jax_numpy)
+        assert (out.dtype, out.weak_type) == (ref.dtype, ref.weak_type)
+    else:
+        assert out.dtype in (np.float32, np.int32)
