@@ -296,3 +296,20 @@ def test_vmap_through_indexing():
                  np.stack([np.roll(X[b], s) for b, s in enumerate(i + 1)]))
     assert_close(absjit.vmap(lambda x: jnp.take(x, jnp.array([2, 0])), in_axes=1)(X),
                  X[[2, 0]].T)
+
+
+@pytest.mark.parametrize("idx", [(np.array([5, -7]),), (slice(None), np.array([9, -9])),
+                                 (np.array([[4], [0]]), np.array([0, -5]))])
+def test_out_of_range_array_indices_follow_jax(idx):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got = [jnp.asarray(x)[idx], jnp.asarray(x).at[idx].add(100.0),
+           jnp.asarray(x).at[idx].set(100.0)]
+    if jax_numpy is not None:
+        ref = [jax_numpy.asarray(x)[idx], jax_numpy.asarray(x).at[idx].add(100.0),
+               jax_numpy.asarray(x).at[idx].set(100.0)]
+        for g, r in zip(got, ref):
+            assert_close(g, np.asarray(r))
+    else:  # clamped reads, computed directly
+        clamped = tuple(np.clip(np.where(i < 0, i + n, i), 0, n - 1)
+                        if isinstance(i, np.ndarray) else i for i, n in zip(idx, x.shape))
+        assert_close(got[0], x[clamped])
