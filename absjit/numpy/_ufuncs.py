@@ -818,7 +818,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     x, y = promote_args("isclose", a, b)
     dt = _dt(x)
     if not dtypes.is_inexact(dt):
-        return ew.eq(x, y)
+        return ew.convert_element_type(ew.eq(x, y), np.bool_, False)  # strong, as JAX
     real_dt = np.dtype(np.float32) if dt == np.complex64 else (
         np.dtype(np.float64) if dt == np.complex128 else dt)
     rt = Array._new(np.asarray(rtol, real_dt), False)
