@@ -17,6 +17,7 @@ A call goes one of three ways:
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import types
 import weakref
@@ -244,6 +245,7 @@ def _shaped(avals) -> list:
 # jit
 # ---------------------------------------------------------------------------
 _SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.RLock()
 
 
 def _request_key(static_argnums, static_argnames, abstraction, backend, compiler_options):
@@ -270,16 +272,17 @@ def _shared_state(fun, request_key, build):
     through a weak reference, since it refers to ``fun``."""
     if request_key is None:
         return build()
-    try:
-        per_fun = _SHARED.get(fun)
-        if per_fun is None:
-            per_fun = _SHARED[fun] = {}
-    except TypeError:  # not weak-referenceable or not hashable
-        return build()
-    state = per_fun.get(request_key)
-    if state is None:
-        state = per_fun[request_key] = build()
-    return state
+    with _SHARED_LOCK:
+        try:
+            per_fun = _SHARED.get(fun)
+            if per_fun is None:
+                per_fun = _SHARED[fun] = {}
+        except TypeError:  # not weak-referenceable or not hashable
+            return build()
+        state = per_fun.get(request_key)
+        if state is None:
+            state = per_fun[request_key] = build()
+        return state
 
 
 _SPECS: dict = {}
