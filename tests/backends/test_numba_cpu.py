@@ -323,6 +323,21 @@ def test_custom_jvp_body_is_inlined():
     assert "interpret" not in source(lambda a: softplus(a) * 2, x)
 
 
+def test_control_flow_becomes_native_branches_and_loops():
+    def f(x, n):
+        y = lax.fori_loop(0, n, lambda i, c: c * 0.5 + jnp.sin(c) + i, x)
+        z = lax.while_loop(lambda c: c[1] < 5, lambda c: (c[0] @ c[0].T, c[1] + 1),
+                           (x[:2, :2], 0))
+        w = lax.cond(n > 2, lambda v: v + 1.0, lambda v: v * 2.0, x)
+        s = lax.switch(n, [lambda v: v, lambda v: -v, lambda v: jnp.exp(v)], x[0])
+        return y, z, w, s
+    x = np.linspace(-1, 1, 12).astype(np.float32).reshape(3, 4) / 2
+    for n in (0, 1, 3):
+        check(f, x, np.int32(n), rtol=1e-5)
+    src = source(f, x, np.int32(1))
+    assert "while True:" in src and "interpret" not in src, src
+
+
 def test_unlowered_primitive_falls_back_with_one_warning():
     x = np.array([3.0, 1.0, 2.0], np.float32)
     with warnings.catch_warnings(record=True) as rec:

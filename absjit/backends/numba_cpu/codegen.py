@@ -60,8 +60,10 @@ class Unsupported(Exception):
 
 
 def lowerable_primitives() -> set:
+    from ...core.primitive import all_primitives
+    control = {p for n, p in all_primitives().items() if n in ("cond", "while")}
     return (set(scalar_rules) | set(index_rules) | set(value_rules) | set(reduction_rules)
-            | set(array_rules))
+            | set(array_rules) | control)
 
 
 # Call-like primitives whose body is inlined (the forward computation of a custom
@@ -137,6 +139,8 @@ class _Plan:
                 op.kind = "reduce"
             elif p in array_rules:
                 op.kind = "array"
+            elif p.name in ("cond", "while"):
+                op.kind = "control"
             else:
                 missing.append(p.name)
         if missing:
@@ -187,7 +191,7 @@ class _Plan:
                 if not self.live[c]:
                     continue
                 cop = self.ops[c]
-                if cop.kind == "array":
+                if cop.kind in ("array", "control"):
                     force = True
                 elif cop.kind == "reduce" or cop.outvars[0] in mat:
                     rs.add(c)
@@ -262,19 +266,30 @@ class _Body:
 
 
 class _Gen:
-    def __init__(self, closed, options, fn_name):
+    """Source for one jaxpr. A child generator (``parent`` given) writes a sub-jaxpr of
+    ``cond``/``while`` into its parent's lines at a deeper indentation, reading its
+    inputs from existing arrays ``in_names``."""
+
+    def __init__(self, closed, options, fn_name, parent=None, in_names=None, depth=1):
         self.closed = closed
         self.options = options
         self.fn_name = fn_name
         jaxpr = closed.jaxpr
         namer = pretty.var_namer()
-        # Name variables exactly as the printed jaxpr does, so the comment reads along.
-        self.jaxpr_text = pretty.render(pretty._pp_jaxpr_doc(jaxpr, namer, 88), 88)
+        self.root = self if parent is None else parent.root
+        self.base = depth
+        if parent is None:
+            # Name variables exactly as the printed jaxpr does, so the comment reads along.
+            self.jaxpr_text = pretty.render(pretty._pp_jaxpr_doc(jaxpr, namer, 88), 88)
+            self.counter = 0
+            self.lines = []
+            self.line_prims = []
+            self.prefix = ""
+        else:
+            self.lines, self.line_prims = parent.lines, parent.line_prims
+            self.prefix = self.root.fresh("w") + "_"
         self.namer = namer
-        self.counter = 0
-        self.lines = []
-        self.line_prims = []
-        self.current = None
+        self.current = parent.current if parent is not None else None
         self.uses_parallel = False
         self.ops = []
         subst = {}
@@ -287,21 +302,22 @@ class _Gen:
         self.params = []
         self.param_vars = set(jaxpr.constvars) | set(jaxpr.invars)
         self.param_order = list(jaxpr.constvars) + list(jaxpr.invars)
-        for v in list(jaxpr.constvars) + list(jaxpr.invars):
-            name = self.var_name(v)
+        for k, v in enumerate(self.param_order):
+            name = self.var_name(v) if in_names is None else in_names[k]
             self.params.append(name)
             self.arrays[v] = name
 
     def var_name(self, v) -> str:
-        base = self.namer(v)
+        base = self.prefix + self.namer(v)
         return base + "_" if base in _RESERVED else base
 
     def fresh(self, prefix) -> str:
-        self.counter += 1
-        return f"{prefix}{self.counter}"
+        root = self.root
+        root.counter += 1
+        return f"{prefix}{root.counter}"
 
     def emit(self, line, depth=1, prim=None):
-        self.lines.append("    " * depth + line)
+        self.lines.append("    " * (depth - 1 + self.base) + line)
         self.line_prims.append(prim or self.current)
 
     def emit_body(self, body, depth):
@@ -322,7 +338,7 @@ class _Gen:
         par = self.options.parallel
         ok = (size >= PARALLEL_MIN_SIZE) if par is None else bool(par)
         if ok:
-            self.uses_parallel = True
+            self.root.uses_parallel = True
         return ok
 
     def materialise(self, v):
@@ -342,7 +358,7 @@ class _Gen:
         if reuse is not None:
             # Write in place over a dead temporary of the same type (a dot's result
             # under bias + relu): saves a full-size allocation and a cache-cold pass.
-            self.lines[start] = f"    {name} = {self.arrays[reuse]}"
+            self.lines[start] = "    " * self.base + f"{name} = {self.arrays[reuse]}"
             self.owned.discard(reuse)
         self.arrays[v] = name
         self.owned.add(v)
@@ -380,17 +396,7 @@ class _Gen:
         return name
 
     def array_op(self, op):
-        ins = []
-        for x in op.invars:
-            if isinstance(x, Literal):
-                tmp = self.fresh("lit")
-                self.emit(f"{tmp} = np.empty((), {dtype_ctor(x.aval.dtype)})")
-                self.emit(f"{tmp}[()] = {literal_expr(x.val, x.aval.dtype)}")
-                ins.append(tmp)
-            else:
-                if x not in self.arrays:
-                    self.materialise(x)
-                ins.append(self.arrays[x])
+        ins = self._operands(op)
         outs = [self.var_name(v) for v in op.outvars]
         lines = array_rules[op.prim](self, outs, ins, [x.aval for x in op.invars],
                                      [v.aval for v in op.outvars], **op.params)
@@ -473,22 +479,16 @@ class _Gen:
         self.arrays[v] = name
 
     # -- the whole function ----------------------------------------------------------
-    def build(self) -> str:
+    def emit_ops(self):
         plan = self.plan
-        # Sizes are literals below: a buffer of another shape must never get in.
-        for v, name in zip(self.param_order, self.params):
-            if v.aval.ndim:
-                cond = " or ".join(f"{name}.shape[{d}] != {n}"
-                                   for d, n in enumerate(v.aval.shape))
-                self.emit(f"if {cond}:")
-                self.emit(f"raise ValueError('argument {name} must have shape "
-                          f"{tuple(v.aval.shape)}')", 2)
         for n, op in enumerate(self.ops):
             if not plan.live[n]:
                 continue
             self.current = op.prim.name
             if op.kind == "array":
                 self.array_op(op)
+            elif op.kind == "control":
+                self.control_op(op)
             elif op.kind == "reduce":
                 if isinstance(op.invars[0], Literal):
                     raise Unsupported([f"{op.prim.name} of a literal"])
@@ -496,6 +496,9 @@ class _Gen:
             elif op.outvars[0] in plan.materialised:
                 self.materialise(op.outvars[0])
         self.current = None
+
+    def results(self) -> list:
+        """Names of fresh arrays holding the outputs (inputs and literals are copied)."""
         rets = []
         for x in self.outs:
             if isinstance(x, Literal):
@@ -512,10 +515,81 @@ class _Gen:
                     rets.append(self.copy(x))
                 else:
                     rets.append(self.arrays[x])
+        return rets
+
+    # -- control flow: native branches and loops ---------------------------------------
+    def _operands(self, op):
+        ins = []
+        for x in op.invars:
+            if isinstance(x, Literal):
+                tmp = self.fresh("lit")
+                self.emit(f"{tmp} = np.empty((), {dtype_ctor(x.aval.dtype)})")
+                self.emit(f"{tmp}[()] = {literal_expr(x.val, x.aval.dtype)}")
+                ins.append(tmp)
+            else:
+                if x not in self.arrays:
+                    self.materialise(x)
+                ins.append(self.arrays[x])
+        return ins
+
+    def _sub(self, closed, in_names, depth):
+        child = _Gen(closed, self.options, None, parent=self, in_names=in_names,
+                     depth=self.base + depth - 1)
+        child.current = self.current
+        child.emit_ops()
+        return child.results()
+
+    def control_op(self, op):
+        ins = self._operands(op)
+        outs = [self.var_name(v) for v in op.outvars]
+        p = op.params
+        if op.prim.name == "cond":
+            branches = p["branches"]
+            k = self.fresh("branch")
+            self.emit(f"{k} = min(max(int({ins[0]}[()]), 0), {len(branches) - 1})")
+            for i, br in enumerate(branches):
+                kw = "if" if i == 0 else ("elif" if i < len(branches) - 1 else "else")
+                self.emit(f"{kw} {k} == {i}:" if kw != "else" else "else:")
+                res = self._sub(br, ins[1:], 2)
+                for o, r in zip(outs, res):
+                    self.emit(f"{o} = {r}", 2)
+        else:  # while: cond consts, body consts, carry
+            nc, nb = p["cond_nconsts"], p["body_nconsts"]
+            cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
+            for o, x, v in zip(outs, init, op.outvars):
+                # Fresh, writable carries: every iteration rebinds them to new arrays.
+                self.emit(f"{o} = np.empty({_shape(v.aval.shape)}, "
+                          f"{dtype_ctor(v.aval.dtype)})")
+                idx, depth = self._loops(v.aval.shape, 1, False)
+                at = ", ".join(idx) or "()"
+                self.emit(f"{o}[{at}] = {x}[{at}]", depth)
+            self.emit("while True:")
+            pred = self._sub(p["cond_jaxpr"], cconsts + outs, 2)[0]
+            self.emit(f"if not {pred}[()]:", 2)
+            self.emit("break", 3)
+            res = self._sub(p["body_jaxpr"], bconsts + outs, 2)
+            for o, r in zip(outs, res):
+                self.emit(f"{o} = {r}", 2)
+        for v, name in zip(op.outvars, outs):
+            self.arrays[v] = name
+            self.owned.add(v)
+
+    # -- the whole function ----------------------------------------------------------
+    def build(self) -> str:
+        # Sizes are literals below: a buffer of another shape must never get in.
+        for v, name in zip(self.param_order, self.params):
+            if v.aval.ndim:
+                cond = " or ".join(f"{name}.shape[{d}] != {n}"
+                                   for d, n in enumerate(v.aval.shape))
+                self.emit(f"if {cond}:")
+                self.emit(f"raise ValueError('argument {name} must have shape "
+                          f"{tuple(v.aval.shape)}')", 2)
+        self.emit_ops()
+        rets = self.results()
         self.emit(f"return ({''.join(r + ', ' for r in rets)})")
         head = [f"# {line}" for line in self.jaxpr_text.splitlines()]
         head.append(f"def {self.fn_name}({', '.join(self.params)}):")
-        self.line_prims = [None] * len(head) + self.line_prims
+        self.line_prims[:0] = [None] * len(head)
         return "\n".join(head + self.lines) + "\n"
 
 
