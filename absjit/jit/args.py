@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import tree_util
 from ..array import Array
+from ..dtypes import canonicalize_dtype
 from ..core.avals import ConcreteArray, ShapedArray, StaticArg
 from ..core.levels import ConcreteLevel, ShapedLevel, StaticLevel, get_level
 from ..core.trace import Tracer, get_aval
@@ -301,7 +302,6 @@ def _process(spec: _ArgSpec, args, kwargs) -> _Call:
 def _shaped_of_array(x) -> ShapedArray:
     aval = x.aval
     dt = aval.dtype
-    from ..dtypes import canonicalize_dtype
     canon = canonicalize_dtype(dt)
     return aval if canon == dt else ShapedArray(aval.shape, canon, aval.weak_type)
 
