@@ -268,10 +268,21 @@ def power(x1, x2, /):
     if static is not None:  # a static exponent (Python bools count, as in JAX)
         (a,) = promote_args("power", x1)
         return ew.integer_pow(a, int(static))
-    a, b = promote_args("power", x1, _bool_to_int(x2))
+    x2 = _bool_to_int(x2)
+    a, b = promote_args("power", x1, x2)
     if dtypes.is_integer(_dt(a)):
         shape = broadcast_shapes("power", _shape(a), _shape(b))
         return _int_pow(broadcast_to_shape(a, shape) if _shape(a) != () else a, b)
+    (b_orig,) = promote_args("power", x2)
+    if dtypes.is_integer(_dt(b_orig)) and not dtypes.is_integer(_dt(a)):
+        # A float base with an integer exponent array keeps the exponent integral (as
+        # JAX's lax.pow does); the result's weak type then follows both operands.
+        shape = broadcast_shapes("power", _shape(a), _shape(b_orig))
+        if shape != () and _shape(b_orig) != shape:
+            b_orig = broadcast_to_shape(b_orig, shape)
+        if shape != () and _shape(a) not in ((), shape):
+            a = broadcast_to_shape(a, shape)
+        return ew.pow(a, b_orig)
     return ew.pow(a, b)
 
 

@@ -62,7 +62,7 @@ def _compare(name, out, x, np_ref, jax_kwargs):
                                   "count_nonzero"])
 @settings(max_examples=10)
 @given(case=_case())
-def test_reductions_against_numpy(name, case, mode):
+def test_reductions_against_numpy(name, case):
     x, axis, keepdims = case
     empty = any(np.shape(x)[a] == 0 for a in (range(x.ndim) if axis is None else
                                                np.atleast_1d(axis) % max(x.ndim, 1))) \
@@ -74,7 +74,7 @@ def test_reductions_against_numpy(name, case, mode):
     if name == "mean" and empty:
         return  # NaN with a NumPy warning; checked in test_mean_of_empty
     kwargs = dict(axis=axis, keepdims=keepdims)
-    out = mode(lambda v: getattr(jnp, name)(v, **kwargs))(x)
+    out = getattr(jnp, name)(x, **kwargs)
     with np.errstate(all="ignore"):
         if name == "prod" and x.dtype.kind in "biu":
             ref = np.prod(x.astype(np.int64), **kwargs)
@@ -89,10 +89,10 @@ def test_reductions_against_numpy(name, case, mode):
 @settings(max_examples=10)
 @given(case=_case(dtypes=[np.int8, np.float16, np.float32, np.complex64], min_side=2),
        ddof=st.integers(0, 1))
-def test_var_std(name, case, ddof, mode):
+def test_var_std(name, case, ddof):
     x, axis, keepdims = case
     kwargs = dict(axis=axis, keepdims=keepdims, ddof=ddof)
-    out = mode(lambda v: getattr(jnp, name)(v, **kwargs))(x)
+    out = getattr(jnp, name)(x, **kwargs)
     ref = getattr(np, name)(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64),
                             **kwargs)
     _compare(name, out, x, ref, kwargs)
@@ -102,11 +102,11 @@ def test_var_std(name, case, ddof, mode):
 @settings(max_examples=10)
 @given(case=_case(dtypes=[np.bool_, np.int8, np.uint8, np.float16, np.float32], min_side=1,
                   allow_nan=True))
-def test_argmax_argmin(name, case, mode):
+def test_argmax_argmin(name, case):
     x, axis, keepdims = case
     if isinstance(axis, tuple):
         axis = axis[0] if axis else None
-    out = mode(lambda v: getattr(jnp, name)(v, axis=axis, keepdims=keepdims))(x)
+    out = getattr(jnp, name)(x, axis=axis, keepdims=keepdims)
     ref = getattr(np, name)(x, axis=axis, keepdims=keepdims)
     _compare(name, out, x, ref, dict(axis=axis, keepdims=keepdims))
 
@@ -115,13 +115,13 @@ def test_argmax_argmin(name, case, mode):
 @settings(max_examples=8)
 @given(case=_case(dtypes=[np.bool_, np.int8, np.uint8, np.int32, np.float32], min_side=0,
                   allow_nan=True))
-def test_cumulative(name, case, mode):
+def test_cumulative(name, case):
     x, axis, _ = case
     if isinstance(axis, tuple):
         axis = axis[0] if axis else None
     if x.ndim == 0 and axis is not None:
         axis = None
-    out = mode(lambda v: getattr(jnp, name)(v, axis=axis))(x)
+    out = getattr(jnp, name)(x, axis=axis)
     if jax_numpy is not None:
         assert out.dtype == getattr(jax_numpy, name)(x, axis=axis).dtype
     with np.errstate(all="ignore"):
@@ -165,6 +165,29 @@ class _nowarn:
 
     def __exit__(self, *exc):
         return self._ctx.__exit__(*exc)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_])
+def test_every_reduction_under_each_mode(dtype, mode, rng):
+    """Each mode agrees with eager evaluation (all reductions of a dtype in one compile)."""
+    x = rng.uniform(-2, 2, (3, 4)).astype(dtype) if dtype != np.bool_ else \
+        rng.uniform(-2, 2, (3, 4)) > 0
+    names = ["sum", "prod", "max", "min", "any", "all", "mean", "var", "std",
+             "count_nonzero", "argmax", "argmin", "cumsum", "cumprod"]
+    if dtype == np.float32:
+        names += ["nansum", "nanmax", "nanmean", "ptp"]
+
+    def run(v):
+        outs = []
+        for n in names:
+            for axis in (None, 0, -1):
+                outs.append(getattr(jnp, n)(v, axis=axis))
+        outs.append(jnp.sum(v, axis=(0, 1), keepdims=True))
+        outs.append(jnp.average(v.astype(np.float32), axis=1, weights=v[0].astype(np.float32)
+                                + 3))
+        return outs
+    for g, e in zip(mode(run)(x), run(x)):
+        assert_close(g, e, rtol=1e-5, atol=1e-5)
 
 
 def test_dtypes_follow_jax():

@@ -123,7 +123,7 @@ def _run_both(name, args, mode):
 @pytest.mark.parametrize("name", sorted(BINARY))
 @settings(max_examples=12)
 @given(data=st.data())
-def test_binary_against_jax(name, data, mode):
+def test_binary_against_jax(name, data):
     dts = BINARY[name]
     d1, d2 = data.draw(st.sampled_from(dts)), data.draw(st.sampled_from(dts))
     shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3,
@@ -136,21 +136,49 @@ def test_binary_against_jax(name, data, mode):
     if name in ("left_shift", "right_shift"):
         y = np.clip(np.asarray(y), 0, 7).astype(np.asarray(y).dtype) \
             if not isinstance(y, int) else min(max(y, 0), 7)
+    if name in ("divide", "true_divide") and d1 == d2 == np.bool_:
+        return  # JAX divides booleans to 0 where NumPy (and absjit) give 0/0 = nan
     with np.errstate(all="ignore"):
-        _run_both(name, (x, y), mode)
+        _run_both(name, (x, y), lambda f: f)
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
 @settings(max_examples=10)
 @given(data=st.data())
-def test_unary_against_jax(name, data, mode):
+def test_unary_against_jax(name, data):
     dt = data.draw(st.sampled_from(UNARY[name]))
     shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=3))
     x = data.draw(_operand(dt, shape))
     if np.asarray(x).dtype.kind == "c":  # -0.0 imaginary parts pick the other branch in XLA
         x = np.asarray(x) + np.zeros((), np.asarray(x).dtype)
     with np.errstate(all="ignore"):
-        _run_both(name, (x,), mode)
+        _run_both(name, (x,), lambda f: f)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.complex64])
+def test_every_function_under_each_mode(dtype, mode, rng):
+    """Each mode agrees with eager evaluation, all functions of a dtype in one compile."""
+    dt = np.dtype(dtype)
+    if dt.kind in "fc":
+        x = (rng.uniform(-2, 2, (2, 3)) * (1 if dt.kind == "f" else 1 - 0.5j)).astype(dt)
+    else:
+        x = rng.integers(0, 6, (2, 3)).astype(dt)
+    y = x[::-1] if dt.kind != "u" else (x[::-1] % 5).astype(dt)
+    unary = [n for n, dts in sorted(UNARY.items()) if dtype in dts]
+    binary = [n for n, dts in sorted(BINARY.items()) if dtype in dts
+              and n not in ("left_shift", "right_shift")]
+    if dt.kind in "iu":
+        binary.remove("power")
+
+    def run(a, b):
+        return ([getattr(jnp, n)(a) for n in unary] + [getattr(jnp, n)(a, b) for n in binary]
+                + [jnp.where(a > b, a, 0), jnp.clip(a, 0, 1), jnp.round(a, 1)
+                   if dt.kind == "f" else a])
+    with np.errstate(all="ignore"):
+        expected = run(x, y)
+        got = mode(run)(x, y)
+    for name, g, e in zip(unary + binary + ["where", "clip", "round"], got, expected):
+        assert_close(g, e, err_msg=name, rtol=1e-5, atol=1e-5)
 
 
 def test_integer_division_follows_jax(mode):

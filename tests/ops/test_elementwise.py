@@ -85,12 +85,12 @@ def _compare_with_jax(out, jax_out, dtype):
 @pytest.mark.parametrize("name,dts,dom", UNARY, ids=[u[0] for u in UNARY])
 @settings(max_examples=6)
 @given(data=st.data())
-def test_unary_against_jax(name, dts, dom, data, mode):
+def test_unary_against_jax(name, dts, dom, data):
     dtype = data.draw(st.sampled_from(dts))
     x = data.draw(_arrays(dtype, lo=dom[0], hi=dom[1]))
     if x.dtype.kind == "c":  # -0.0 imaginary parts pick the other branch in JAX
         x = x + np.zeros((), x.dtype)
-    out = mode(getattr(lax, name))(x)
+    out = getattr(lax, name)(x)
     assert out.shape == x.shape
     if jlax is not None:
         _compare_with_jax(out, _jax_fn(name)(x), dtype)
@@ -99,7 +99,7 @@ def test_unary_against_jax(name, dts, dom, data, mode):
 @pytest.mark.parametrize("name,dts", BINARY, ids=[b[0] for b in BINARY])
 @settings(max_examples=6)
 @given(data=st.data())
-def test_binary_against_jax(name, dts, data, mode):
+def test_binary_against_jax(name, dts, data):
     dtype = data.draw(st.sampled_from(dts))
     shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=3))
     lo, hi = (0.5, 2.0) if name == "pow" else (-3, 3)
@@ -108,10 +108,33 @@ def test_binary_against_jax(name, dts, data, mode):
     y = data.draw(st.one_of(_arrays(dtype, shape, lo, hi), _arrays(dtype, (), lo, hi)))
     if name.startswith("shift"):
         y = (np.abs(y.astype(np.int64)) % (8 * np.dtype(dtype).itemsize + 2)).astype(dtype)
-    out = mode(getattr(lax, name))(x, y)
+    out = getattr(lax, name)(x, y)
     assert out.shape == x.shape
     if jlax is not None:
         _compare_with_jax(out, _jax_fn(name)(x, y), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.complex64, np.bool_])
+def test_every_op_under_each_mode(dtype, mode, rng):
+    """Each mode (every jit backend) agrees with the eager reference, all ops of a dtype
+    in one function (one compile)."""
+    dt = np.dtype(dtype)
+    x = (rng.uniform(0.2, 0.9, (2, 3)) * (1 if dt.kind != "c" else 1 + 0.5j)).astype(dt) \
+        if dt.kind in "fc" else (rng.integers(0, 5, (2, 3)).astype(dt))
+    y = (x[::-1] + x.dtype.type(1)) if dt.kind != "b" else ~x
+    unary = [n for n, dts, _ in UNARY if dtype in dts and n not in ("acosh",)]
+    binary = [n for n, dts in BINARY if dtype in dts]
+    if dt.kind in "iu":
+        y = np.abs(y) % 7
+
+    def run(a, b):
+        return ([getattr(lax, n)(a) for n in unary] + [getattr(lax, n)(a, b) for n in binary]
+                + [lax.select(a == b, a, b), lax.clamp(b[0, 0], a, b)])
+    with np.errstate(all="ignore"):
+        expected = run(x, y)
+        got = mode(run)(x, y)
+    for name, g, e in zip(unary + binary + ["select", "clamp"], got, expected):
+        assert_close(g, e, err_msg=name)
 
 
 def test_weak_types_follow_operands():

@@ -57,9 +57,9 @@ def _operand_and_axes(draw, kinds):
 @pytest.mark.parametrize("name", sorted(_NP))
 @settings(max_examples=8)
 @given(data=st.data())
-def test_reductions_against_numpy_and_jax(name, data, mode):
+def test_reductions_against_numpy_and_jax(name, data):
     x, axes = data.draw(_operand_and_axes(_KIND_OK[name]))
-    out = mode(lambda v: getattr(lax, name)(v, axes))(x)
+    out = getattr(lax, name)(x, axes)
     assert out.dtype == x.dtype and not out.weak_type
     if any(x.shape[a] == 0 for a in axes):
         kind = name[len("reduce_"):]
@@ -73,6 +73,25 @@ def test_reductions_against_numpy_and_jax(name, data, mode):
         j = getattr(jlax, name)(x, axes)
         assert j.dtype == out.dtype
         assert_close(out, np.asarray(j), rtol=rtol, atol=rtol, check_dtype=False)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_every_reduction_under_each_mode(dtype, mode, rng):
+    """Each mode agrees with the eager reference (all reductions in one compile)."""
+    x = rng.uniform(-2, 2, (3, 4)).astype(dtype) if dtype != np.bool_ else \
+        rng.uniform(-2, 2, (3, 4)) > 0
+    kind = np.dtype(dtype).kind
+    names = [n for n in sorted(_NP) if kind in _KIND_OK[n]]
+
+    def run(v):
+        outs = [getattr(lax, n)(v, axes) for n in names for axes in ((0,), (1,), (0, 1))]
+        if kind != "b":
+            outs += [lax.argmax(v, 1, np.int32), lax.argmin(v, 0, np.int32)]
+            outs += [getattr(lax, c)(v, 1, r) for c in ("cumsum", "cumprod", "cummax",
+                                                        "cummin") for r in (False, True)]
+        return outs
+    for g, e in zip(mode(run)(x), run(x)):
+        assert_close(g, e, rtol=1e-5, atol=1e-5)
 
 
 def test_empty_reduction_identities():
@@ -103,12 +122,12 @@ def test_nan_propagates_and_argmax_takes_first_nan(mode):
 @pytest.mark.parametrize("reverse", [False, True])
 @settings(max_examples=5)
 @given(data=st.data())
-def test_cumulative_against_jax(name, reverse, data, mode):
+def test_cumulative_against_jax(name, reverse, data):
     dtype = data.draw(st.sampled_from([np.int32, np.float32, np.uint8]))
     shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4))
     x = data.draw(_array(dtype, shape))
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
-    out = mode(lambda v: getattr(lax, name)(v, axis, reverse))(x)
+    out = getattr(lax, name)(x, axis, reverse)
     npfn = {"cumsum": np.cumsum, "cumprod": np.cumprod, "cummax": np.maximum.accumulate,
             "cummin": np.minimum.accumulate}[name]
     xr = np.flip(x, axis) if reverse else x
