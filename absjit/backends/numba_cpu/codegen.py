@@ -60,10 +60,8 @@ class Unsupported(Exception):
 
 
 def lowerable_primitives() -> set:
-    from ...core.primitive import all_primitives
-    control = {p for n, p in all_primitives().items() if n in ("cond", "while")}
     return (set(scalar_rules) | set(index_rules) | set(value_rules) | set(reduction_rules)
-            | set(array_rules) | control)
+            | set(array_rules))
 
 
 # Call-like primitives whose body is inlined (the forward computation of a custom
@@ -139,8 +137,6 @@ class _Plan:
                 op.kind = "reduce"
             elif p in array_rules:
                 op.kind = "array"
-            elif p.name in ("cond", "while"):
-                op.kind = "control"
             else:
                 missing.append(p.name)
         if missing:
@@ -191,7 +187,7 @@ class _Plan:
                 if not self.live[c]:
                     continue
                 cop = self.ops[c]
-                if cop.kind in ("array", "control"):
+                if cop.kind == "array":
                     force = True
                 elif cop.kind == "reduce" or cop.outvars[0] in mat:
                     rs.add(c)
@@ -266,30 +262,24 @@ class _Body:
 
 
 class _Gen:
-    """Source for one jaxpr. A child generator (``parent`` given) writes a sub-jaxpr of
-    ``cond``/``while`` into its parent's lines at a deeper indentation, reading its
-    inputs from existing arrays ``in_names``."""
+    """Source for one jaxpr (:mod:`.lower_control_flow` builds one per sub-jaxpr)."""
 
-    def __init__(self, closed, options, fn_name, parent=None, in_names=None, depth=1):
+    def __init__(self, closed, options, fn_name):
         self.closed = closed
         self.options = options
         self.fn_name = fn_name
         jaxpr = closed.jaxpr
         namer = pretty.var_namer()
-        self.root = self if parent is None else parent.root
-        self.base = depth
-        if parent is None:
-            # Name variables exactly as the printed jaxpr does, so the comment reads along.
-            self.jaxpr_text = pretty.render(pretty._pp_jaxpr_doc(jaxpr, namer, 88), 88)
-            self.counter = 0
-            self.lines = []
-            self.line_prims = []
-            self.prefix = ""
-        else:
-            self.lines, self.line_prims = parent.lines, parent.line_prims
-            self.prefix = self.root.fresh("w") + "_"
+        self.root = self
+        self.base = 1  # indentation of the function body
+        # Name variables exactly as the printed jaxpr does, so the comment reads along.
+        self.jaxpr_text = pretty.render(pretty._pp_jaxpr_doc(jaxpr, namer, 88), 88)
+        self.counter = 0
+        self.lines = []
+        self.line_prims = []
+        self.prefix = ""
         self.namer = namer
-        self.current = parent.current if parent is not None else None
+        self.current = None
         self.uses_parallel = False
         self.ops = []
         subst = {}
@@ -302,8 +292,8 @@ class _Gen:
         self.params = []
         self.param_vars = set(jaxpr.constvars) | set(jaxpr.invars)
         self.param_order = list(jaxpr.constvars) + list(jaxpr.invars)
-        for k, v in enumerate(self.param_order):
-            name = self.var_name(v) if in_names is None else in_names[k]
+        for v in self.param_order:
+            name = self.var_name(v)
             self.params.append(name)
             self.arrays[v] = name
 
@@ -487,8 +477,6 @@ class _Gen:
             self.current = op.prim.name
             if op.kind == "array":
                 self.array_op(op)
-            elif op.kind == "control":
-                self.control_op(op)
             elif op.kind == "reduce":
                 if isinstance(op.invars[0], Literal):
                     raise Unsupported([f"{op.prim.name} of a literal"])
@@ -517,7 +505,6 @@ class _Gen:
                     rets.append(self.arrays[x])
         return rets
 
-    # -- control flow: native branches and loops ---------------------------------------
     def _operands(self, op):
         ins = []
         for x in op.invars:
@@ -531,48 +518,6 @@ class _Gen:
                     self.materialise(x)
                 ins.append(self.arrays[x])
         return ins
-
-    def _sub(self, closed, in_names, depth):
-        child = _Gen(closed, self.options, None, parent=self, in_names=in_names,
-                     depth=self.base + depth - 1)
-        child.current = self.current
-        child.emit_ops()
-        return child.results()
-
-    def control_op(self, op):
-        ins = self._operands(op)
-        outs = [self.var_name(v) for v in op.outvars]
-        p = op.params
-        if op.prim.name == "cond":
-            branches = p["branches"]
-            k = self.fresh("branch")
-            self.emit(f"{k} = min(max(int({ins[0]}[()]), 0), {len(branches) - 1})")
-            for i, br in enumerate(branches):
-                kw = "if" if i == 0 else ("elif" if i < len(branches) - 1 else "else")
-                self.emit(f"{kw} {k} == {i}:" if kw != "else" else "else:")
-                res = self._sub(br, ins[1:], 2)
-                for o, r in zip(outs, res):
-                    self.emit(f"{o} = {r}", 2)
-        else:  # while: cond consts, body consts, carry
-            nc, nb = p["cond_nconsts"], p["body_nconsts"]
-            cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
-            for o, x, v in zip(outs, init, op.outvars):
-                # Fresh, writable carries: every iteration rebinds them to new arrays.
-                self.emit(f"{o} = np.empty({_shape(v.aval.shape)}, "
-                          f"{dtype_ctor(v.aval.dtype)})")
-                idx, depth = self._loops(v.aval.shape, 1, False)
-                at = ", ".join(idx) or "()"
-                self.emit(f"{o}[{at}] = {x}[{at}]", depth)
-            self.emit("while True:")
-            pred = self._sub(p["cond_jaxpr"], cconsts + outs, 2)[0]
-            self.emit(f"if not {pred}[()]:", 2)
-            self.emit("break", 3)
-            res = self._sub(p["body_jaxpr"], bconsts + outs, 2)
-            for o, r in zip(outs, res):
-                self.emit(f"{o} = {r}", 2)
-        for v, name in zip(op.outvars, outs):
-            self.arrays[v] = name
-            self.owned.add(v)
 
     # -- the whole function ----------------------------------------------------------
     def build(self) -> str:
