@@ -269,12 +269,12 @@ def power(x1, x2, /):
         (a,) = promote_args("power", x1)
         return ew.integer_pow(a, int(static))
     x2 = _bool_to_int(x2)
-    a, b = promote_args("power", x1, x2)
-    if dtypes.is_integer(_dt(a)):
-        shape = broadcast_shapes("power", _shape(a), _shape(b))
-        return _int_pow(broadcast_to_shape(a, shape) if _shape(a) != () else a, b)
+    check_arraylike("power", x1, x2)
     (b_orig,) = promote_args("power", x2)
-    if dtypes.is_integer(_dt(b_orig)) and not dtypes.is_integer(_dt(a)):
+    dt, weak = dtypes.result_type_and_weak(x1, x2)
+    if dtypes.is_inexact(dt) and dtypes.is_integer(_dt(b_orig)):
+        from ._promote import asarray_weak
+        a = asarray_weak(x1, dt, weak)
         # A float base with an integer exponent array keeps the exponent integral (as
         # JAX's lax.pow does); the result's weak type then follows both operands.
         shape = broadcast_shapes("power", _shape(a), _shape(b_orig))
@@ -283,6 +283,10 @@ def power(x1, x2, /):
         if shape != () and _shape(a) not in ((), shape):
             a = broadcast_to_shape(a, shape)
         return ew.pow(a, b_orig)
+    a, b = promote_args("power", x1, x2)
+    if dtypes.is_integer(_dt(a)):
+        shape = broadcast_shapes("power", _shape(a), _shape(b))
+        return _int_pow(broadcast_to_shape(a, shape) if _shape(a) != () else a, b)
     return ew.pow(a, b)
 
 
