@@ -150,6 +150,9 @@ def promote_args(name: str, *args):
 
 def promote_args_inexact(name: str, *args):
     """Like :func:`promote_args`, then integers and bools become the default float."""
+    first = args[0]
+    if type(first) is Array and len(args) == 1 and first._value.dtype.kind in "fc":
+        return args  # fast path: one inexact Array needs nothing
     if not all(isinstance(a, _arraylike_types) for a in args):
         check_arraylike(name, *args)
     dt, weak = dtypes.result_type_and_weak(*args)
