@@ -60,4 +60,4 @@ def test_bad_input():
 
 def test_traces_with_a_key_argument():
     text = str(absjit.make_jaxpr(lambda k: random.uniform(k, (3,)))(random.PRNGKey(0)))
-    assert "shift_right_logical" in text and "a:u32[2]" in text
+    assert "shift_right_logical" in text and "; c:u32[2]. let" in text
