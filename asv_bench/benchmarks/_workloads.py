@@ -65,9 +65,6 @@ def make_selu(n=1_000_000):
         impls["jax"] = lambda: jf(xj)
     if numba is not None:
         serial = numba.njit(error_model="numpy")(_selu_loop)
-        par_src = _selu_loop.__code__
-        del par_src
-
         @numba.njit(parallel=True, error_model="numpy")
         def par(x, out):
             a = np.float32(ALPHA)

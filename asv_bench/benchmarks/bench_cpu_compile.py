@@ -11,7 +11,6 @@ import time
 import numpy as np
 
 import absjit
-from absjit.backends.numba_cpu import backend as _be_module  # noqa: F401
 
 from . import _workloads as w
 

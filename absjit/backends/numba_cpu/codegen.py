@@ -422,7 +422,7 @@ class _Gen:
             self.emit(f"{acc} = {spec.init}", depth)
             if spec.with_index:
                 self.emit(f"{acc}_i = -1", depth)
-            ridx, rdepth = [], depth
+            rdepth = depth
             for a in axes:
                 self.emit(f"for i{a} in range({shape[a]}):", rdepth)
                 rdepth += 1
@@ -433,7 +433,6 @@ class _Gen:
             for line in spec.update(acc, val, pos):
                 self.emit(line, rdepth)
             self.emit(f"{name}[{', '.join(idx) if idx else '()'}] = {spec.final(acc)}", depth)
-            del ridx
         else:
             # Reduced axes outside kept ones: accumulators indexed by the kept axes.
             acc = self.fresh("acc")
