@@ -26,7 +26,7 @@ __all__ = ["sum", "prod", "product", "mean", "var", "std", "max", "min", "amax",
            "argmax", "argmin", "any", "all", "cumsum", "cumprod", "cumulative_sum",
            "cumulative_prod", "nansum", "nanmean", "nanmax", "nanmin", "nanprod", "nanvar",
            "nanstd", "nanargmax", "nanargmin", "nancumsum", "nancumprod", "ptp", "average",
-           "count_nonzero"]
+           "count_nonzero", "isclose", "allclose", "array_equal", "array_equiv"]
 
 
 def _aval(x):
@@ -546,3 +546,60 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     wsum = sum(w, axis, keepdims=keepdims)
     avg = ew.div(sum(ew.mul(x, w), axis, keepdims=keepdims), wsum)
     return (avg, wsum) if returned else avg
+
+
+# ---------------------------------------------------------------------------
+# Comparing whole arrays (elementwise tests reduced with ``all``)
+# ---------------------------------------------------------------------------
+@uf._quiet
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|a - b| <= atol + rtol * |b|`` elementwise; infinities are close only to
+    themselves, NaN only with ``equal_nan``.
+
+    Examples
+    --------
+    >>> jnp.isclose(jnp.array([1., 1.1]), 1.)  # doctest: +SKIP
+    Array([ True, False], dtype=bool)
+    """
+    x, y = promote_args("isclose", a, b)
+    dt = _aval(x).dtype
+    if not dtypes.is_inexact(dt):
+        return ew.convert_element_type(ew.eq(x, y), np.bool_, False)  # strong, as JAX
+    real_dt = np.dtype(np.float32) if dt == np.complex64 else (
+        np.dtype(np.float64) if dt == np.complex128 else dt)
+    rt = Array._new(np.asarray(rtol, real_dt), False)
+    at = Array._new(np.asarray(atol, real_dt), False)
+    close = ew.le(ew.abs(ew.sub(x, y)), ew.add(at, ew.mul(rt, ew.abs(y))))
+    inf_x, inf_y = uf.isinf(x), uf.isinf(y)
+    close = ew.bitwise_and(close, ew.bitwise_not(ew.bitwise_or(inf_x, inf_y)))
+    close = ew.bitwise_or(close, ew.bitwise_and(ew.bitwise_and(inf_x, inf_y), ew.eq(x, y)))
+    if equal_nan:
+        close = ew.bitwise_or(close, ew.bitwise_and(uf.isnan(x), uf.isnan(y)))
+    return close
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element of ``a`` and ``b`` is :func:`isclose` (a bool Array)."""
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1, a2, equal_nan=False):
+    """Whether ``a1`` and ``a2`` have the same shape and elements (a bool Array)."""
+    check_arraylike("array_equal", a1, a2)
+    if np.shape(a1) != np.shape(a2):
+        return Array._new(np.asarray(False))
+    x, y = promote_args("array_equal", a1, a2)
+    eq = ew.eq(x, y)
+    if equal_nan:
+        eq = ew.bitwise_or(eq, ew.bitwise_and(uf.isnan(x), uf.isnan(y)))
+    return ew.convert_element_type(all(eq), np.bool_, False)
+
+
+def array_equiv(a1, a2):
+    """Whether ``a1`` and ``a2`` are equal after broadcasting (False if they cannot be)."""
+    check_arraylike("array_equiv", a1, a2)
+    try:
+        uf.broadcast_shapes("array_equiv", np.shape(a1), np.shape(a2))
+    except ValueError:
+        return Array._new(np.asarray(False))
+    return ew.convert_element_type(all(uf.equal(a1, a2)), np.bool_, False)
