@@ -7,15 +7,28 @@ Write ``mode(f)(*args)`` instead of ``f(*args)`` to get all of them.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
-import absjit
+# Compiled kernels go to a per-session directory, not the user's cache (the disk-cache
+# tests make their own directories). Set before absjit compiles anything.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="absjit-test-cache-")
+os.environ.setdefault("ABSJIT_CACHE_DIR", _SESSION_CACHE)
+
+import absjit  # noqa: E402
+
+# Hypothesis examples per test; under compiling backends every new shape is a new
+# kernel (~0.1-0.5 s of Numba compile on this hardware), so those get fewer.
+EXAMPLES = int(os.environ.get("ABSJIT_HYPOTHESIS_EXAMPLES", "25"))
+COMPILED_EXAMPLES = int(os.environ.get("ABSJIT_HYPOTHESIS_COMPILED_EXAMPLES", "6"))
+_COMPILING_MODES = ("jit-cpu", "jit-cuda")
 
 settings.register_profile(
-    "default", max_examples=int(os.environ.get("ABSJIT_HYPOTHESIS_EXAMPLES", "25")),
+    "default", max_examples=EXAMPLES,
     deadline=None,
     # ``mode`` and ``rng`` are stateless per example (a transform, a seeded generator
     # only used for setup), so sharing them across generated inputs is intended.
@@ -51,3 +64,30 @@ def _reset_x64():
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """Run hypothesis tests parametrized with a compiling ``mode`` on fewer examples.
+
+    Hypothesis binds a test's settings when the module is imported, so the only place
+    to change them per parametrization is the settings object on the test function
+    for the duration of this one call.
+    """
+    fn = getattr(item, "obj", None)
+    current = getattr(fn, "_hypothesis_internal_use_settings", None)
+    callspec = getattr(item, "callspec", None)
+    mode = callspec.params.get("mode") if callspec is not None else None
+    if current is None or mode not in _COMPILING_MODES \
+            or current.max_examples <= COMPILED_EXAMPLES:
+        yield
+        return
+    fn._hypothesis_internal_use_settings = settings(current, max_examples=COMPILED_EXAMPLES)
+    try:
+        yield
+    finally:
+        fn._hypothesis_internal_use_settings = current
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
