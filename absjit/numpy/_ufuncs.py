@@ -128,8 +128,9 @@ nextafter = _binary("nextafter", ew.nextafter, inexact=True)
 
 
 def _fmod(a, b):
+    was_bool = dtypes.is_bool(_dt(a))
     a, b = _int_of_bool(a, b)
-    if dtypes.is_integer(_dt(a)):
+    if dtypes.is_integer(_dt(a)) and not was_bool:  # booleans keep lax.rem's x % 0 == x
         # Integer x % 0 is 0 (as JAX), not lax.rem's x.
         zero = ew.eq(b, _const(b, 0))
         return _where(zero, _const(a, 0), ew.rem(a, _where(zero, _const(b, 1), b)))
