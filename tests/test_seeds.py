@@ -120,7 +120,7 @@ def test_seed002_control_flow_and_static_args(seed002):
 
 
 def test_seed003_jit_mechanics(seed003):
-    assert seed003[0] in ("True", "False")  # np.allclose(norm(X), norm_compiled(X))
+    assert seed003[0] == "True"  # np.allclose(norm(X), norm_compiled(X), atol=1E-6)
     neg = [line for line in seed003 if line.startswith("NonConcreteBooleanIndexError")]
     assert len(neg) == 1 and "Array boolean indices must be concrete" in neg[0]
     i = seed003.index("Running f():")
