@@ -1,7 +1,8 @@
-"""The cpu backend's own ``exp`` (``fastmath_kernels``) against NumPy, to the ulp.
+"""The cpu backend's own ``exp`` and ``log`` (``fastmath_kernels``) against NumPy, in ulp.
 
-``np.exp`` inside Numba is a scalar libm call that keeps loops from vectorising, so the
-backend lowers float32/float64 ``exp`` (and ``logistic``) to branch-free kernels. These
+``np.exp``/``np.log`` inside Numba are scalar libm calls that keep loops from
+vectorising, so the backend lowers float32/float64 ``exp``, ``logistic`` and ``log`` to
+branch-free kernels. These
 tests sweep the float32 range by bit pattern and the float64 range by random sampling,
 and check the special values NumPy defines exactly.
 """
@@ -16,7 +17,8 @@ numba = pytest.importorskip("numba")
 
 import absjit  # noqa: E402
 import absjit.numpy as jnp  # noqa: E402
-from absjit.backends.numba_cpu.fastmath_kernels import _exp_float32, _exp_float64  # noqa: E402
+from absjit.backends.numba_cpu.fastmath_kernels import (  # noqa: E402
+    _exp_float32, _exp_float64, _log_float32, _log_float64)
 
 from ..checks import assert_close  # noqa: E402
 
@@ -41,9 +43,27 @@ def _loop64(x, out):
         out[i] = _exp_float64(x[i])
 
 
+@numba.njit(error_model="numpy")
+def _log_loop32(x, out):
+    for i in range(x.shape[0]):
+        out[i] = _log_float32(x[i])
+
+
+@numba.njit(error_model="numpy")
+def _log_loop64(x, out):
+    for i in range(x.shape[0]):
+        out[i] = _log_float64(x[i])
+
+
 def _exp(x):
     out = np.empty_like(x)
     (_loop32 if x.dtype == np.float32 else _loop64)(x, out)
+    return out
+
+
+def _log(x):
+    out = np.empty_like(x)
+    (_log_loop32 if x.dtype == np.float32 else _log_loop64)(x, out)
     return out
 
 
@@ -77,7 +97,8 @@ F64_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1e-300, 1e-17,
 def _with_neighbours(values, dt):
     v = np.array(values, dt)
     with np.errstate(over="ignore"):
-        return np.concatenate([v, np.nextafter(v, dt(np.inf)), np.nextafter(v, dt(-np.inf))])
+        up, down = np.nextafter(v, dt(np.inf)), np.nextafter(v, dt(-np.inf))
+    return np.concatenate([v, up, down])
 
 
 def test_exp_float32_sweep():
@@ -128,13 +149,19 @@ def test_exp_special_values_exact(dt):
     assert (one == 1).all()
 
 
-def test_exp_loop_has_no_libm_call():
+def test_loops_have_no_libm_call():
     # The point of these kernels: no call to exp/expf left in the loop.
+    _exp(np.ones(8, np.float32)), _exp(np.ones(8)), _log(np.ones(8, np.float32))
+    _log(np.ones(8))
     asm = _loop32.inspect_asm(_loop32.signatures[0]) + _loop64.inspect_asm(
         _loop64.signatures[0])
+    log_asm = _log_loop32.inspect_asm(_log_loop32.signatures[0]) + \
+        _log_loop64.inspect_asm(_log_loop64.signatures[0])
     assert "expf" not in asm and "@exp" not in asm and "exp@" not in asm
+    assert "logf" not in log_asm and "@log" not in log_asm and "log@" not in log_asm
     if platform.machine().lower() in ("x86_64", "amd64"):
         assert "mulps" in asm and "mulpd" in asm  # packed (vectorised) multiplies
+        assert "divpd" in log_asm
 
 
 @pytest.fixture
@@ -194,3 +221,60 @@ def test_jit_exp_under_fastmath_stays_close():
     x = np.random.default_rng(3).uniform(-80, 80, 5000).astype(np.float32)
     f = absjit.jit(lambda v: jnp.exp(v), backend="cpu", compiler_options={"fastmath": True})
     assert_close(f(x), np.exp(x), rtol=1e-5, atol=0)
+
+
+LOG_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, 1.0, 2.0, 0.5, 0.7071067811865476,
+             1.4142135623730951, 1e-45, 5e-324, 1.1754944e-38, 2.2250738585072014e-308,
+             3.4028235e38, 1.7976931348623157e308, 1.0000001, 0.99999994]
+
+
+def test_log_float32_sweep():
+    bits = np.arange(0, 1 << 32, 433, dtype=np.uint64).astype(np.uint32)
+    x = np.concatenate([bits.view(np.float32), _with_neighbours(LOG_EDGES, np.float32)])
+    got = _log(x)
+    with np.errstate(all="ignore"):
+        want = np.log(x)
+        exact = np.log(x.astype(np.float64)).astype(np.float32)
+    assert ulp_distance(got, exact).max() <= 1
+    assert ulp_distance(got, want).max() <= 4  # NumPy's float32 SIMD log is <= 3 ulp off
+
+
+def test_log_float64_random_and_edges():
+    rng = np.random.default_rng(99)
+    x = np.concatenate([
+        rng.integers(0, 1 << 63, 1_500_000, dtype=np.int64).view(np.float64),
+        rng.uniform(0.5, 2.0, 500_000), 1.0 + rng.standard_normal(200_000) * 1e-7,
+        rng.uniform(0.0, 1e-308, 100_000), -rng.uniform(0, 10, 1000),
+        _with_neighbours(LOG_EDGES, np.float64)])
+    got = _log(x)
+    with np.errstate(all="ignore"):
+        want = np.log(x)
+    assert ulp_distance(got, want).max() <= 2
+    if np.finfo(np.longdouble).nmant > 52:
+        with np.errstate(all="ignore"):
+            exact = np.log(x.astype(np.longdouble)).astype(np.float64)
+        assert ulp_distance(got, exact).max() <= 1
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_log_special_values_exact(dt):
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -1.0, -1e-30, 1.0], dt)
+    got = _log(x)
+    with np.errstate(all="ignore"):
+        want = np.log(x)
+    np.testing.assert_array_equal(got, want)
+    assert np.signbit(got[:2]).all()  # -inf
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_jit_log_matches_interpret(dt, x64):
+    rng = np.random.default_rng(4)
+    with np.errstate(all="ignore"):
+        x = np.concatenate([rng.uniform(0, 100, 200_000), rng.standard_normal(1000),
+                            np.array(LOG_EDGES)]).astype(dt)
+        got, want = _both(jnp.log, x)
+        sm, sm_want = _both(lambda v: jnp.log(jnp.exp(v) + 1), x)
+    assert f"_log_{np.dtype(dt).name}" in _source(jnp.log, x)
+    assert got.dtype == want.dtype == dt
+    assert ulp_distance(np.asarray(got), np.asarray(want)).max() <= 4
+    assert_close(sm, sm_want, rtol=1e-6 if dt == np.float32 else 1e-14, atol=0)

@@ -72,7 +72,7 @@ for _p, _op in ((ew.add_p, "+"), (ew.sub_p, "-"), (ew.mul_p, "*"), (ew.eq_p, "==
     _register(_p, _infix(_op))
 
 for _p, _fn in ((ew.exp2_p, "np.exp2"), (ew.expm1_p, "np.expm1"),
-                (ew.log_p, "np.log"), (ew.log1p_p, "np.log1p"), (ew.sqrt_p, "np.sqrt"),
+                (ew.log1p_p, "np.log1p"), (ew.sqrt_p, "np.sqrt"),
                 (ew.cbrt_p, "np.cbrt"), (ew.sin_p, "np.sin"), (ew.cos_p, "np.cos"),
                 (ew.tan_p, "np.tan"), (ew.asin_p, "np.arcsin"), (ew.acos_p, "np.arccos"),
                 (ew.atan_p, "np.arctan"), (ew.sinh_p, "np.sinh"), (ew.cosh_p, "np.cosh"),
@@ -131,15 +131,19 @@ def lower_rsqrt(args, in_avals, out_aval, **params):
     return f"({one} / np.sqrt({args[0]}))"
 
 
-def _exp_fn(dt) -> str:
-    """``exp`` for one dtype: the vectorisable kernels of ``fastmath_kernels`` for
-    float32/float64 (libm's ``exp`` is a scalar call that stops the loop vectoriser)."""
+def _exp_fn(dt, name="exp") -> str:
+    """``exp``/``log`` for one dtype: the vectorisable kernels of ``fastmath_kernels`` for
+    float32/float64 (a libm call is scalar and stops the loop vectoriser)."""
     dt = np.dtype(dt)
-    return f"_exp_{dt.name}" if dt in (np.float32, np.float64) else "np.exp"
+    return f"_{name}_{dt.name}" if dt in (np.float32, np.float64) else f"np.{name}"
 
 
 def lower_exp(args, in_avals, out_aval, **params):
     return f"{_exp_fn(in_avals[0].dtype)}({args[0]})"
+
+
+def lower_log(args, in_avals, out_aval, **params):
+    return f"{_exp_fn(in_avals[0].dtype, 'log')}({args[0]})"
 
 
 def lower_logistic(args, in_avals, out_aval, **params):
@@ -249,6 +253,7 @@ def lower_stop_gradient(args, in_avals, out_aval, **params):
 for _p, _rule in ((ew.div_p, lower_div), (ew.rem_p, lower_rem), (ew.max_p, lower_max),
                   (ew.min_p, lower_min), (ew.neg_p, lower_neg), (ew.sign_p, lower_sign),
                   (ew.abs_p, lower_abs), (ew.rsqrt_p, lower_rsqrt), (ew.exp_p, lower_exp),
+                  (ew.log_p, lower_log),
                   (ew.logistic_p, lower_logistic), (ew.not_p, lower_not),
                   (ew.shift_left_p, _shift("left")),
                   (ew.shift_right_arithmetic_p, _shift("arith")),

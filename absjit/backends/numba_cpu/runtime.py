@@ -56,10 +56,11 @@ def _bdot(a, b, out):
 
 __all__ += ["_dot", "_bdot"]
 
-# Vectorisable exp for float32/float64 (the lowering of ``exp`` and ``logistic``).
-from .fastmath_kernels import _exp_float32, _exp_float64  # noqa: E402
+# Vectorisable exp and log for float32/float64 (lowering exp, logistic and log).
+from .fastmath_kernels import (_exp_float32, _exp_float64, _log_float32,  # noqa: E402
+                               _log_float64)
 
-__all__ += ["_exp_float32", "_exp_float64"]
+__all__ += ["_exp_float32", "_exp_float64", "_log_float32", "_log_float64"]
 
 # Kernels with debug_print call back into Python from object mode.
 from numba import objmode  # noqa: E402
