@@ -239,6 +239,16 @@ class EvalTrace(Trace):
 _ABSTRACT_CACHE: dict = {}
 
 
+def abstract_eval(primitive, avals_in, params) -> list:
+    """Output avals of ``primitive`` on ``avals_in`` (its abstract evaluation rule)."""
+    try:
+        rule = abstract_eval_rules[primitive]
+    except KeyError:
+        raise NotImplementedError(
+            f"primitive {primitive.name!r} has no abstract evaluation rule") from None
+    return rule(*avals_in, **params)
+
+
 def abstract_eval_cached(primitive, avals_in: tuple, params: dict) -> list:
     """``abstract_eval_rules[primitive]`` memoised on (primitive, avals, params): eager
     execution of the same op on same-typed values skips re-deriving types."""
@@ -249,12 +259,7 @@ def abstract_eval_cached(primitive, avals_in: tuple, params: dict) -> list:
         pass
     except TypeError:  # unhashable params: no caching
         key = None
-    try:
-        rule = abstract_eval_rules[primitive]
-    except KeyError:
-        raise NotImplementedError(
-            f"primitive {primitive.name!r} has no abstract evaluation rule") from None
-    avals_out = rule(*avals_in, **params)
+    avals_out = abstract_eval(primitive, avals_in, params)
     if key is not None and len(_ABSTRACT_CACHE) < 65536:
         _ABSTRACT_CACHE[key] = avals_out
     return avals_out
@@ -337,7 +342,8 @@ def escaped_tracer_error(tracer, how: str) -> UnexpectedTracerError:
         "and disallow saving intermediate values to global state.")
 
 
-def find_top_trace(args) -> Trace:
+def _top_main(args) -> MainTrace:
+    """The highest-level live main among the dynamic one and the tracers in ``args``."""
     top = _STATE.get().dynamic
     for a in args:
         if isinstance(a, Tracer):
@@ -346,19 +352,17 @@ def find_top_trace(args) -> Trace:
                 raise escaped_tracer_error(a, "was used after its transformation finished")
             if main.level > top.level:
                 top = main
+    return top
+
+
+def find_top_trace(args) -> Trace:
+    top = _top_main(args)
     return top.trace_type(top)
 
 
 def bind(primitive, args, params) -> list:
     """Apply ``primitive`` to ``args`` in the innermost relevant trace; returns a list."""
-    top = _STATE.get().dynamic
-    for a in args:
-        if isinstance(a, Tracer):
-            main = a._trace.main
-            if not main.alive:
-                raise escaped_tracer_error(a, "was used after its transformation finished")
-            if main.level > top.level:
-                top = main
+    top = _top_main(args)
     if top is EVAL_MAIN:
         return eval_primitive(primitive, args, params)
     trace = top.trace_type(top)

@@ -19,11 +19,12 @@ import inspect
 
 import numpy as np
 
-from ..core.avals import ConcreteArray, ShapedArray, StaticArg
+from ..core.avals import ConcreteArray, ShapedArray
 from ..core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from ..core.levels import get_level
-from ..core.primitive import abstract_eval_rules, impl_rules
-from ..core.trace import Trace, Tracer, current_dynamic, get_aval, new_main, to_numpy
+from ..core.primitive import impl_rules
+from ..core.trace import (Trace, Tracer, abstract_eval, current_dynamic, get_aval, new_main,
+                          to_numpy)
 from .. import tree_util
 
 __all__ = ["DebugInfo", "DynamicJaxprTrace", "DynamicJaxprTracer", "JaxprBuilder",
@@ -144,12 +145,7 @@ class DynamicJaxprTrace(Trace):
     def process_primitive(self, primitive, tracers, params):
         builder = self.builder
         avals_in = [t._aval for t in tracers]
-        try:
-            rule = abstract_eval_rules[primitive]
-        except KeyError:
-            raise NotImplementedError(
-                f"primitive {primitive.name!r} has no abstract evaluation rule") from None
-        avals_out = rule(*avals_in, **params)
+        avals_out = abstract_eval(primitive, avals_in, params)
         outvars = [Var(a.to_shaped()) for a in avals_out]
         invars = tuple(t.var for t in tracers)
         eqn = JaxprEqn(primitive, invars, tuple(outvars), params)
