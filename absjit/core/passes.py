@@ -1,7 +1,7 @@
 """Jaxpr-to-jaxpr passes. Each returns a new jaxpr and ends with ``typecheck``."""
 from __future__ import annotations
 
-from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, typecheck
+from .jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, typecheck
 
 __all__ = ["dce", "cse", "simplify", "hashable_params"]
 

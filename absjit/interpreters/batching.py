@@ -51,34 +51,44 @@ def defvectorized(primitive):
     return rule
 
 
+def broadcast_batched(vals, dims, keep=None) -> list:
+    """Operands of an elementwise op with the batch axis first and every operand
+    broadcast to the full batched shape ``(size, *shape)``.
+
+    lax elementwise operands are rank 0 or share one shape; unbatched rank-0 operands
+    whose ``keep`` flag is set stay rank 0 (lax broadcasts them for free).
+    """
+    from ..core.trace import get_aval
+    from ..ops import structural
+    size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
+    shape = ()
+    for v, d in zip(vals, dims):
+        s = list(get_aval(v).shape)
+        if d is not None:
+            del s[d]
+        if s:
+            shape = tuple(s)
+            break
+    full = (size,) + shape
+    keep = [True] * len(vals) if keep is None else keep
+    out = []
+    for v, d, k in zip(vals, dims, keep):
+        nd = len(get_aval(v).shape)
+        if d is None and nd == 0 and k:
+            out.append(v)
+        elif d is not None:
+            v = moveaxis(v, d, 0)
+            out.append(v if get_aval(v).shape == full
+                       else structural.broadcast_in_dim(v, full, (0,)))
+        else:
+            out.append(structural.broadcast_in_dim(
+                v, full, tuple(range(1 + len(shape) - nd, 1 + len(shape)))))
+    return out
+
+
 def defbroadcasting(primitive):
     def rule(vals, dims, **params):
-        from ..core.trace import get_aval
-        from ..ops import structural
-        size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
-        # lax operands are rank 0 or share one shape: find that logical shape.
-        out_shape = ()
-        for v, d in zip(vals, dims):
-            shape = list(get_aval(v).shape)
-            if d is not None:
-                del shape[d]
-            if shape:
-                out_shape = tuple(shape)
-                break
-        full = (size,) + out_shape
-        moved = []
-        for v, d in zip(vals, dims):
-            rank = len(get_aval(v).shape) - (d is not None)
-            if d is None and rank == 0:
-                moved.append(v)  # unbatched rank-0 operands broadcast for free
-            elif d is None:
-                moved.append(bdim_at_front(v, None, size))
-            else:
-                v = moveaxis(v, d, 0)
-                if rank < len(out_shape):  # batched scalar next to arrays
-                    v = structural.broadcast_in_dim(v, full, (0,))
-                moved.append(v)
-        return [primitive.bind(*moved, **params)], [0]
+        return [primitive.bind(*broadcast_batched(vals, dims), **params)], [0]
     rule.__name__ = f"{primitive.name}_batch"
     batch_rules[primitive] = rule
     return rule

@@ -126,40 +126,8 @@ def _jvp_rule(prim, *fns, ans_fn=None):
     return rule
 
 
-def _moved_full(vals, dims, keep):
-    """Batch axes to the front and every operand broadcast to the full batched shape,
-    except unbatched rank-0 operands flagged in ``keep`` (lax broadcasts those)."""
-    size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
-    shape = ()
-    for v, d in zip(vals, dims):
-        s = list(get_aval(v).shape)
-        if d is not None:
-            del s[d]
-        if s:
-            shape = tuple(s)
-            break
-    full = (size,) + shape
-    out = []
-    for v, d, k in zip(vals, dims, keep):
-        nd = get_aval(v).ndim
-        if d is None and nd == 0 and k:
-            out.append(v)
-        elif d is not None:
-            v = batching.moveaxis(v, d, 0)
-            out.append(v if get_aval(v).shape == full else broadcast_in_dim(v, full, (0,)))
-        else:
-            out.append(broadcast_in_dim(v, full, tuple(range(1 + len(shape) - nd,
-                                                             1 + len(shape)))))
-    return out
-
-
 def _nary_batch(prim):
-    def rule(vals, dims, **params):
-        moved = _moved_full(vals, dims, [True] * len(vals))
-        return [prim.bind(*moved, **params)], [0]
-    rule.__name__ = f"{prim.name}_batch"
-    batching.batch_rules[prim] = rule
-    return rule
+    return batching.defbroadcasting(prim)
 
 
 def _bool_out(dt):
@@ -700,7 +668,7 @@ def _select_n_transpose(cts, which, *cases):
 
 def _select_n_batch(vals, dims):
     cases_full = any(d is not None or get_aval(v).ndim for v, d in zip(vals[1:], dims[1:]))
-    moved = _moved_full(vals, dims, [True] + [cases_full] * (len(vals) - 1))
+    moved = batching.broadcast_batched(vals, dims, [True] + [cases_full] * (len(vals) - 1))
     return [select_n_p.bind(*moved)], [0]
 
 
@@ -748,7 +716,7 @@ def _clamp_jvp(primals, tangents):
 
 
 def _clamp_batch(vals, dims):
-    moved = _moved_full(vals, dims, [True, False, True])
+    moved = batching.broadcast_batched(vals, dims, [True, False, True])
     return [clamp_p.bind(*moved)], [0]
 
 
