@@ -23,7 +23,7 @@ def log2(x):
 print(absjit.make_jaxpr(log2)(3.0))
 
 section("Eager arrays follow JAX's dtype rules")
-x = jnp.arange(5) if hasattr(jnp, "arange") else jnp.array([0, 1, 2, 3, 4])
+x = jnp.arange(5)
 print(repr(x))
 print(repr(x * 2.5))                      # int32 * weak float -> float32
 print(repr(jnp.add(1, 1.0)))              # Python scalars stay weakly typed
@@ -51,20 +51,41 @@ try:
 except errors.ConcretizationTypeError as e:
     print(type(e).__name__ + ":", str(e).splitlines()[-1])
 
-if hasattr(absjit, "jit"):
-    section("jit: trace once per shape and dtype, then run compiled code")
+section("jit: trace once per shape and dtype, then run compiled code")
 
-    @absjit.jit
-    def selu(x, alpha=1.67, lambda_=1.05):
-        return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
 
-    data = jnp.asarray(np.linspace(-2, 2, 5, dtype=np.float32))
-    print(selu(data))
-    print("entries in the cache:", selu._cache_size())
+@absjit.jit
+def selu(x, alpha=1.67, lambda_=1.05):
+    return lambda_ * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
 
-if hasattr(absjit, "grad"):
-    section("grad traces at the concrete level: Python control flow works")
 
-    def f(x):
-        return x ** 2 if x > 0 else -x
-    print("grad(f)(3.0) =", absjit.grad(f)(3.0), " grad(f)(-3.0) =", absjit.grad(f)(-3.0))
+data = jnp.asarray(np.linspace(-2, 2, 5, dtype=np.float32))
+print(selu(data))
+print("entries in the cache:", selu._cache_size(), "| backend:", absjit.backends())
+try:
+    absjit.jit(relu_or_neg)(data)
+except errors.TracerBoolConversionError as e:
+    print("jit(relu_or_neg):", str(e).splitlines()[-2])
+
+section("grad traces at the concrete level: Python control flow works")
+
+
+def f(x):
+    return x ** 2 if x > 0 else -x
+
+
+print("grad(f)(3.0) =", absjit.grad(f)(3.0), " grad(f)(-3.0) =", absjit.grad(f)(-3.0))
+
+section("vmap and structured control flow compose with jit and grad")
+
+
+def loss(w, x):
+    return jnp.sum(jnp.tanh(x @ w) ** 2)
+
+
+w = jnp.ones((3, 2))
+xs = jnp.asarray(np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
+per_example = absjit.jit(absjit.vmap(absjit.grad(loss), in_axes=(None, 0)))(w, xs)
+print("per-example gradients:", per_example.shape)
+total = lax.fori_loop(0, 10, lambda i, acc: acc + i * 2.0, 0.0)
+print("fori_loop sum:", total)
