@@ -168,8 +168,17 @@ class Array:
         return (_reconstruct, (self._value, self._weak_type))
 
     # -- DLPack --------------------------------------------------------------------
-    def __dlpack__(self, *args, **kwargs):
-        return self._value.__dlpack__(*args, **kwargs)
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        # DLPack >= 1.0 can mark a tensor read-only, so the buffer is shared (zero-copy).
+        # Older consumers cannot be told, so they get a private copy: sharing would let
+        # them write into an immutable array.
+        if (max_version is not None and tuple(max_version) >= (1, 0)) and not copy:
+            return self._value.__dlpack__(stream=stream, max_version=max_version,
+                                          dl_device=dl_device, copy=copy)
+        kwargs = {"stream": stream}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        return np.array(self._value, copy=True).__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         return self._value.__dlpack_device__()
