@@ -278,3 +278,21 @@ def test_jit_log_matches_interpret(dt, x64):
     assert got.dtype == want.dtype == dt
     assert ulp_distance(np.asarray(got), np.asarray(want)).max() <= 4
     assert_close(sm, sm_want, rtol=1e-6 if dt == np.float32 else 1e-14, atol=0)
+
+
+def test_kernel_with_blas_dot_keeps_loops_serial_by_default():
+    # A prange epilogue right after a BLAS call fights OpenBLAS's spinning threads.
+    w = np.random.default_rng(5).standard_normal((100, 300)).astype(np.float32)
+    x = np.random.default_rng(6).standard_normal((300, 2000)).astype(np.float32)
+
+    def f(a, b):
+        return jnp.maximum(0.0, jnp.dot(a, b))
+
+    assert "prange(" not in _source(f, w, x)
+    forced = absjit.jit(f, backend="cpu", compiler_options={"parallel": True})
+    assert "prange(" in forced.lower(w, x).compile().as_text()
+    got, want = _both(f, w, x)
+    assert_close(got, want, rtol=1e-4, atol=1e-4)
+    assert_close(forced(w, x), want, rtol=1e-4, atol=1e-4)
+    # without a dot, large loops still use prange
+    assert "prange(" in _source(lambda a: jnp.exp(a) * 2, x)
