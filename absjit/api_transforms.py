@@ -16,7 +16,8 @@ from .core.avals import ShapedArray
 from .core.levels import get_level
 from .core.trace import Tracer, get_aval
 from .interpreters import ad, batching
-from .interpreters.staging import DebugInfo, fun_signature_info, flat_arg_names
+from .interpreters.staging import (DebugInfo, flat_arg_names, fun_signature_info,
+                                   positional_names)
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
            "hessian", "vmap"]
@@ -74,17 +75,8 @@ def _leaf_aval(leaf, level) -> ShapedArray:
 
 
 def _leaf_names(fun, args) -> list:
-    sig = fun_signature_info(fun)
-    names = []
-    if sig is not None:
-        for p in sig.parameters.values():
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-                names.append(p.name)
-            elif p.kind == p.VAR_POSITIONAL:
-                names.extend(f"{p.name}[{i}]" for i in range(len(args) - len(names)))
-                break
-    names.extend(f"args[{i}]" for i in range(len(names), len(args)))
-    return flat_arg_names(names[:len(args)], args)
+    names = positional_names(fun_signature_info(fun), len(args))
+    return flat_arg_names(names, args)
 
 
 def _check_level(abstraction):

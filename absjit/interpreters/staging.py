@@ -296,7 +296,7 @@ def make_jaxpr(fun, static_argnums=(), abstraction=None):
             if not -nargs <= i < nargs:
                 raise ValueError(f"static_argnums {i} is out of range for {nargs} "
                                  "positional arguments")
-        names = _positional_names(sig, nargs)
+        names = positional_names(sig, nargs)
         dyn_args, dyn_names = [], []
         for i, a in enumerate(args):
             if i in static:
@@ -336,7 +336,8 @@ def make_jaxpr(fun, static_argnums=(), abstraction=None):
     return make_jaxpr_f
 
 
-def _positional_names(sig, nargs: int) -> list:
+def positional_names(sig, nargs: int) -> list:
+    """A name for each of ``nargs`` positional arguments (``args[i]`` past the signature)."""
     names = []
     if sig is not None:
         for p in sig.parameters.values():
