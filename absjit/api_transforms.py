@@ -278,6 +278,21 @@ def _vjp(fun, primals, has_aux, abstraction, transform):
     return out, pullback
 
 
+def _with_args_fixed(fun, args, nums, kwargs=None):
+    """``fun`` as a function of the arguments at positions ``nums`` only; the others
+    (and ``kwargs``) stay as given in ``args``."""
+    kwargs = kwargs or {}
+
+    def partial_fun(*dyn):
+        full = list(args)
+        for i, d in zip(nums, dyn):
+            full[i] = d
+        return fun(*full, **kwargs)
+    partial_fun.__name__ = _fun_name(fun)
+    partial_fun.__wrapped__ = fun
+    return partial_fun
+
+
 def _argnums_tuple(argnums, nargs, fn_name):
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
@@ -310,13 +325,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, abstraction=None):
                         f"sub-dtype of np.inexact), but got {dt.name}. If you want to use "
                         "Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
 
-        def partial_fun(*dyn):
-            full = list(args)
-            for i, d in zip(nums, dyn):
-                full[i] = d
-            return fun(*full, **kwargs)
-        partial_fun.__name__ = name
-        partial_fun.__wrapped__ = fun
+        partial_fun = _with_args_fixed(fun, args, nums, kwargs)
         dyn_args = tuple(args[i] for i in nums)
         res = _vjp(partial_fun, dyn_args, has_aux, abstraction, "grad")
         out, pullback = res[0], res[1]
@@ -438,11 +447,7 @@ def jacfwd(fun, argnums=0, has_aux=False, abstraction=None):
         dyn = tuple(args[i] for i in nums)
         in_leaves, in_tree = tree_util.tree_flatten(dyn)
 
-        def partial_fun(*d):
-            full = list(args)
-            for i, v in zip(nums, d):
-                full[i] = v
-            return fun(*full)
+        partial_fun = _with_args_fixed(fun, args, nums)
 
         basis, total = _std_basis(in_leaves)
 
@@ -458,11 +463,9 @@ def jacfwd(fun, argnums=0, has_aux=False, abstraction=None):
         out_leaves, out_tree = tree_util.tree_flatten(outs)
         per_out = []
         for o in out_leaves:
-            o_nd = len(get_aval(o).shape) - 1
             pieces = _split_jac(o, in_leaves, True)
             pieces = [_move_front_to_back(p, len(get_aval(x).shape))
                       for p, x in zip(pieces, in_leaves)]
-            del o_nd
             tree = tree_util.tree_unflatten(in_tree, pieces)
             per_out.append(tree[0] if single else tree)
         jac = tree_util.tree_unflatten(out_tree, per_out)
@@ -488,11 +491,7 @@ def jacrev(fun, argnums=0, has_aux=False, abstraction=None):
         single, nums = _argnums_tuple(argnums, len(args), name)
         dyn = tuple(args[i] for i in nums)
 
-        def partial_fun(*d):
-            full = list(args)
-            for i, v in zip(nums, d):
-                full[i] = v
-            return fun(*full)
+        partial_fun = _with_args_fixed(fun, args, nums)
 
         res = _vjp(partial_fun, dyn, has_aux, abstraction, "jacrev")
         out, pullback = res[0], res[1]
