@@ -368,26 +368,26 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     return _cumulative("nancumprod", red.cumprod, a, axis, dtype, nan_ident=1)
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Array-API running sum; ``include_initial`` prepends a zero."""
-    x = _asarray("cumulative_sum", x)
+def _cumulative_api(name, running, identity, x, axis, dtype, include_initial):
+    """Array-API running reduction: ``axis`` may be omitted only for rank <= 1;
+    ``include_initial`` prepends ``identity``."""
+    x = _asarray(name, x)
     if axis is None:
         if _aval(x).ndim > 1:
-            raise ValueError("cumulative_sum: axis is required for arrays of rank > 1")
+            raise ValueError(f"{name}: axis is required for arrays of rank > 1")
         axis = 0
-    out = cumsum(x, axis, dtype)
-    return _with_initial(out, axis, 0) if include_initial else out
+    out = running(x, axis, dtype)
+    return _with_initial(out, axis, identity) if include_initial else out
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Array-API running sum; ``include_initial`` prepends a zero."""
+    return _cumulative_api("cumulative_sum", cumsum, 0, x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     """Array-API running product; ``include_initial`` prepends a one."""
-    x = _asarray("cumulative_prod", x)
-    if axis is None:
-        if _aval(x).ndim > 1:
-            raise ValueError("cumulative_prod: axis is required for arrays of rank > 1")
-        axis = 0
-    out = cumprod(x, axis, dtype)
-    return _with_initial(out, axis, 1) if include_initial else out
+    return _cumulative_api("cumulative_prod", cumprod, 1, x, axis, dtype, include_initial)
 
 
 def _with_initial(out, axis, value):
