@@ -23,10 +23,11 @@ def clear() -> None:
     >>> import absjit.cache
     >>> absjit.cache.clear()  # doctest: +SKIP
     """
-    from .backends.numba_cpu import backend, diskcache
+    from .backends import diskcache
+    from .backends.base import registered_backends
     diskcache.clear()
-    with backend._lock:
-        backend._kernels.clear()
+    for b in registered_backends():
+        b.clear_memory()
     try:
         from .jit import compile_cache
         compile_cache.clear()
@@ -50,8 +51,9 @@ def info() -> dict:
     >>> absjit.cache.info()["kernels"] >= 0  # doctest: +SKIP
     True
     """
-    from .backends.numba_cpu import backend, diskcache
+    from .backends import diskcache
+    from .backends.base import get_backend
     out = diskcache.info()
     out["enabled"] = diskcache.enabled()
-    out.update(backend.stats)
+    out.update(get_backend("cpu").stats)
     return out

@@ -16,6 +16,7 @@ import functools
 
 from . import tree_util
 from .core.jaxpr import eval_jaxpr
+from .core.fusion import Call, def_fusion
 from .core.primitive import Primitive, abstract_eval_rules, impl_rules
 from .core.trace import get_aval
 from .interpreters import ad, batching
@@ -56,6 +57,7 @@ custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True,
                               param_order=("call_jaxpr",))
 abstract_eval_rules[custom_jvp_call_p] = _call_abstract
 impl_rules[custom_jvp_call_p] = _call_impl
+def_fusion(custom_jvp_call_p, Call("call_jaxpr"))  # compiled code runs the primal
 
 
 class custom_jvp:
@@ -140,6 +142,7 @@ custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True,
                               param_order=("call_jaxpr",))
 abstract_eval_rules[custom_vjp_call_p] = _call_abstract
 impl_rules[custom_vjp_call_p] = _call_impl
+def_fusion(custom_vjp_call_p, Call("call_jaxpr"))  # compiled code runs the primal
 
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 

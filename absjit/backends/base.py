@@ -18,9 +18,11 @@ Selection (DESIGN §7): ``jit(..., backend=...)``, then ``config.default_backend
 from __future__ import annotations
 
 import dataclasses
+import threading
+import warnings
 
-__all__ = ["Backend", "Executable", "CompileOptions", "register_backend", "get_backend",
-           "available_backends", "select_backend"]
+__all__ = ["Backend", "Executable", "CompileOptions", "FallbackExecutable", "register_backend",
+           "get_backend", "available_backends", "registered_backends", "select_backend"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +61,22 @@ class Executable:
         raise NotImplementedError
 
 
+class FallbackExecutable(Executable):
+    """Runs a program another backend could not lower, on the ``interpret`` backend."""
+
+    def __init__(self, inner, closed, reason):
+        self._inner = inner
+        self._closed = closed
+        self.reason = reason
+
+    def __call__(self, *buffers):
+        return self._inner(*buffers)
+
+    def as_text(self) -> str:
+        return f"# runs on the interpret backend: no lowering for {self.reason}\n" + \
+            str(self._closed)
+
+
 class Backend:
     """Base class of backends.
 
@@ -73,8 +91,34 @@ class Backend:
     name = "backend"
     platforms: tuple = ()
 
+    def __init__(self):
+        # Counters for absjit.cache.info() and the benchmarks' track_ functions.
+        self.stats = {"compiles": 0, "disk_hits": 0, "memory_hits": 0,
+                      "compile_seconds": 0.0, "fallbacks": 0}
+        self._warned: set = set()
+        self._lock = threading.RLock()
+
     def is_available(self) -> bool:
         return True
+
+    def clear_memory(self) -> None:
+        """Forget compiled code held in this process (the disk cache is separate)."""
+
+    # -- fallback policy ---------------------------------------------------------------
+    def fallback(self, closed_jaxpr, options, names, stacklevel=4) -> "Executable":
+        """An executable for a program this backend cannot lower: the ``interpret``
+        backend runs it, with one ``RuntimeWarning`` per primitive (or dtype) named in
+        ``names``, once per process."""
+        with self._lock:
+            self.stats["fallbacks"] += 1
+            new = [n for n in names if n not in self._warned]
+            self._warned.update(new)
+        for n in new:
+            warnings.warn(f"absjit {self.name} backend: no lowering for {n}; functions "
+                          "using it run on the interpret backend (NumPy)", RuntimeWarning,
+                          stacklevel=stacklevel)
+        inner = get_backend("interpret").compile(closed_jaxpr, options)
+        return FallbackExecutable(inner, closed_jaxpr, ", ".join(names))
 
     def compile(self, closed_jaxpr, options: CompileOptions) -> Executable:
         raise NotImplementedError
@@ -115,6 +159,10 @@ def get_backend(name: str) -> Backend:
     if not backend.is_available():
         raise RuntimeError(f"backend {name!r} is not available on this machine")
     return backend
+
+
+def registered_backends() -> list:
+    return list(_REGISTRY.values())
 
 
 def available_backends() -> list:

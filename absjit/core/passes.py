@@ -1,9 +1,10 @@
 """Jaxpr-to-jaxpr passes. Each returns a new jaxpr and ends with ``typecheck``."""
 from __future__ import annotations
 
+from .fusion import Call, fusion_kind
 from .jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, typecheck
 
-__all__ = ["dce", "cse", "simplify", "hashable_params"]
+__all__ = ["dce", "cse", "simplify", "hashable_params", "inline_calls"]
 
 
 def dce(jaxpr: Jaxpr, used_outputs=None) -> Jaxpr:
@@ -78,3 +79,50 @@ def cse(jaxpr: Jaxpr) -> Jaxpr:
 def simplify(closed: ClosedJaxpr) -> ClosedJaxpr:
     """The standard pipeline run before compiling: CSE then DCE."""
     return ClosedJaxpr(dce(cse(closed.jaxpr)), closed.consts)
+
+
+def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """Replace every call-like equation (nested ``jit``, the primal computation of
+    ``custom_jvp``/``custom_vjp``: primitives whose fusion kind is ``Call``) by its body,
+    at any depth. Constants of inlined bodies become constants of the result.
+
+    Works with an explicit stack, so a chain of thousands of nested calls needs no deep
+    recursion.
+    """
+    constvars = list(closed.jaxpr.constvars)
+    consts = list(closed.consts)
+    eqns: list = []
+    subst: dict = {}
+
+    def read(x):
+        return subst.get(x, x) if isinstance(x, Var) else x
+
+    # Each frame: (equation iterator, substitution to apply to its results on exit).
+    stack = [(iter(closed.jaxpr.eqns), None)]
+    while stack:
+        it, exit_map = stack[-1]
+        eqn = next(it, None)
+        if eqn is None:
+            stack.pop()
+            if exit_map is not None:
+                outvars, inner_outs = exit_map
+                for v, r in zip(outvars, inner_outs):
+                    subst[v] = read(r)
+            continue
+        kind = fusion_kind(eqn.primitive)
+        if isinstance(kind, Call):
+            body = eqn.params[kind.body_param]
+            inner = body.jaxpr
+            for cv, c in zip(inner.constvars, body.consts):
+                nv = Var(cv.aval)
+                constvars.append(nv)
+                consts.append(c)
+                subst[cv] = nv
+            for iv, x in zip(inner.invars, eqn.invars):
+                subst[iv] = read(x)
+            stack.append((iter(inner.eqns), (eqn.outvars, inner.outvars)))
+            continue
+        eqns.append(eqn._replace(invars=tuple(read(x) for x in eqn.invars)))
+    outvars = [read(v) for v in closed.jaxpr.outvars]
+    jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
+    return ClosedJaxpr(typecheck(jaxpr), consts)

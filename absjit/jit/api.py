@@ -221,8 +221,23 @@ class Compiled:
     in_avals = property(lambda self: self._lowered.in_avals)
     out_avals = property(lambda self: self._lowered.out_avals)
 
-    def as_text(self) -> str:
-        return self.executable.as_text()
+    def as_text(self, dialect: str = "kernel") -> str:
+        """What was compiled: ``"kernel"`` (default) the backend's generated source,
+        ``"ir"`` the optimised loop IR it was rendered from, ``"plan"`` the fusion plan
+        (which values became arrays, and why)."""
+        if dialect == "kernel":
+            return self.executable.as_text()
+        if dialect == "ir":
+            program = getattr(self.executable, "program", None)
+            if program is None:
+                raise ValueError(f"the {self._lowered.backend.name} backend compiled no "
+                                 "loop IR for this function")
+            from ..compiler import pformat
+            return pformat(program)
+        if dialect == "plan":
+            from ..compiler import explain
+            return explain(self._lowered.jaxpr)
+        raise ValueError(f"unknown dialect {dialect!r}: expected 'kernel', 'ir' or 'plan'")
 
     def __call__(self, *args, **kwargs):
         spec = self._lowered._spec

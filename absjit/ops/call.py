@@ -20,11 +20,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from ..core.fusion import Call, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 
 __all__ = ["jit_p", "call_jit", "hoist_consts", "eval_jaxpr_numpy"]
 
 jit_p = Primitive("jit", multiple_results=True, param_order=("name", "jaxpr"))
+def_fusion(jit_p, Call("jaxpr"))
 
 
 def call_jit(*args, jaxpr: ClosedJaxpr, name: str):

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import dtypes, tree_util
 from ..core.jaxpr import ClosedJaxpr, Jaxpr, Var
+from ..core.fusion import ControlFlow, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
 from ..interpreters import ad, batching
@@ -41,6 +42,7 @@ __all__ = ["cond_p", "cond", "switch", "while_p", "while_loop", "fori_loop", "sc
 # cond / switch
 # ---------------------------------------------------------------------------
 cond_p = Primitive("cond", multiple_results=True, param_order=("branches",))
+def_fusion(cond_p, ControlFlow(("branches",)))
 
 
 def _cond_abstract(index, *ops, branches):
@@ -242,6 +244,7 @@ batching.batch_rules[cond_p] = _cond_batch
 # ---------------------------------------------------------------------------
 while_p = Primitive("while", multiple_results=True,
                     param_order=("body_jaxpr", "body_nconsts", "cond_jaxpr", "cond_nconsts"))
+def_fusion(while_p, ControlFlow(("cond_jaxpr", "body_jaxpr")))
 
 
 def _while_abstract(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
@@ -417,5 +420,7 @@ batching.batch_rules[while_p] = _while_batch
 
 cond_effect_p = _effectful_twin(cond_p)
 while_effect_p = _effectful_twin(while_p)
+def_fusion(cond_effect_p, ControlFlow(("branches",)))
+def_fusion(while_effect_p, ControlFlow(("cond_jaxpr", "body_jaxpr")))
 
 from .scan import fori_loop, map, scan, scan_effect_p, scan_p  # noqa: E402,F401

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import dtypes
 from ..core.avals import ShapedArray
+from ..core.fusion import COSTLY, Elementwise, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
 from ..interpreters import ad, batching
@@ -45,6 +46,11 @@ __all__ = [
     "select_n", "select", "clamp_p", "clamp", "stop_gradient_p", "stop_gradient",
 ]
 
+# Transcendental and dividing ops: the fusion planner stores them rather than
+# recomputing them in several loops.
+_COSTLY = frozenset(['exp', 'exp2', 'expm1', 'log', 'log1p', 'sqrt', 'rsqrt', 'cbrt', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'tanh', 'asinh', 'acosh', 'atanh', 'atan2', 'logistic', 'div', 'rem', 'nextafter'])
+
+
 def _quiet():
     return np.errstate(all="ignore")
 
@@ -52,6 +58,7 @@ def _quiet():
 def _define(name: str, np_impl, kind: str, nargs: int, out_dtype=None, quiet=False):
     """A standard elementwise primitive and its one-line lax function."""
     prim = Primitive(name)
+    def_fusion(prim, Elementwise(COSTLY if name in _COSTLY else 1))
     abstract_eval_rules[prim] = standard_naryop_abstract(name, kind, out_dtype)
     if quiet:
         def impl(*xs):
@@ -408,6 +415,7 @@ for _p in (shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
 # pow and integer_pow
 # ---------------------------------------------------------------------------
 pow_p = Primitive("pow")
+def_fusion(pow_p, Elementwise(COSTLY))
 
 
 def _pow_abstract(x, y):
@@ -456,6 +464,7 @@ _nary_batch(pow_p)
 
 
 integer_pow_p = Primitive("integer_pow")
+def_fusion(integer_pow_p, Elementwise(2))
 
 
 def _integer_pow_abstract(x, *, y):
@@ -501,6 +510,7 @@ batching.defvectorized(integer_pow_p)
 # round
 # ---------------------------------------------------------------------------
 round_p = Primitive("round")
+def_fusion(round_p, Elementwise(1))
 ROUND_AWAY_FROM_ZERO, ROUND_TO_NEAREST_EVEN = 0, 1
 
 
@@ -532,6 +542,7 @@ batching.defvectorized(round_p)
 # convert_element_type
 # ---------------------------------------------------------------------------
 convert_element_type_p = Primitive("convert_element_type")
+def_fusion(convert_element_type_p, Elementwise(1))
 
 
 def _convert_abstract(x, *, new_dtype, weak_type):
@@ -599,6 +610,7 @@ batching.defvectorized(convert_element_type_p)
 # select_n and clamp
 # ---------------------------------------------------------------------------
 select_n_p = Primitive("select_n")
+def_fusion(select_n_p, Elementwise(1))
 
 
 def _select_n_abstract(which, *cases):
@@ -678,6 +690,7 @@ batching.batch_rules[select_n_p] = _select_n_batch
 
 
 clamp_p = Primitive("clamp")
+def_fusion(clamp_p, Elementwise(2))
 
 
 def _clamp_abstract(lo, x, hi):
@@ -728,6 +741,7 @@ batching.batch_rules[clamp_p] = _clamp_batch
 # stop_gradient: identity whose derivative is zero
 # ---------------------------------------------------------------------------
 stop_gradient_p = Primitive("stop_gradient")
+def_fusion(stop_gradient_p, Elementwise(0))
 abstract_eval_rules[stop_gradient_p] = lambda x: [ShapedArray(x.shape, x.dtype, x.weak_type)]
 impl_rules[stop_gradient_p] = lambda x: [x]
 ad.defjvp_zero(stop_gradient_p)

@@ -34,6 +34,8 @@ import numpy as np
 
 from .. import dtypes
 from ..core.avals import ShapedArray
+from ..core.fusion import IndexMap, def_fusion
+from ..core.shapes import IxClamp
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..interpreters import ad, batching
 from . import elementwise as ew
@@ -95,6 +97,22 @@ def window_coords(shape, idx, idims, size, window):
 # gather
 # ---------------------------------------------------------------------------
 gather_p = Primitive("gather")
+
+
+def gather_index_map(out_idx, in_aval, out_aval, read, *, axes):
+    """Leading output dims walk the index arrays; indices are clamped into range."""
+    nb = out_aval.ndim - (in_aval.ndim - len(axes))
+    bidx, rest = list(out_idx[:nb]), iter(out_idx[nb:])
+    sub = []
+    for d in range(in_aval.ndim):
+        if d in axes:
+            sub.append(IxClamp(read(axes.index(d), bidx), 0, max(in_aval.shape[d] - 1, 0)))
+        else:
+            sub.append(next(rest))
+    return sub
+
+
+def_fusion(gather_p, IndexMap(gather_index_map))
 
 
 def gather(x, indices, axes):

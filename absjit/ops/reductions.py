@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtypes
 from ..core.avals import ShapedArray
+from ..core.fusion import Monoid, Reduction, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
 from ..interpreters import ad, batching
@@ -80,7 +81,22 @@ def _make_reduce(name: str, kind: str, np_fn):
     impl.__name__ = f"reduce_{name}_impl"
     abstract_eval_rules[prim] = abstract
     impl_rules[prim] = impl
+    def_fusion(prim, Reduction(_monoid(name)))
     return prim
+
+
+_COMBINE = {"sum": "add", "prod": "mul", "max": "max", "min": "min", "and": "and",
+            "or": "or"}
+
+
+def _monoid(name):
+    def rule(in_aval, out_aval, *, axes):
+        dt = np.dtype(in_aval.dtype)
+        # float32 sums accumulate in float64, as the impl rule does.
+        acc = np.dtype(np.float64) if name == "sum" and dt == np.float32 else dt
+        return Monoid(_COMBINE[name], reduction_identity(name, dt)[()], acc, dt)
+    rule.__name__ = f"reduce_{name}_monoid"
+    return rule
 
 
 def _axes_param(name, x, axes) -> tuple:
@@ -288,6 +304,11 @@ def _make_arg(name: str, np_fn):
         x = batching.moveaxis(vals[0], dims[0], 0)
         return [prim.bind(x, axes=(axes[0] + 1,), index_dtype=index_dtype)], [0]
     batching.batch_rules[prim] = batch
+
+    def monoid(in_aval, out_aval, *, axes, index_dtype):
+        dt = np.dtype(in_aval.dtype)
+        return Monoid(name[3:], np.zeros((), dt)[()], dt, np.dtype(index_dtype), arg=name[3:])
+    def_fusion(prim, Reduction(monoid))
     return prim
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import dtypes, tree_util
 from ..core.avals import ShapedArray
+from ..core.fusion import ControlFlow, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
 from ..interpreters import ad, batching
@@ -28,6 +29,7 @@ __all__ = ["scan_p", "scan", "fori_loop", "map"]
 scan_p = Primitive("scan", multiple_results=True,
                    param_order=("jaxpr", "length", "num_carry", "num_consts", "reverse",
                                 "unroll"))
+def_fusion(scan_p, ControlFlow(("jaxpr",)))
 
 
 def _scan_abstract(*args, jaxpr, length, reverse, num_consts, num_carry, unroll):
@@ -265,6 +267,7 @@ batching.batch_rules[scan_p] = _scan_batch
 
 
 scan_effect_p = _effectful_twin(scan_p)
+def_fusion(scan_effect_p, ControlFlow(("jaxpr",)))
 
 
 # ---------------------------------------------------------------------------

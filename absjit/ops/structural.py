@@ -21,6 +21,8 @@ import numpy as np
 
 from .. import dtypes
 from ..core.avals import ShapedArray
+from ..core.fusion import IndexMap, Value, def_fusion
+from ..core.shapes import IxClamp, ix_add, ix_const, ix_scale
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import Tracer
 from ..interpreters import ad, batching
@@ -58,6 +60,14 @@ def _check_axes(name, dims, ndim, unique=True):
 # broadcast_in_dim
 # ---------------------------------------------------------------------------
 broadcast_in_dim_p = Primitive("broadcast_in_dim", param_order=("shape", "broadcast_dimensions"))
+
+
+def broadcast_in_dim_index_map(out_idx, in_aval, out_aval, read, *, shape, broadcast_dimensions):
+    return [ix_const(0) if in_aval.shape[i] == 1 and shape[d] != 1 else out_idx[d]
+            for i, d in enumerate(broadcast_dimensions)]
+
+
+def_fusion(broadcast_in_dim_p, IndexMap(broadcast_in_dim_index_map))
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
@@ -135,6 +145,23 @@ def broadcast(x, sizes):
 reshape_p = Primitive("reshape", param_order=("new_sizes", "dimensions"))
 
 
+def reshape_index_map(out_idx, in_aval, out_aval, read, *, new_sizes, dimensions):
+    """Only reshapes that add or drop size-1 dimensions are index arithmetic."""
+    if dimensions is not None:
+        return None
+    in_big = [d for d, n in enumerate(in_aval.shape) if n != 1]
+    out_big = [d for d, n in enumerate(out_aval.shape) if n != 1]
+    if [in_aval.shape[d] for d in in_big] != [out_aval.shape[d] for d in out_big]:
+        return None
+    idx = [ix_const(0)] * in_aval.ndim
+    for di, do in zip(in_big, out_big):
+        idx[di] = out_idx[do]
+    return idx
+
+
+def_fusion(reshape_p, IndexMap(reshape_index_map))
+
+
 def reshape(x, new_sizes, dimensions=None):
     """Reshape ``x`` (row-major); ``dimensions`` optionally transposes first.
 
@@ -206,6 +233,16 @@ def operator_index(d, where: str):
 transpose_p = Primitive("transpose")
 
 
+def transpose_index_map(out_idx, in_aval, out_aval, read, *, permutation):
+    idx = [None] * len(permutation)
+    for j, p in enumerate(permutation):
+        idx[p] = out_idx[j]
+    return idx
+
+
+def_fusion(transpose_p, IndexMap(transpose_index_map))
+
+
 def transpose(x, permutation):
     """Permute the axes of ``x``: output axis ``i`` is input axis ``permutation[i]``.
 
@@ -244,6 +281,14 @@ batching.batch_rules[transpose_p] = _transpose_batch
 # squeeze / expand_dims
 # ---------------------------------------------------------------------------
 squeeze_p = Primitive("squeeze")
+
+
+def squeeze_index_map(out_idx, in_aval, out_aval, read, *, dimensions):
+    it = iter(out_idx)
+    return [ix_const(0) if d in dimensions else next(it) for d in range(in_aval.ndim)]
+
+
+def_fusion(squeeze_p, IndexMap(squeeze_index_map))
 
 
 def squeeze(x, dimensions):
@@ -303,6 +348,15 @@ def expand_dims(x, dimensions):
 # slice
 # ---------------------------------------------------------------------------
 slice_p = Primitive("slice", param_order=("start_indices", "limit_indices", "strides"))
+
+
+def slice_index_map(out_idx, in_aval, out_aval, read, *, start_indices, limit_indices,
+                    strides):
+    strides = strides or (1,) * in_aval.ndim
+    return [ix_add(ix_scale(i, s), lo) for i, lo, s in zip(out_idx, start_indices, strides)]
+
+
+def_fusion(slice_p, IndexMap(slice_index_map))
 
 
 def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 - lax.slice
@@ -399,6 +453,15 @@ def _scalar(v, dtype):
 # dynamic_slice / dynamic_update_slice
 # ---------------------------------------------------------------------------
 dynamic_slice_p = Primitive("dynamic_slice")
+
+
+def dynamic_slice_index_map(out_idx, in_aval, out_aval, read, *, slice_sizes):
+    """Each start is clamped so the whole slice lies inside the operand."""
+    return [ix_add(IxClamp(read(k, ()), 0, n - size), i)
+            for k, (i, n, size) in enumerate(zip(out_idx, in_aval.shape, slice_sizes))]
+
+
+def_fusion(dynamic_slice_p, IndexMap(dynamic_slice_index_map))
 
 
 def dynamic_slice(x, start_indices, slice_sizes):
@@ -754,6 +817,14 @@ batching.batch_rules[pad_p] = _pad_batch
 rev_p = Primitive("rev")
 
 
+def rev_index_map(out_idx, in_aval, out_aval, read, *, dimensions):
+    return [ix_add(ix_scale(i, -1), in_aval.shape[d] - 1) if d in dimensions else i
+            for d, i in enumerate(out_idx)]
+
+
+def_fusion(rev_p, IndexMap(rev_index_map))
+
+
 def rev(x, dimensions):
     """Reverse ``x`` along ``dimensions``.
 
@@ -786,6 +857,13 @@ batching.batch_rules[rev_p] = _rev_batch
 # iota
 # ---------------------------------------------------------------------------
 iota_p = Primitive("iota", param_order=("dtype", "shape", "dimension"))
+
+
+def iota_value(out_idx, out_aval, *, dtype, shape, dimension):
+    return out_idx[dimension]
+
+
+def_fusion(iota_p, Value(iota_value))
 
 
 def iota(dtype, shape, dimension=0):

@@ -1,14 +1,16 @@
-"""The ``cpu`` backend: jaxprs compiled to fused loops by Numba.
+"""The ``cpu`` backend: the compiler's loop IR rendered for Numba.
 
-See :mod:`.codegen` for how a jaxpr becomes source, :mod:`.diskcache` for the persistent
-cache, and the ``lower_*`` modules for the per-primitive rules. Importing this package
-does not import Numba; the first compile does.
+:mod:`.render` writes Python source from the IR (scalar spellings in
+:mod:`.lower_elementwise`, whole-array rules in :mod:`.lower_arrays`, helpers the
+kernels call in :mod:`.runtime`); :mod:`.backend` compiles it in content-addressed
+pieces. Importing this package does not import Numba; the first compile does.
 """
 from __future__ import annotations
 
 from ..base import register_backend
-from .backend import NumbaCPUBackend, NumbaExecutable, stats  # noqa: F401
+from .backend import NumbaCPUBackend, NumbaExecutable  # noqa: F401
 
 BACKEND = register_backend(NumbaCPUBackend())
+stats = BACKEND.stats  # compile counters (absjit.cache.info() reports them)
 
 __all__ = ["NumbaCPUBackend", "NumbaExecutable", "BACKEND", "stats"]

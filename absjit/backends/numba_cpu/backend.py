@@ -1,10 +1,18 @@
-"""The ``cpu`` backend: one Numba-compiled function per jaxpr.
+"""The ``cpu`` backend: the loop IR rendered as Python and compiled by Numba, in pieces.
 
-``compile`` generates source (:mod:`.codegen`), then finds the compiled kernel in this
-order: the process-wide table keyed by the module hash (equal source => one compile,
-whatever closure or lambda produced it), Numba's on-disk cache (:mod:`.diskcache`), and
-finally a fresh Numba compile. A jaxpr with a primitive or dtype this backend does not
-lower runs on the ``interpret`` backend, with one warning per primitive.
+``compile``:
+
+1. ``absjit.compiler`` lowers the jaxpr to loop IR and optimises it;
+2. a program with anything this backend does not render (a primitive without an array
+   rule, float16, complex) runs on the ``interpret`` backend (``Backend.fallback``);
+3. a small program is rendered as one function; a large one is cut into pieces
+   (:func:`absjit.compiler.pieces.split_program`), each rendered with canonical names
+   and compiled once per distinct source — equal loop nests in one program, or in two
+   programs, share one compiled function — plus a driver that checks the argument
+   shapes and calls the pieces;
+4. every function is looked up by the hash of its source, signature, flags and
+   versions: first in this process, then in the disk cache (Numba's ``cache=True`` on a
+   real module file, :mod:`absjit.backends.diskcache`), and only then compiled.
 """
 from __future__ import annotations
 
@@ -13,41 +21,45 @@ import importlib.util
 import os
 import re
 import sys
-import threading
 import time
 import types
-import warnings
 
 import numpy as np
 
 from ... import __version__
+from ...compiler import Unsupported, compile_to_ir, ir
+from ...compiler.pieces import split_program
 from ...errors import CompilationError
-from ..base import Backend, Executable, get_backend
-from . import diskcache
+from .. import diskcache
+from ..base import Backend, Executable
+from .lower_arrays import array_rules
+from .lower_elementwise import scalar_rules
+from .render import FunctionRenderer
 
-__all__ = ["NumbaCPUBackend", "NumbaExecutable", "stats"]
+__all__ = ["NumbaCPUBackend", "NumbaExecutable", "SUPPORTED_DTYPES", "render_program"]
 
 _HEADER = "import math\nimport numpy as np\nfrom numba import prange\n" \
           "from absjit.backends.numba_cpu.runtime import *  # noqa: F401,F403\n\n"
 
-_lock = threading.RLock()
-_kernels: dict = {}  # module hash -> (dispatcher, source)
-_warned: set = set()
-# Counters for absjit.cache.info() and the benchmarks' track_ functions.
-stats = {"compiles": 0, "disk_hits": 0, "memory_hits": 0, "compile_seconds": 0.0,
-         "fallbacks": 0}
+# Dtypes Numba computes with exactly like NumPy. float16/bfloat16 and complex fall back.
+SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float32, np.float64))
 
 
 def _package_hash() -> str:
-    """Hash of this backend's own source: a change to a lowering invalidates kernels."""
+    """Hash of this backend's and the compiler's source: a change to a rule or to the
+    renderer invalidates every kernel on disk."""
     global _PKG_HASH
     if _PKG_HASH is None:
         here = os.path.dirname(__file__)
+        compiler = os.path.join(here, "..", "..", "compiler")
         h = hashlib.sha256()
-        for name in sorted(os.listdir(here)):
-            if name.endswith(".py"):
-                with open(os.path.join(here, name), "rb") as f:
-                    h.update(name.encode() + f.read())
+        for d in (here, compiler):
+            for name in sorted(os.listdir(d)):
+                if name.endswith(".py"):
+                    with open(os.path.join(d, name), "rb") as f:
+                        h.update(name.encode() + f.read())
         _PKG_HASH = h.hexdigest()[:16]
     return _PKG_HASH
 
@@ -56,15 +68,16 @@ _PKG_HASH = None
 
 
 class NumbaExecutable(Executable):
-    """A compiled kernel: called with NumPy buffers (consts, then args)."""
+    """A compiled program: called with NumPy buffers (consts, then args)."""
 
-    def __init__(self, dispatcher, source, in_avals, module_name, compile_seconds):
+    def __init__(self, dispatcher, source, in_avals, program, n_pieces, compile_seconds):
         self._fn = dispatcher
         # The jit runner calls this first: the bare Numba dispatcher (a tuple back; a
         # TypeError for a buffer it was not compiled for, and then ``__call__`` retries).
         self.fast_call = dispatcher
         self.source = source
-        self.module_name = module_name
+        self.program = program
+        self.n_pieces = n_pieces
         self.compile_seconds = compile_seconds
         self._dtypes = [np.dtype(a.dtype) for a in in_avals]
 
@@ -82,117 +95,216 @@ class NumbaExecutable(Executable):
     def as_text(self) -> str:
         return self.source
 
-
-class _FallbackExecutable(Executable):
-    """Runs a jaxpr this backend cannot lower with the NumPy impl rules."""
-
-    def __init__(self, inner, closed, reason):
-        self._inner = inner
-        self._closed = closed
-        self.reason = reason
-
-    def __call__(self, *buffers):
-        return self._inner(*buffers)
-
-    def as_text(self) -> str:
-        return f"# runs on the interpret backend: no cpu lowering for {self.reason}\n" + \
-            str(self._closed)
+    def ir_text(self) -> str:
+        """The optimised loop IR the kernel was rendered from."""
+        from ...compiler import pformat
+        return pformat(self.program)
 
 
-def _interpret(closed, options):
-    try:
-        return get_backend("interpret").compile(closed, options)
-    except (ValueError, RuntimeError):
-        from ...ops.call import eval_jaxpr_numpy
-
-        class _Eval(Executable):
-            def __call__(self, *buffers):
-                n = len(closed.jaxpr.constvars)
-                return list(eval_jaxpr_numpy(closed.jaxpr, buffers[:n], *buffers[n:]))
-
-            def as_text(self):
-                return str(closed)
-        return _Eval()
-
-
-def _numba_type(aval):
+def _numba_type(dtype, ndim, readonly):
     from numba import types as nt
     from numba.np.numpy_support import from_dtype
-    return nt.Array(from_dtype(np.dtype(aval.dtype)), len(aval.shape), "C", readonly=True)
+    if ndim is None:
+        return from_dtype(np.dtype(dtype))
+    return nt.Array(from_dtype(np.dtype(dtype)), ndim, "C", readonly=readonly)
 
 
-def _failing_primitive(message: str, line_ops) -> tuple:
-    """(primitive name, line number) for the first generated line Numba complains of."""
-    for m in re.finditer(r"line (\d+)", message):
-        n = int(m.group(1))
-        if 0 < n <= len(line_ops) and line_ops[n - 1]:
-            return line_ops[n - 1], n
-    return None, None
+def _check_renderable(program):
+    """Raise :class:`Unsupported` naming every primitive or dtype this backend cannot
+    render — before any source is written, so no kernel is ever half generated."""
+    missing = []
+    dtypes = {np.dtype(b.dtype) for b in program.params}
+    for stmt in ir.walk(program.body):
+        if isinstance(stmt, ir.Opaque) and stmt.prim not in array_rules:
+            missing.append(stmt.prim.name)
+        elif isinstance(stmt, ir.Let):
+            dtypes.add(np.dtype(stmt.sym.dtype))
+            if isinstance(stmt.expr, ir.Op) and stmt.expr.prim not in scalar_rules:
+                missing.append(stmt.expr.prim.name)
+        for v in ir.stmt_defs(stmt):
+            dtypes.add(np.dtype(v.dtype))
+    missing += [f"dtype {d.name}" for d in dtypes if d not in SUPPORTED_DTYPES]
+    if missing:
+        raise Unsupported(missing)
+
+
+def _calls_blas(program) -> bool:
+    return any(isinstance(s, ir.Opaque) and s.prim.name == "dot_general"
+               and np.dtype(s.out_avals[0].dtype) in (np.float32, np.float64)
+               for s in ir.walk(program.body))
+
+
+def _written(body) -> set:
+    """Ids of buffers ``body`` writes to (directly or through an alias)."""
+    out = set()
+    for s in ir.walk(body):
+        if isinstance(s, ir.Store):
+            out.add(id(s.buf))
+        elif isinstance(s, ir.Copy):
+            out.add(id(s.dst))
+        elif isinstance(s, ir.Alias):
+            out.add(id(s.src))
+    return out
+
+
+def _readonly_ids(program) -> set:
+    """Buffers whose storage is a caller's argument (read-only arrays in Numba)."""
+    ro = {id(b) for b in program.params}
+    for s in ir.walk(program.body):
+        if isinstance(s, (ir.View, ir.Alias)) and id(s.src) in ro:
+            ro.add(id(s.dst))
+    return ro
+
+
+def render_function(name, params, body, results, parallel_ok, guards=False):
+    """Source of one function: ``(text, renderer)``."""
+    r = FunctionRenderer(parallel_ok)
+    pnames = r.bind_params(params)
+    lines = [f"def {name}({', '.join(pnames)}):"]
+    if guards:
+        for v, nm in zip(params, pnames):
+            if isinstance(v, ir.Buffer) and v.ndim:
+                cond = " or ".join(f"{nm}.shape[{d}] != {int(n)}"
+                                   for d, n in enumerate(v.shape))
+                r.emit(f"if {cond}:", 1)
+                r.emit(f"raise ValueError('argument {v.name} must have shape "
+                       f"{tuple(int(d) for d in v.shape)}')", 2)
+    r.block(body, 1)
+    rets = [r.value(v) for v in results]
+    r.emit(f"return ({''.join(x + ', ' for x in rets)})", 1)
+    return "\n".join(lines + r.lines) + "\n", r
+
+
+def render_program(program, parallel_ok):
+    """The source of ``program`` as one function (no pieces)."""
+    return render_function("kernel", program.params, program.body, program.outputs,
+                           parallel_ok, guards=True)
 
 
 class NumbaCPUBackend(Backend):
-    """Compiles a jaxpr to one ``numba.njit`` function (fused loops, BLAS dots)."""
+    """Compiles a jaxpr to Numba functions (fused loops, BLAS dots), in pieces."""
 
     name = "cpu"
     platforms = ("cpu",)
 
+    def __init__(self):
+        super().__init__()
+        self._functions: dict = {}  # key -> dispatcher
+
     def is_available(self) -> bool:
         return importlib.util.find_spec("numba") is not None
+
+    def clear_memory(self) -> None:
+        with self._lock:
+            self._functions.clear()
 
     def version_key(self) -> tuple:
         from ...compat import host_cpu_name, numba_versions
         return ("absjit", __version__, "numba_cpu", _package_hash()) + numba_versions() + \
             (host_cpu_name(),)
 
+    # -- compile ---------------------------------------------------------------------
     def compile(self, closed_jaxpr, options) -> Executable:
-        from .codegen import Unsupported, generate
         try:
-            source, parallel, line_prims = generate(closed_jaxpr, options)
+            program = compile_to_ir(closed_jaxpr, options)
+            _check_renderable(program)
         except Unsupported as e:
-            with _lock:
-                stats["fallbacks"] += 1
-                new = [n for n in e.names if n not in _warned]
-                _warned.update(new)
-            for n in new:
-                warnings.warn(f"absjit cpu backend: no lowering for {n}; functions using it "
-                              "run on the interpret backend (NumPy)", RuntimeWarning,
-                              stacklevel=3)
-            return _FallbackExecutable(_interpret(closed_jaxpr, options), closed_jaxpr,
-                                       ", ".join(e.names))
-        return self._build(source, parallel, line_prims, closed_jaxpr, options)
+            return self.fallback(closed_jaxpr, options, e.names)
+        par = options.parallel
+        parallel_ok = (not _calls_blas(program)) if par is None else bool(par)
+        in_avals = [v.aval for v in closed_jaxpr.jaxpr.constvars + closed_jaxpr.jaxpr.invars]
+        t0 = time.perf_counter()
+        header = "\n".join(f"# {line}" for line in program.source.splitlines()) + "\n"
+        pieces = split_program(program)
+        ro = _readonly_ids(program)
+        if pieces is None:
+            src, r = render_program(program, parallel_ok)
+            sig = tuple(_numba_type(b.dtype, b.ndim, True) for b in program.params)
+            disp = self._function(src, "kernel", sig, r.uses_parallel, options, {}, r.prims)
+            text = header + src
+            n = 1
+        else:
+            disp, text = self._compile_pieces(program, pieces, parallel_ok, ro, options)
+            text = header + text
+            n = len(pieces)
+        seconds = time.perf_counter() - t0
+        return NumbaExecutable(disp, text, in_avals, program, n, seconds)
 
-    def _build(self, source, parallel, line_prims, closed, options):
+    def _compile_pieces(self, program, pieces, parallel_ok, ro, options):
+        sources, globals_, calls = [], {}, []
+        result_of = {}
+        for k, piece in enumerate(pieces):
+            src, r = render_function("piece", piece.params, piece.body, piece.results,
+                                     parallel_ok)
+            writes = _written(piece.body)
+            sig = tuple(
+                _numba_type(v.dtype, v.ndim if isinstance(v, ir.Buffer) else None,
+                            id(v) in ro or id(v) not in writes)
+                for v in piece.params)
+            disp = self._function(src, "piece", sig, r.uses_parallel, options, {}, r.prims)
+            fname = f"piece_{_digest(src + repr(sig))[:12]}"
+            if fname not in globals_:
+                sources.append(f"# {fname}: " + src.replace("def piece(", f"def {fname}(", 1))
+            globals_[fname] = disp
+            calls.append((fname, piece))
+            for v in piece.results:
+                result_of[id(v)] = k
+        # The driver: shape guards once, then one call per piece.
+        r = FunctionRenderer(False)
+        pnames = r.bind_params(program.params)
+        lines = [f"def kernel({', '.join(pnames)}):"]
+        for v, nm in zip(program.params, pnames):
+            if v.ndim:
+                cond = " or ".join(f"{nm}.shape[{d}] != {int(n)}"
+                                   for d, n in enumerate(v.shape))
+                lines.append(f"    if {cond}:")
+                lines.append(f"        raise ValueError('argument {v.name} must have shape "
+                             f"{tuple(int(d) for d in v.shape)}')")
+        for fname, piece in calls:
+            args = ", ".join(r.value(v) for v in piece.params)
+            if piece.results:
+                outs = "".join(r.value(v) + ", " for v in piece.results)
+                lines.append(f"    ({outs}) = {fname}({args})")
+            else:
+                lines.append(f"    {fname}({args})")
+        lines.append(f"    return ({''.join(r.value(v) + ', ' for v in program.outputs)})")
+        driver = "\n".join(lines) + "\n"
+        sig = tuple(_numba_type(b.dtype, b.ndim, True) for b in program.params)
+        disp = self._function(driver, "kernel", sig, False, options, globals_, set())
+        return disp, driver + "\n" + "\n".join(sources)
+
+    # -- one function: memory, disk, compile -----------------------------------------
+    def _function(self, src, fn_name, sig, parallel, options, globals_, prims):
         flags = {"parallel": bool(parallel), "fastmath": bool(options.fastmath),
                  "error_model": "numpy", "boundscheck": False}
-        in_avals = [v.aval for v in closed.jaxpr.constvars + closed.jaxpr.invars]
-        sig_text = repr([(a.shape, np.dtype(a.dtype).str) for a in in_avals])
+        callees = sorted(k for k in globals_)
         key_text = "\n".join([repr(self.version_key()), repr(sorted(flags.items())),
-                              sig_text, source])
-        digest = hashlib.sha256(key_text.encode()).hexdigest()[:32]
-        module_name = f"absjit_k_{digest}"
-        text = f"# absjit kernel {digest}\n# flags: {sorted(flags.items())}\n" + _HEADER + source
-        with _lock:
-            hit = _kernels.get(digest)
+                              repr(sig), repr(callees), src])
+        digest = _digest(key_text)[:32]
+        with self._lock:
+            hit = self._functions.get(digest)
             if hit is not None:
-                stats["memory_hits"] += 1
-                return NumbaExecutable(hit, source, in_avals, module_name, 0.0)
+                self.stats["memory_hits"] += 1
+                return hit
             t0 = time.perf_counter()
-            dispatcher, loaded = self._load(module_name, text, flags, in_avals, source,
-                                            line_prims)
+            module_name = f"absjit_k_{digest}"
+            text = f"# absjit kernel {digest}\n# flags: {sorted(flags.items())}\n" + \
+                _HEADER + src
+            disp, loaded = self._load(module_name, text, fn_name, flags, sig, globals_,
+                                      src, prims)
             seconds = time.perf_counter() - t0
             if loaded:
-                stats["disk_hits"] += 1
+                self.stats["disk_hits"] += 1
             else:
-                stats["compiles"] += 1
-                stats["compile_seconds"] += seconds
-            _kernels[digest] = dispatcher
-        return NumbaExecutable(dispatcher, source, in_avals, module_name, seconds)
+                self.stats["compiles"] += 1
+                self.stats["compile_seconds"] += seconds
+            self._functions[digest] = disp
+        return disp
 
-    def _load(self, module_name, text, flags, in_avals, source, line_prims):
+    def _load(self, module_name, text, fn_name, flags, sig, globals_, src, prims):
         import numba
 
         from ...compat import dispatcher_cache_counts
-        sig = tuple(_numba_type(a) for a in in_avals)
         use_disk = diskcache.enabled()
         path = f"<absjit kernel {module_name}>"
         if use_disk:
@@ -203,12 +315,11 @@ class NumbaCPUBackend(Backend):
                 use_disk = False  # an unwritable cache directory is not an error
         module = types.ModuleType(module_name)
         module.__file__ = path
+        module.__dict__.update(globals_)
         # Object-mode blocks (debug_print) find their globals through sys.modules.
         sys.modules.setdefault(module_name, module)
-        code = compile(text, path, "exec")
-        exec(code, module.__dict__)  # noqa: S102 - our own generated source
-        fn = module.__dict__["kernel"]
-        line_ops = [None] * text[:len(text) - len(source)].count("\n") + list(line_prims)
+        exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102 - our own source
+        fn = module.__dict__[fn_name]
         for attempt in (0, 1):
             try:
                 disp = numba.njit(sig, cache=use_disk, **flags)(fn)
@@ -216,21 +327,24 @@ class NumbaCPUBackend(Backend):
             except numba.core.errors.NumbaError as e:
                 if use_disk:
                     diskcache.purge(module_name)
-                prim, line = _failing_primitive(str(e), line_ops)
-                where = f"primitive `{prim}` at " if prim else ""
+                where = f" (primitives: {', '.join(sorted(prims))})" if prims else ""
                 raise CompilationError(
-                    f"Numba could not compile the kernel ({where}{path}, line {line}):\n"
-                    f"{str(e).strip()[:2000]}\n--- generated source ---\n{source}") from None
+                    f"Numba could not compile a kernel{where} ({path}):\n"
+                    f"{_first_lines(str(e))}\n--- generated source ---\n{src}") from None
             except Exception:  # noqa: BLE001 - unreadable cache files: drop and rebuild
                 if not use_disk or attempt:
                     raise
                 diskcache.purge(module_name, keep_module=True)
         hits, _ = dispatcher_cache_counts(disp) if use_disk else (0, 0)
-        if use_disk:
-            if hits:
-                sys.modules.setdefault(module_name, module)
-            else:
-                diskcache.record_checksum(module_name)
+        if use_disk and not hits:
+            diskcache.record_checksum(module_name)
         disp.disable_compile()
         return disp, bool(hits)
 
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _first_lines(message: str, limit=2000) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", message).strip()[:limit]

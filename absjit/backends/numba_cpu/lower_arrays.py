@@ -14,12 +14,15 @@ those take Numba far longer to compile than the loops take to write.
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
+from ...debug import debug_print_p, format_values
 from ...ops import indexing as ix, linalg, reductions as red, structural as st
 from .lower_elementwise import dtype_ctor, lower_max, lower_min
 
-__all__ = ["array_rules"]
+__all__ = ["array_rules", "DEBUG_FORMATS", "debug_print_callback"]
 
 array_rules: dict = {}
 
@@ -295,3 +298,24 @@ array_rules[ix.scatter_min_p] = _scatter(
     lambda old, new, dt: lower_min([old, new], [_A(dt)] * 2, None))
 array_rules[ix.scatter_max_p] = _scatter(
     lambda old, new, dt: lower_max([old, new], [_A(dt)] * 2, None))
+
+
+# -- debug_print: object mode formats values exactly as the eager interpreter does ----
+def lower_debug_print(ctx, outs, ins, in_avals, out_avals, *, fmt, in_tree):
+    # A stable key (not hash(), which varies per process) keeps the source, and so the
+    # disk-cached kernel, the same across processes.
+    key = hashlib.sha256(repr((fmt, in_tree)).encode()).hexdigest()[:16]
+    DEBUG_FORMATS[key] = (fmt, in_tree)
+    args = "".join(f", {x}" for x in ins)
+    return ["with objmode():", f"    debug_print_callback({key!r}{args})"]
+
+
+def debug_print_callback(key, *vals):
+    """Called from object mode inside a kernel: print like the eager interpreter."""
+    fmt, in_tree = DEBUG_FORMATS[key]
+    print(format_values(fmt, in_tree, vals))
+
+
+# key -> (fmt, in_tree): filled while rendering, read by the compiled kernel's callback.
+DEBUG_FORMATS: dict = {}
+array_rules[debug_print_p] = lower_debug_print

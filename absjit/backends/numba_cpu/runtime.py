@@ -64,6 +64,6 @@ __all__ += ["_exp_float32", "_exp_float64", "_log_float32", "_log_float64"]
 
 # Kernels with debug_print call back into Python from object mode.
 from numba import objmode  # noqa: E402
-from .lower_control_flow import debug_print_callback  # noqa: E402
+from .lower_arrays import debug_print_callback  # noqa: E402
 
 __all__ += ["objmode", "debug_print_callback"]

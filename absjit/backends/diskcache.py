@@ -1,7 +1,9 @@
 """Generated kernels as real modules on disk, compiled with Numba's own cache.
 
-A kernel's module is ``<dir>/absjit_k_<hash>.py`` where ``hash`` covers the source, the
-compile options and every version that changes compiled code. Because the file and the
+Every backend that compiles Python source with Numba keeps its modules under
+``<cache root>/<backend name>/``. A kernel's module is ``<dir>/absjit_k_<hash>.py`` where
+``hash`` covers the source, the compile options and every version that changes compiled
+code. Because the file and the
 module name are real, ``numba.njit(cache=True)`` stores the machine code next to it
 (``__pycache__/``) and a later process loads it instead of compiling.
 
@@ -38,9 +40,12 @@ def cache_root() -> str:
     return root
 
 
-def kernel_dir() -> str:
-    """The directory of CPU kernels, created (mode 0700) if needed."""
-    path = os.path.join(cache_root(), "numba_cpu")
+BACKEND_DIR = "numba_cpu"  # the directory of the default (cpu) backend
+
+
+def kernel_dir(backend: str = BACKEND_DIR) -> str:
+    """The directory of one backend's kernels, created (mode 0700) if needed."""
+    path = os.path.join(cache_root(), backend)
     os.makedirs(path, mode=0o700, exist_ok=True)
     return path
 
@@ -62,9 +67,9 @@ def _atomic_write(path: str, data: bytes) -> None:
         raise
 
 
-def write_module(module_name: str, text: str) -> str:
+def write_module(module_name: str, text: str, backend: str = BACKEND_DIR) -> str:
     """The path of the module file holding ``text``, written if absent or different."""
-    path = os.path.join(kernel_dir(), module_name + ".py")
+    path = os.path.join(kernel_dir(backend), module_name + ".py")
     data = text.encode()
     try:
         with open(path, "rb") as f:
@@ -73,13 +78,13 @@ def write_module(module_name: str, text: str) -> str:
     except OSError:
         pass
     # Different or missing: stale Numba artefacts of this name are worthless too.
-    purge(module_name, keep_module=True)
+    purge(module_name, keep_module=True, backend=backend)
     _atomic_write(path, data)
     return path
 
 
-def cache_files(module_name: str) -> list:
-    pattern = os.path.join(kernel_dir(), "__pycache__", glob.escape(module_name) + ".*")
+def cache_files(module_name: str, backend: str = BACKEND_DIR) -> list:
+    pattern = os.path.join(kernel_dir(backend), "__pycache__", glob.escape(module_name) + ".*")
     return sorted(p for p in glob.glob(pattern) if not os.path.basename(p).startswith(".tmp"))
 
 
@@ -93,41 +98,41 @@ def _checksum(files) -> str:
     return h.hexdigest()
 
 
-def _sum_path(module_name: str) -> str:
-    return os.path.join(kernel_dir(), module_name + ".sum")
+def _sum_path(module_name: str, backend: str = BACKEND_DIR) -> str:
+    return os.path.join(kernel_dir(backend), module_name + ".sum")
 
 
-def verify_or_purge(module_name: str) -> bool:
+def verify_or_purge(module_name: str, backend: str = BACKEND_DIR) -> bool:
     """True when Numba's files for the module match the recorded checksum; otherwise
     they are deleted (so Numba compiles afresh) and False is returned."""
-    files = cache_files(module_name)
+    files = cache_files(module_name, backend)
     if not files:
         return False
     try:
-        with open(_sum_path(module_name)) as f:
+        with open(_sum_path(module_name, backend)) as f:
             expected = f.read().strip()
         if _checksum(files) == expected:
             return True
     except OSError:
         pass
-    purge(module_name, keep_module=True)
+    purge(module_name, keep_module=True, backend=backend)
     return False
 
 
-def record_checksum(module_name: str) -> None:
-    files = cache_files(module_name)
+def record_checksum(module_name: str, backend: str = BACKEND_DIR) -> None:
+    files = cache_files(module_name, backend)
     if files:
         try:
-            _atomic_write(_sum_path(module_name), _checksum(files).encode())
+            _atomic_write(_sum_path(module_name, backend), _checksum(files).encode())
         except OSError:
             pass
 
 
-def purge(module_name: str, keep_module: bool = False) -> None:
+def purge(module_name: str, keep_module: bool = False, backend: str = BACKEND_DIR) -> None:
     """Delete a kernel's cache files (and its module file unless ``keep_module``)."""
-    paths = cache_files(module_name) + [_sum_path(module_name)]
+    paths = cache_files(module_name, backend) + [_sum_path(module_name, backend)]
     if not keep_module:
-        paths.append(os.path.join(kernel_dir(), module_name + ".py"))
+        paths.append(os.path.join(kernel_dir(backend), module_name + ".py"))
     for p in paths:
         try:
             os.unlink(p)
@@ -143,7 +148,7 @@ def _walk(root):
 
 def clear() -> None:
     """Delete every kernel under the cache directory."""
-    root = os.path.join(cache_root(), "numba_cpu")
+    root = cache_root()
     for p in list(_walk(root)):
         try:
             os.unlink(p)
@@ -152,7 +157,7 @@ def clear() -> None:
 
 
 def info() -> dict:
-    root = os.path.join(cache_root(), "numba_cpu")
+    root = cache_root()
     files = list(_walk(root)) if os.path.isdir(root) else []
     size = 0
     for p in files:

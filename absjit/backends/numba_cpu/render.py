@@ -1,0 +1,322 @@
+"""The loop IR rendered as Python source for ``numba.njit``.
+
+One :class:`FunctionRenderer` writes one function: a whole program, a piece of one
+(:mod:`absjit.compiler.pieces`) or the driver that calls the pieces. Everything it
+names is named canonically — parameters ``arg0 arg1 …``, buffers ``b0 …``, scalars
+``s0 …``, loop indices ``j0 …`` in order of first appearance — so two pieces with the
+same structure have the same source, and so the same cache entry.
+
+Scalar operations are spelled by :mod:`.lower_elementwise` (one rule per primitive),
+whole-array operations by :mod:`.lower_arrays`; loops, reductions and control flow
+are written here from the IR's data.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...compiler import ir
+from ...compiler.printer import format_ix
+from ...core.primitive import all_primitives
+from .lower_arrays import array_rules
+from .lower_elementwise import (dtype_ctor, literal_expr, preserves_dtype, scalar_rules)
+
+__all__ = ["FunctionRenderer", "shape_text"]
+
+
+def shape_text(shape) -> str:
+    return "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+
+
+class _Aval:
+    """The fields scalar and array rules read from an aval."""
+
+    __slots__ = ("dtype", "shape", "ndim")
+
+    def __init__(self, dtype, shape=()):
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(shape)
+        self.ndim = len(self.shape)
+
+
+class FunctionRenderer:
+    """Writes one function. ``parallel_ok`` allows ``prange`` for nests the IR marks
+    parallel (the backend decides: e.g. not in programs that call BLAS)."""
+
+    def __init__(self, parallel_ok: bool):
+        self.parallel_ok = parallel_ok
+        self.lines = []
+        self.names = {}
+        self.counts = {}
+        self.uses_parallel = False
+        self.prims = set()
+
+    # -- names -----------------------------------------------------------------------
+    def _new(self, prefix):
+        n = self.counts.get(prefix, 0)
+        self.counts[prefix] = n + 1
+        return f"{prefix}{n}"
+
+    def name(self, v) -> str:
+        key = id(v)
+        got = self.names.get(key)
+        if got is None:
+            got = self._new("b" if isinstance(v, ir.Buffer) else "s")
+            self.names[key] = got
+        return got
+
+    def loop_var(self, var: str) -> str:
+        key = ("loop", var)
+        got = self.names.get(key)
+        if got is None:
+            got = self._new("j")
+            self.names[key] = got
+        return got
+
+    def fresh(self, prefix) -> str:
+        """A local name for array rules (never clashes with canonical names)."""
+        return self._new(prefix + "_")
+
+    def bind_params(self, params) -> list:
+        names = []
+        for v in params:
+            nm = self._new("arg")
+            self.names[id(v)] = nm
+            names.append(nm)
+        return names
+
+    # -- values --------------------------------------------------------------------------
+    def value(self, v) -> str:
+        if isinstance(v, ir.Const):
+            return literal_expr(v.value, v.dtype)
+        return self.name(v)
+
+    def ix(self, index) -> str:
+        if not index:
+            return "()"
+        return ", ".join(self._ix(i) for i in index)
+
+    def _ix(self, i) -> str:
+        return format_ix(_rename_ix(i, self), self.value)
+
+    def expr(self, e, dtype) -> str:
+        if isinstance(e, ir.Load):
+            return f"{self.name(e.buf)}[{self.ix(e.index)}]"
+        if isinstance(e, ir.Op):
+            self.prims.add(e.prim.name)
+            args = [self.value(a) for a in e.args]
+            in_avals = [_Aval(d) for d in e.in_dtypes]
+            text = scalar_rules[e.prim](args, in_avals, _Aval(e.out_dtype), **e.params)
+            if preserves_dtype(e.prim, e.in_dtypes, e.out_dtype):
+                return text
+            return f"{dtype_ctor(e.out_dtype)}({text})"
+        if isinstance(e, ir.IndexValue):
+            return f"{dtype_ctor(dtype)}({self._ix(e.ix)})"
+        if isinstance(e, ir.Ref):
+            if isinstance(e.value, ir.Const) or np.dtype(e.value.dtype) != np.dtype(dtype):
+                return f"{dtype_ctor(dtype)}({self.value(e.value)})"
+            return self.value(e.value)
+        raise ir.IRError(f"cannot render {e!r}")
+
+    # -- statements ----------------------------------------------------------------------
+    def emit(self, line, depth):
+        self.lines.append("    " * depth + line)
+
+    def block(self, stmts, depth):
+        for stmt in stmts:
+            self.stmt(stmt, depth)
+
+    def loops(self, vars_, shape, depth, parallel):
+        for d, (v, n) in enumerate(zip(vars_, shape)):
+            rng = "prange" if (d == 0 and parallel) else "range"
+            self.emit(f"for {self.loop_var(v)} in {rng}({int(n)}):", depth)
+            depth += 1
+        return depth
+
+    def _parallel(self, flag) -> bool:
+        ok = bool(flag) and self.parallel_ok
+        self.uses_parallel |= ok
+        return ok
+
+    def stmt(self, s, depth):
+        if isinstance(s, ir.Alloc):
+            b = s.buf
+            self.emit(f"{self.name(b)} = np.empty({shape_text(b.shape)}, "
+                      f"{dtype_ctor(b.dtype)})", depth)
+        elif isinstance(s, ir.Let):
+            self.emit(f"{self.name(s.sym)} = {self.expr(s.expr, s.sym.dtype)}", depth)
+        elif isinstance(s, ir.Store):
+            self.emit(f"{self.name(s.buf)}[{self.ix(s.index)}] = {self.value(s.value)}",
+                      depth)
+        elif isinstance(s, ir.Nest):
+            inner = self.loops(s.vars, s.shape, depth, self._parallel(s.parallel))
+            self.block(s.body, inner)
+        elif isinstance(s, ir.Reduce):
+            self.reduce(s, depth)
+        elif isinstance(s, ir.Switch):
+            self.switch(s, depth)
+        elif isinstance(s, ir.While):
+            self.emit("while True:", depth)
+            self.block(s.cond_body, depth + 1)
+            self.emit(f"if not {self.value(s.cond)}:", depth + 1)
+            self.emit("break", depth + 2)
+            self.block(s.body, depth + 1)
+        elif isinstance(s, ir.ForRange):
+            rng = f"range({s.extent - 1}, -1, -1)" if s.reverse else f"range({s.extent})"
+            self.emit(f"for {self.loop_var(s.var)} in {rng}:", depth)
+            self.block(s.body or [], depth + 1)
+            if not s.body:
+                self.emit("pass", depth + 1)
+        elif isinstance(s, ir.Opaque):
+            self.prims.add(s.prim.name)
+            outs = [self.name(b) for b in s.outs]
+            ins = [self.name(b) for b in s.ins]
+            lines = array_rules[s.prim](self, outs, ins, s.in_avals, s.out_avals, **s.params)
+            for line in lines:
+                self.emit(line, depth)
+        elif isinstance(s, ir.Copy):
+            self.copy(s, depth)
+        elif isinstance(s, ir.View):
+            src = self.name(s.src)
+            if s.at:
+                src = f"{src}[{self.ix(s.at)}]"
+                if len(s.at) + s.dst.ndim != s.src.ndim:
+                    raise ir.IRError("View: indexing must drop leading dimensions")
+            elif s.dst.shape != s.src.shape:
+                src = f"{src}.reshape({shape_text(s.dst.shape)})"
+            self.emit(f"{self.name(s.dst)} = {src}", depth)
+        elif isinstance(s, ir.Alias):
+            self.emit(f"{self.name(s.dst)} = {self.name(s.src)}", depth)
+        else:
+            raise ir.IRError(f"cannot render {s!r}")
+
+    def copy(self, s, depth):
+        src_shape = s.src.shape[len(s.src_at):]
+        names = [self.fresh("q") for _ in src_shape]
+        inner = depth
+        for nm, n in zip(names, src_shape):
+            self.emit(f"for {nm} in range({int(n)}):", inner)
+            inner += 1
+        d = [self._ix(i) for i in s.dst_at] + names
+        r = [self._ix(i) for i in s.src_at] + names
+        self.emit(f"{self.name(s.dst)}[{', '.join(d) or '()'}] = "
+                  f"{self.name(s.src)}[{', '.join(r) or '()'}]", inner)
+
+    def switch(self, s, depth):
+        idx = self.value(s.index)
+        n = len(s.branches)
+        for k, branch in enumerate(s.branches):
+            if k == 0:
+                head = f"if {idx} <= 0:" if n > 1 else "if True:"
+            elif k == n - 1:
+                head = "else:"
+            else:
+                head = f"elif {idx} == {k}:"
+            self.emit(head, depth)
+            self.block(branch, depth + 1)
+            if not branch:
+                self.emit("pass", depth + 1)
+
+    # -- reductions ----------------------------------------------------------------------
+    def _combine(self, m, acc, val, dtype):
+        prim = all_primitives()[m.combine]
+        a = _Aval(dtype)
+        text = scalar_rules[prim]([acc, val], [a, a], a)
+        return f"{dtype_ctor(m.acc_dtype)}({text})"
+
+    def _fold(self, s, acc, val, pos, depth):
+        m = s.monoid
+        if m.arg:
+            better = ">" if m.arg == "max" else "<"
+            cond = f"{acc}_i < 0 or ({val} {better} {acc})"
+            if np.dtype(m.acc_dtype).kind == "f":
+                cond = (f"{acc}_i < 0 or ({acc} == {acc} and ({val} {better} {acc} or "
+                        f"{val} != {val}))")
+            self.emit(f"if {cond}:", depth)
+            self.emit(f"{acc} = {val}", depth + 1)
+            self.emit(f"{acc}_i = {pos}", depth + 1)
+        else:
+            v = val if np.dtype(m.acc_dtype) == np.dtype(s.body_dtype) else \
+                f"{dtype_ctor(m.acc_dtype)}({val})"
+            self.emit(f"{acc} = {self._combine(m, acc, v, m.acc_dtype)}", depth)
+
+    def _final(self, s, acc):
+        m = s.monoid
+        if m.arg:
+            return f"{dtype_ctor(m.out_dtype)}({acc}_i)"
+        if np.dtype(m.acc_dtype) == np.dtype(m.out_dtype):
+            return acc
+        return f"{dtype_ctor(m.out_dtype)}({acc})"
+
+    def reduce(self, s, depth):
+        m = s.monoid
+        s.body_dtype = s.value.dtype if not isinstance(s.value, ir.Const) else s.value.dtype
+        init = literal_expr(m.identity, m.acc_dtype)
+        shape, axes = s.shape, s.axes
+        kept = [d for d in range(len(shape)) if d not in axes]
+        out = self.name(s.out)
+        pos = self.loop_var(s.vars[axes[0]]) if axes else "0"
+        val = None
+        if all(d < a for d in kept for a in axes):
+            # Reduced axes innermost: one scalar accumulator per output element.
+            par = self._parallel(s.parallel)
+            inner = self.loops([s.vars[d] for d in kept], [shape[d] for d in kept], depth,
+                               par)
+            acc = self.fresh("acc")
+            self.emit(f"{acc} = {init}", inner)
+            if m.arg:
+                self.emit(f"{acc}_i = -1", inner)
+            rdepth = self.loops([s.vars[a] for a in axes], [shape[a] for a in axes], inner,
+                                False)
+            self.block(s.body, rdepth)
+            val = self.value(s.value)
+            self._fold(s, acc, val, pos, rdepth)
+            kidx = ", ".join(self.loop_var(s.vars[d]) for d in kept) or "()"
+            self.emit(f"{out}[{kidx}] = {self._final(s, acc)}", inner)
+            return
+        # Reduced axes outside kept ones: accumulators indexed by the kept axes.
+        acc = self.fresh("acc")
+        kshape = shape_text([shape[d] for d in kept])
+        self.emit(f"{acc} = np.empty({kshape}, {dtype_ctor(m.acc_dtype)})", depth)
+        if m.arg:
+            self.emit(f"{acc}_i = np.empty({kshape}, np.int64)", depth)
+        fv = [self.fresh("q") for _ in kept]
+        inner = depth
+        for nm, d in zip(fv, kept):
+            self.emit(f"for {nm} in range({int(shape[d])}):", inner)
+            inner += 1
+        f = ", ".join(fv) or "()"
+        self.emit(f"{acc}[{f}] = {init}", inner)
+        if m.arg:
+            self.emit(f"{acc}_i[{f}] = -1", inner)
+        body_depth = self.loops(s.vars, shape, depth, False)
+        self.block(s.body, body_depth)
+        val = self.value(s.value)
+        k = ", ".join(self.loop_var(s.vars[d]) for d in kept) or "()"
+        sa = self.fresh("a")
+        self.emit(f"{sa} = {acc}[{k}]", body_depth)
+        if m.arg:
+            self.emit(f"{sa}_i = {acc}_i[{k}]", body_depth)
+        self._fold(s, sa, val, pos, body_depth)
+        self.emit(f"{acc}[{k}] = {sa}", body_depth)
+        if m.arg:
+            self.emit(f"{acc}_i[{k}] = {sa}_i", body_depth)
+        inner = depth
+        for nm, d in zip(fv, kept):
+            self.emit(f"for {nm} in range({int(shape[d])}):", inner)
+            inner += 1
+        self.emit(f"{sa} = {acc}[{f}]", inner)
+        if m.arg:
+            self.emit(f"{sa}_i = {acc}_i[{f}]", inner)
+        self.emit(f"{out}[{f}] = {self._final(s, sa)}", inner)
+
+
+def _rename_ix(i, r):
+    """``i`` with loop-variable names replaced by the renderer's canonical ones."""
+    from ...core.shapes import IxAdd, IxScale, IxVar
+    if isinstance(i, IxVar):
+        return IxVar(r.loop_var(i.name))
+    if isinstance(i, IxAdd):
+        return IxAdd(_rename_ix(i.a, r), _rename_ix(i.b, r))
+    if isinstance(i, IxScale):
+        return IxScale(_rename_ix(i.a, r), i.k)
+    return i

@@ -1,0 +1,379 @@
+"""From a jaxpr to the loop IR, following the fusion :class:`~.plan.Plan`.
+
+Array-valued results are emitted in equation order: a materialised lazy value becomes
+one :class:`~.ir.Nest` that reads only arrays and stores only this result; a reduction
+becomes a :class:`~.ir.Reduce` over its operand's lazy expression; an opaque op reads
+materialised operands; ``cond``/``while``/``scan`` become :class:`~.ir.Switch`,
+:class:`~.ir.While` and :class:`~.ir.ForRange` whose bodies are lowered the same way,
+recursively (nesting depth is the program's control-flow depth, not its length).
+
+Inside a nest the body is straight-line scalar code with one :class:`~.ir.Let` per
+(value, index) pair, so a value read twice at one index is computed once.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import pretty
+from ..core.fusion import IndexMap, Reduction, Value, fusion_kind
+from ..core.jaxpr import Literal, Var
+from ..core.passes import dce, inline_calls
+from ..core.shapes import IxVar, size_of
+from . import ir
+from .plan import plan as make_plan
+
+__all__ = ["lower_program", "Unsupported", "PARALLEL_MIN_SIZE"]
+
+# Below this many elements a loop nest is not marked parallel: threads only pay off
+# from ~1e5 float32 elements on the 2-core development machine (see README).
+PARALLEL_MIN_SIZE = 1 << 17
+
+
+class Unsupported(Exception):
+    """The program holds something a backend does not lower (names what)."""
+
+    def __init__(self, names):
+        self.names = sorted(set(names))
+        super().__init__(", ".join(self.names))
+
+
+class _Names:
+    """Fresh names for one program (buffers, symbols, loop indices)."""
+
+    def __init__(self):
+        self.count = 0
+
+    def __call__(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+
+def _dt(x) -> np.dtype:
+    return np.dtype(x.aval.dtype)
+
+
+class _Body:
+    """Straight-line scalar code of one loop body: ``value(x, idx)`` returns a scalar
+    value for ``x`` at index expressions ``idx``, appending the lets it needs."""
+
+    def __init__(self, low):
+        self.low = low
+        self.stmts = []
+        self.memo = {}
+        self.reads = {}  # Buffer -> set of index tuples read
+
+    def value(self, x, idx):
+        if isinstance(x, Literal):
+            return ir.Const(x.val[()], _dt(x))
+        idx = tuple(idx) if x.aval.ndim else ()
+        key = (x, idx)
+        got = self.memo.get(key)
+        if got is not None:
+            return got
+        low = self.low
+        buf = low.arrays.get(x)
+        if buf is not None:
+            if isinstance(buf, ir.Const):
+                return buf
+            self.reads.setdefault(buf, set()).add(idx)
+            expr = ir.Load(buf, idx)
+        else:
+            n = low.plan.producer[x]
+            eqn = low.plan.eqns[n]
+            kind = fusion_kind(eqn.primitive)
+            if isinstance(kind, IndexMap):
+                def read(k, at, _eqn=eqn):
+                    return self.value(_eqn.invars[k + 1], at)
+                src = eqn.invars[0]
+                sub = kind.rule(list(idx), src.aval, x.aval, read, **eqn.params)
+                got = self.value(src, sub)
+                self.memo[key] = got
+                return got
+            if isinstance(kind, Value):
+                expr = ir.IndexValue(kind.rule(list(idx), x.aval, **eqn.params), _dt(x))
+            else:
+                args = tuple(self.value(a, idx) for a in eqn.invars)
+                expr = ir.Op(eqn.primitive, args, tuple(_dt(a) for a in eqn.invars), _dt(x),
+                             dict(eqn.params))
+        sym = ir.Sym(low.names("s"), _dt(x))
+        self.stmts.append(ir.Let(sym, expr))
+        self.memo[key] = sym
+        return sym
+
+
+class _Lowerer:
+    """Lowers one (sub-)jaxpr whose inputs are bound to buffers or constants."""
+
+    def __init__(self, names, options, jaxpr_eqns, outvars, inputs, invars):
+        self.names = names
+        self.options = options
+        self.plan = make_plan(jaxpr_eqns, outvars)
+        self.arrays = dict(zip(invars, inputs))  # Var -> Buffer | Const
+        self.inputs = {id(b) for b in inputs if isinstance(b, ir.Buffer)}
+        self.view_of = {}  # Buffer -> Buffer whose storage it shares
+        self.stmts = []
+        self.outvars = outvars
+
+    # -- helpers -----------------------------------------------------------------------
+    def buffer(self, v, prefix="t"):
+        return ir.Buffer(self.names(prefix), tuple(v.aval.shape), _dt(v))
+
+    def parallel_hint(self, shape) -> bool:
+        par = getattr(self.options, "parallel", None)
+        if par is not None:
+            return bool(par) and len(shape) > 0 and shape[0] > 1
+        return len(shape) > 0 and shape[0] > 1 and size_of(shape) >= PARALLEL_MIN_SIZE
+
+    def loop_vars(self, ndim):
+        return tuple(self.names("i") for _ in range(ndim))
+
+    def operand(self, x):
+        """``x`` as a buffer (materialised now if lazy; literals become rank-0 arrays)."""
+        if isinstance(x, Literal):
+            buf = ir.Buffer(self.names("lit"), (), _dt(x))
+            self.stmts += [ir.Alloc(buf), ir.Store(buf, (), ir.Const(x.val[()], _dt(x)))]
+            return buf
+        got = self.arrays.get(x)
+        if isinstance(got, ir.Const):
+            buf = ir.Buffer(self.names("lit"), (), got.dtype)
+            self.stmts += [ir.Alloc(buf), ir.Store(buf, (), got)]
+            return buf
+        if got is None:
+            self.materialise(x)
+            got = self.arrays[x]
+        return got
+
+    # -- emitting ------------------------------------------------------------------------
+    def materialise(self, v):
+        buf = self.buffer(v)
+        shape = buf.shape
+        vars_ = self.loop_vars(len(shape))
+        idx = tuple(IxVar(n) for n in vars_)
+        body = _Body(self)
+        val = body.value(v, idx)
+        self.stmts.append(ir.Alloc(buf))
+        self.stmts.append(ir.Nest(vars_, shape, body.stmts + [ir.Store(buf, idx, val)],
+                                  self.parallel_hint(shape)))
+        self.arrays[v] = buf
+
+    def reduction(self, eqn):
+        x, v = eqn.invars[0], eqn.outvars[0]
+        if isinstance(x, Literal):
+            raise Unsupported([f"{eqn.primitive.name} of a literal"])
+        monoid = fusion_kind(eqn.primitive).rule(x.aval, v.aval, **eqn.params)
+        out = self.buffer(v)
+        shape = tuple(x.aval.shape)
+        vars_ = self.loop_vars(len(shape))
+        body = _Body(self)
+        val = body.value(x, tuple(IxVar(n) for n in vars_))
+        axes = tuple(eqn.params["axes"])
+        kept = [shape[d] for d in range(len(shape)) if d not in axes]
+        self.stmts.append(ir.Alloc(out))
+        self.stmts.append(ir.Reduce(out, vars_, shape, axes, monoid, body.stmts, val,
+                                    bool(kept) and self.parallel_hint(shape)))
+        self.arrays[v] = out
+
+    def opaque(self, eqn):
+        ins = [self.operand(x) for x in eqn.invars]
+        prim = eqn.primitive
+        if prim.name == "reshape" and eqn.params.get("dimensions") is None:
+            # A row-major reshape of a contiguous array is a view.
+            (src,) = ins
+            out = self.buffer(eqn.outvars[0])
+            self.stmts.append(ir.View(out, src, ()))
+            self.view_of[out] = self.view_of.get(src, src)
+            self.arrays[eqn.outvars[0]] = out
+            return
+        outs = [self.buffer(v) for v in eqn.outvars]
+        self.stmts.append(ir.Opaque(prim, outs, ins, [x.aval for x in eqn.invars],
+                                    [v.aval for v in eqn.outvars], dict(eqn.params)))
+        for v, b in zip(eqn.outvars, outs):
+            self.arrays[v] = b
+
+    # -- control flow ------------------------------------------------------------------
+    def sub(self, closed, inputs, copy_inputs=True):
+        """Statements and result values of ``closed`` applied to ``inputs``."""
+        if closed.consts:
+            raise Unsupported(["control flow with closed-over constants"])
+        low = _Lowerer(self.names, self.options, closed.jaxpr.eqns, closed.jaxpr.outvars,
+                       inputs, closed.jaxpr.invars)
+        outs = low.run(copy_inputs=copy_inputs)
+        return low.stmts, outs
+
+    def assign(self, dst, value):
+        """Statements writing ``value`` (a buffer or constant) into buffer ``dst``."""
+        if isinstance(value, ir.Const):
+            if dst.ndim:
+                raise Unsupported(["a constant array result of a branch"])
+            return [ir.Store(dst, (), value)]
+        if not dst.ndim:
+            s = ir.Sym(self.names("s"), value.dtype)
+            return [ir.Let(s, ir.Load(value, ())), ir.Store(dst, (), s)]
+        return [ir.Copy(dst, value)]
+
+    def cond(self, eqn):
+        index = self.operand(eqn.invars[0])
+        ops = [self.operand(x) for x in eqn.invars[1:]]
+        outs = [self.buffer(v, "c") for v in eqn.outvars]
+        idx_sym = ir.Sym(self.names("ci"), index.dtype)
+        self.stmts += [ir.Alloc(b) for b in outs]
+        self.stmts.append(ir.Let(idx_sym, ir.Load(index, ())))
+        branches = []
+        for br in eqn.params["branches"]:
+            stmts, res = self.sub(br, ops, copy_inputs=False)
+            for dst, r in zip(outs, res):
+                stmts += self.assign(dst, r)
+            branches.append(stmts)
+        self.stmts.append(ir.Switch(idx_sym, branches))
+        for v, b in zip(eqn.outvars, outs):
+            self.arrays[v] = b
+
+    def carries(self, outvars, init):
+        bufs = [self.buffer(v, "carry") for v in outvars]
+        for b, i in zip(bufs, init):
+            self.stmts.append(ir.Alloc(b))
+            self.stmts += self.assign(b, i)
+        return bufs
+
+    def while_loop(self, eqn):
+        p = eqn.params
+        ins = [self.operand(x) for x in eqn.invars]
+        cc = ins[:p["cond_nconsts"]]
+        bc = ins[p["cond_nconsts"]:p["cond_nconsts"] + p["body_nconsts"]]
+        carry = self.carries(eqn.outvars, ins[p["cond_nconsts"] + p["body_nconsts"]:])
+        cond_stmts, (pred,) = self.sub(p["cond_jaxpr"], cc + carry)
+        if isinstance(pred, ir.Const):
+            pred_val = pred
+        else:
+            pred_val = ir.Sym(self.names("wp"), pred.dtype)
+            cond_stmts.append(ir.Let(pred_val, ir.Load(pred, ())))
+        body, new = self.sub(p["body_jaxpr"], bc + carry)
+        for dst, r in zip(carry, new):
+            body += self.assign(dst, r)
+        self.stmts.append(ir.While(cond_stmts, pred_val, body))
+        for v, b in zip(eqn.outvars, carry):
+            self.arrays[v] = b
+
+    def scan(self, eqn):
+        p = eqn.params
+        nc, nk = p["num_consts"], p["num_carry"]
+        ins = [self.operand(x) for x in eqn.invars]
+        consts, xs = ins[:nc], ins[nc + nk:]
+        carry = self.carries(eqn.outvars[:nk], ins[nc:nc + nk])
+        ys = [self.buffer(v, "ys") for v in eqn.outvars[nk:]]
+        self.stmts += [ir.Alloc(b) for b in ys]
+        it = self.names("it")
+        at = (IxVar(it),)
+        body = []
+        slices = []
+        for x in xs:
+            sl = ir.Buffer(self.names("x"), x.shape[1:], x.dtype)
+            if sl.ndim:
+                body.append(ir.View(sl, x, at))
+            else:
+                s = ir.Sym(self.names("s"), x.dtype)
+                body += [ir.Alloc(sl), ir.Let(s, ir.Load(x, at)), ir.Store(sl, (), s)]
+            slices.append(sl)
+        stmts, new = self.sub(p["jaxpr"], consts + carry + slices)
+        body += stmts
+        for dst, r in zip(carry, new[:nk]):
+            body += self.assign(dst, r)
+        for y, r in zip(ys, new[nk:]):
+            if isinstance(r, ir.Const):
+                body.append(ir.Store(y, at, r))
+            elif r.ndim:
+                body.append(ir.Copy(y, r, dst_at=at))
+            else:
+                s = ir.Sym(self.names("s"), r.dtype)
+                body += [ir.Let(s, ir.Load(r, ())), ir.Store(y, at, s)]
+        self.stmts.append(ir.ForRange(it, int(p["length"]), bool(p["reverse"]), body))
+        for v, b in zip(eqn.outvars, carry + ys):
+            self.arrays[v] = b
+
+    # -- the whole (sub-)jaxpr -----------------------------------------------------------
+    def run(self, copy_inputs=True):
+        plan = self.plan
+        for n, eqn in enumerate(plan.eqns):
+            if not plan.live[n]:
+                continue
+            kind = plan.kinds[n]
+            if kind == "reduction":
+                self.reduction(eqn)
+            elif kind == "opaque":
+                self.opaque(eqn)
+            elif kind == "control":
+                name = eqn.primitive.name
+                if name == "cond":
+                    self.cond(eqn)
+                elif name == "while":
+                    self.while_loop(eqn)
+                else:
+                    self.scan(eqn)
+            elif eqn.outvars[0] in plan.materialised:
+                self.materialise(eqn.outvars[0])
+        return self.results(copy_inputs)
+
+    def results(self, copy_inputs):
+        """The outputs as values; with ``copy_inputs`` never an input buffer (or a view
+        of one): callers may overwrite results, never the caller's arguments."""
+        outs = []
+        for x in self.outvars:
+            if isinstance(x, Literal):
+                outs.append(ir.Const(x.val[()], _dt(x)))
+                continue
+            buf = self.arrays.get(x)
+            if buf is None:
+                self.materialise(x)
+                buf = self.arrays[x]
+            if isinstance(buf, ir.Const):
+                outs.append(buf)
+                continue
+            base = self.view_of.get(buf, buf)
+            if copy_inputs and id(base) in self.inputs:
+                fresh = ir.Buffer(self.names("copy"), buf.shape, buf.dtype)
+                self.stmts.append(ir.Alloc(fresh))
+                self.stmts += self.assign(fresh, buf)
+                buf = fresh
+            outs.append(buf)
+        return outs
+
+
+def lower_program(closed, options, name="kernel") -> ir.Program:
+    """The loop IR of ``closed`` (calls inlined, dead code dropped). Raises
+    :class:`Unsupported` for what no backend can lower from this IR."""
+    inlined = inline_calls(closed)
+    if len(inlined.jaxpr.constvars) != len(closed.jaxpr.constvars):
+        raise Unsupported(["a nested call with constants"])
+    jaxpr = dce(inlined.jaxpr)
+    for eqn in jaxpr.eqns:
+        kind = fusion_kind(eqn.primitive)
+        if isinstance(kind, Reduction) and len(eqn.outvars) != 1:
+            raise Unsupported([eqn.primitive.name])
+    names = _Names()
+    namer = pretty.var_namer()
+    source = pretty.render(pretty._pp_jaxpr_doc(closed.jaxpr, namer, 88), 88)
+    params = []
+    for v in list(jaxpr.constvars) + list(jaxpr.invars):
+        params.append(ir.Buffer(_param_name(namer(v)), tuple(v.aval.shape), _dt(v)))
+    low = _Lowerer(names, options, jaxpr.eqns, jaxpr.outvars, params,
+                   list(jaxpr.constvars) + list(jaxpr.invars))
+    outs = low.run(copy_inputs=True)
+    final = []
+    for o in outs:
+        if isinstance(o, ir.Const):
+            buf = ir.Buffer(names("out"), (), o.dtype)
+            low.stmts += [ir.Alloc(buf), ir.Store(buf, (), o)]
+            o = buf
+        final.append(o)
+    return ir.verify(ir.Program(name, params, low.stmts, final, source))
+
+
+def _param_name(name: str) -> str:
+    # Printed jaxpr names (a, b, … ba) can collide with Python keywords (``as``, ``if``,
+    # ``in``, ``is``, ``or``): every generated name is checked by the renderers too, but
+    # parameters keep the jaxpr's names so the comment reads along.
+    return name + "_" if name in _RESERVED else name
+
+
+_RESERVED = {"as", "if", "in", "is", "or", "and", "not", "def", "del", "for", "try",
+             "np", "nb", "math", "prange", "range", "abs", "min", "max", "int", "len"}

@@ -1,0 +1,164 @@
+"""Passes over the loop IR. Each takes and returns a :class:`~.ir.Program` and ends
+with :func:`~.ir.verify`, as jaxpr passes end with ``typecheck``.
+
+``scalarize``       rank-0 buffers that are only loaded and stored (loop carries, branch
+                    results, scan slices) become scalar locals, kept in registers.
+``hoist_allocs``    allocations inside ``While``/``ForRange`` bodies move before the
+                    loop: every iteration overwrites them fully, so one suffices.
+``reuse_dead``      a nest that reads a dead temporary of its own shape and dtype only at
+                    the element it writes stores into that temporary instead of a new
+                    buffer (a product's bias + relu epilogue runs in place).
+
+Shape guards need no pass: only the program's entry checks its parameters (renderers
+emit them from ``Program.params``); loop bodies never do.
+"""
+from __future__ import annotations
+
+from ..core.shapes import IxVar
+from . import ir
+
+__all__ = ["scalarize", "hoist_allocs", "reuse_dead", "optimize"]
+
+
+def _map_blocks(block, fn):
+    """``fn`` applied to ``block`` and, first, to every block nested in it (bottom up).
+    Recursion depth is the nesting depth of control flow, not the program's length."""
+    for stmt in block:
+        if isinstance(stmt, (ir.Nest, ir.Reduce, ir.ForRange)):
+            stmt.body = _map_blocks(stmt.body, fn)
+        elif isinstance(stmt, ir.Switch):
+            stmt.branches = [_map_blocks(b, fn) for b in stmt.branches]
+        elif isinstance(stmt, ir.While):
+            stmt.cond_body = _map_blocks(stmt.cond_body, fn)
+            stmt.body = _map_blocks(stmt.body, fn)
+    return fn(block)
+
+
+# -- scalarize -----------------------------------------------------------------------
+def scalarize(program: ir.Program) -> ir.Program:
+    """Rank-0 buffers accessed only by ``Load``/``Store`` become :class:`~.ir.Sym`."""
+    candidates = {}
+    banned = {id(b) for b in program.params} | {id(b) for b in program.outputs}
+    for stmt in ir.walk(program.body):
+        if isinstance(stmt, ir.Alloc) and stmt.buf.ndim == 0:
+            candidates[id(stmt.buf)] = stmt.buf
+        elif isinstance(stmt, (ir.Let, ir.Store)):
+            continue
+        else:
+            for v in ir.stmt_uses(stmt) + ir.stmt_defs(stmt):
+                if isinstance(v, ir.Buffer):
+                    banned.add(id(v))
+    syms = {k: ir.Sym(b.name, b.dtype) for k, b in candidates.items() if k not in banned}
+    if not syms:
+        return program
+
+    def rewrite(block):
+        out = []
+        for stmt in block:
+            if isinstance(stmt, ir.Alloc) and id(stmt.buf) in syms:
+                continue
+            if isinstance(stmt, ir.Store) and id(stmt.buf) in syms:
+                stmt = ir.Let(syms[id(stmt.buf)], ir.Ref(stmt.value))
+            elif isinstance(stmt, ir.Let) and isinstance(stmt.expr, ir.Load) \
+                    and id(stmt.expr.buf) in syms:
+                stmt = ir.Let(stmt.sym, ir.Ref(syms[id(stmt.expr.buf)]))
+            out.append(stmt)
+        return out
+    program.body = _map_blocks(program.body, rewrite)
+    return ir.verify(program)
+
+
+# -- hoist_allocs --------------------------------------------------------------------
+def _take_allocs(block, into):
+    """Remove the ``Alloc`` statements of ``block`` and of the non-loop blocks nested in
+    it (branches), appending them to ``into``."""
+    kept = []
+    for stmt in block:
+        if isinstance(stmt, ir.Alloc):
+            into.append(stmt)
+            continue
+        if isinstance(stmt, ir.Switch):
+            stmt.branches = [_take_allocs(b, into) for b in stmt.branches]
+        kept.append(stmt)
+    return kept
+
+
+def hoist_allocs(program: ir.Program) -> ir.Program:
+    """Move allocations out of loop bodies (innermost loops first, so a buffer of a
+    doubly nested loop ends up before the outer loop)."""
+    def rewrite(block):
+        out = []
+        for stmt in block:
+            if isinstance(stmt, ir.While):
+                hoisted = []
+                stmt.cond_body = _take_allocs(stmt.cond_body, hoisted)
+                stmt.body = _take_allocs(stmt.body, hoisted)
+                out += hoisted
+            elif isinstance(stmt, ir.ForRange):
+                hoisted = []
+                stmt.body = _take_allocs(stmt.body, hoisted)
+                out += hoisted
+            out.append(stmt)
+        return out
+    program.body = _map_blocks(program.body, rewrite)
+    return ir.verify(program)
+
+
+# -- reuse_dead ----------------------------------------------------------------------
+def _reads_in(stmts) -> set:
+    got = set()
+    for stmt in ir.walk(stmts):
+        for v in ir.stmt_uses(stmt):
+            got.add(id(v))
+        if isinstance(stmt, (ir.Store, ir.Copy)):
+            got.add(id(stmt.dst if isinstance(stmt, ir.Copy) else stmt.buf))
+    return got
+
+
+def reuse_dead(program: ir.Program) -> ir.Program:
+    """Write a nest's result over a dead temporary it reads element by element."""
+    shared = {id(b) for b in program.params} | {id(b) for b in program.outputs}
+    for stmt in ir.walk(program.body):
+        if isinstance(stmt, (ir.View, ir.Alias)):
+            shared.add(id(stmt.src))
+            shared.add(id(stmt.dst))
+
+    def rewrite(block):
+        fresh = {}  # id -> Buffer: storage created in this block (Alloc, opaque result)
+        for k, stmt in enumerate(block):
+            if isinstance(stmt, ir.Alloc):
+                fresh[id(stmt.buf)] = stmt.buf
+            elif isinstance(stmt, ir.Opaque):
+                fresh.update((id(b), b) for b in stmt.outs)
+            if not isinstance(stmt, ir.Nest) or k == 0:
+                continue
+            alloc = block[k - 1]
+            stores = [s for s in stmt.body if isinstance(s, ir.Store)]
+            if not isinstance(alloc, ir.Alloc) or len(stores) != 1 \
+                    or stores[0].buf is not alloc.buf:
+                continue
+            own = tuple(IxVar(n) for n in stmt.vars)
+            if stores[0].index != own:
+                continue
+            loads = {}
+            for s in stmt.body:
+                if isinstance(s, ir.Let) and isinstance(s.expr, ir.Load):
+                    loads.setdefault(id(s.expr.buf), set()).add(s.expr.index)
+            later = _reads_in(block[k + 1:])
+            for key, idxs in loads.items():
+                t = fresh.get(key)
+                if t is None or t is alloc.buf or key in shared or idxs != {own}:
+                    continue
+                if t.shape != alloc.buf.shape or t.dtype != alloc.buf.dtype or key in later:
+                    continue
+                block[k - 1] = ir.Alias(alloc.buf, t)
+                shared.add(key)
+                break
+        return block
+    program.body = _map_blocks(program.body, rewrite)
+    return ir.verify(program)
+
+
+def optimize(program: ir.Program) -> ir.Program:
+    """The standard IR pipeline."""
+    return reuse_dead(hoist_allocs(scalarize(program)))

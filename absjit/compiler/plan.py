@@ -1,0 +1,174 @@
+"""The fusion planner: which values become arrays, and which loop nest computes what.
+
+Input: a flat list of equations (calls already inlined). Every equation gets a kind from
+the primitive's registered fusion kind (:mod:`absjit.core.fusion`):
+
+``elementwise``  scalar arithmetic per element           fusible
+``index``        data movement by index arithmetic       fusible
+``value``        a value from the index alone (iota)     fusible
+``reduction``    an accumulator loop over its operand    consumes a fusible operand
+``opaque``       a whole-array op (dot, concatenate …)   reads materialised arrays
+``control``      cond / while / scan                     reads materialised arrays
+
+The result of a fusible equation stays *lazy* — an expression recomputed inside each
+loop that reads it — unless it must be an array (:attr:`Plan.materialised`, with the
+reason): it is an output of the program, an opaque or control-flow op reads it, a
+consumer broadcasts a computed value to a larger shape (never recompute arithmetic
+once per copy), or several loop nests need a costly value. :attr:`Plan.nests` says in
+which loop nests each lazy value is computed: a nest is named by the equation that
+roots it (a materialised value, or a reduction).
+"""
+from __future__ import annotations
+
+from ..core.fusion import (COSTLY, ControlFlow, Elementwise, IndexMap, Opaque, Reduction,
+                           Value, fusion_kind)
+from ..core.jaxpr import Literal, Var
+from ..core.pretty import var_namer
+from ..core.shapes import IxVar, size_of
+
+__all__ = ["Plan", "plan", "FUSIBLE"]
+
+FUSIBLE = ("elementwise", "index", "value")
+
+
+def _kind_of(eqn) -> str:
+    kind = fusion_kind(eqn.primitive)
+    if isinstance(kind, Elementwise):
+        return "elementwise"
+    if isinstance(kind, Value):
+        return "value"
+    if isinstance(kind, Reduction):
+        return "reduction"
+    if isinstance(kind, ControlFlow):
+        return "control"
+    if isinstance(kind, IndexMap):
+        src, out = eqn.invars[0].aval, eqn.outvars[0].aval
+        probe = [IxVar(f"i{d}") for d in range(out.ndim)]
+        got = kind.rule(probe, src, out, lambda k, idx: None, **eqn.params)
+        return "index" if got is not None else "opaque"
+    assert isinstance(kind, Opaque), kind
+    return "opaque"
+
+
+def _cost(eqn, kind) -> int:
+    k = fusion_kind(eqn.primitive)
+    if kind == "elementwise":
+        return k.cost
+    return 0
+
+
+class Plan:
+    """The fusion decisions for one flat list of equations.
+
+    Attributes
+    ----------
+    eqns : list of JaxprEqn
+    outvars : list of Var or Literal
+    kinds : list of str
+        One of ``elementwise index value reduction opaque control`` per equation.
+    live : list of bool
+        Whether the equation's results are needed (effectful ones always are).
+    materialised : dict
+        ``Var -> reason``: the fusible values that are written to arrays, and why.
+    nests : dict
+        ``Var -> frozenset`` of equation indices: the loop nests (named by their root
+        equation) whose loops compute this lazy value.
+    """
+
+    def __init__(self, eqns, outvars):
+        self.eqns = list(eqns)
+        self.outvars = list(outvars)
+        self.kinds = [_kind_of(e) for e in self.eqns]
+        self.outset = {v for v in self.outvars if isinstance(v, Var)}
+        self.producer: dict = {}
+        self.consumers: dict = {}
+        for n, eqn in enumerate(self.eqns):
+            for v in eqn.outvars:
+                self.producer[v] = n
+            for x in eqn.invars:
+                if isinstance(x, Var):
+                    self.consumers.setdefault(x, []).append(n)
+        self.live = self._liveness()
+        self.materialised, self.nests = self._decide()
+
+    def _liveness(self):
+        live = [False] * len(self.eqns)
+        needed = set(self.outset)
+        for n in range(len(self.eqns) - 1, -1, -1):
+            eqn = self.eqns[n]
+            if eqn.primitive.effectful or any(v in needed for v in eqn.outvars):
+                live[n] = True
+                needed.update(x for x in eqn.invars if isinstance(x, Var))
+        return live
+
+    def _decide(self):
+        cost = {}
+        for n, eqn in enumerate(self.eqns):
+            kind = self.kinds[n]
+            if kind in FUSIBLE:
+                v = eqn.outvars[0]
+                if kind == "index" and size_of(v.aval.shape) > size_of(eqn.invars[0].aval.shape):
+                    cost[v] = 0  # a broadcast reads an array: costly operands are stored
+                else:
+                    cost[v] = _cost(eqn, kind) + sum(cost.get(x, 0) for x in eqn.invars)
+        mat: dict = {}
+        nests: dict = {}
+        for n in range(len(self.eqns) - 1, -1, -1):
+            eqn = self.eqns[n]
+            kind = self.kinds[n]
+            if not self.live[n] or kind not in FUSIBLE:
+                continue
+            v = eqn.outvars[0]
+            reason = "output" if v in self.outset else None
+            roots = set()
+            for c in self.consumers.get(v, []):
+                if not self.live[c]:
+                    continue
+                ckind = self.kinds[c]
+                cv = self.eqns[c].outvars[0] if self.eqns[c].outvars else None
+                if ckind in ("opaque", "control"):
+                    reason = reason or f"operand of {self.eqns[c].primitive.name}"
+                elif ckind == "reduction" or cv in mat:
+                    roots.add(c)
+                else:
+                    roots |= nests[cv]
+                if ckind == "index" and cost[v] > 0 and \
+                        size_of(cv.aval.shape) > size_of(v.aval.shape):
+                    reason = reason or "broadcast of a computed value"
+            if len(roots) > 1 and (cost[v] >= COSTLY or _cost(eqn, kind) >= COSTLY):
+                reason = reason or f"costly and read by {len(roots)} loop nests"
+            if reason is not None:
+                mat[v] = reason
+                nests[v] = frozenset({n})
+            else:
+                nests[v] = frozenset(roots)
+        return mat, nests
+
+    def __str__(self):
+        name = var_namer()
+        lines = []
+        for n, eqn in enumerate(self.eqns):
+            outs = " ".join(f"{name(v)}:{v.aval.str_short()}" for v in eqn.outvars)
+            ins = " ".join(str(x) if isinstance(x, Literal) else name(x) for x in eqn.invars)
+            kind = self.kinds[n]
+            if not self.live[n]:
+                note = "dead"
+            elif kind in FUSIBLE:
+                v = eqn.outvars[0]
+                if v in self.materialised:
+                    note = f"array ({self.materialised[v]})"
+                else:
+                    roots = sorted(self.nests.get(v, ()))
+                    note = "lazy, in nest " + ", ".join(f"#{r}" for r in roots)
+            elif kind == "reduction":
+                note = "array (reduction loop)"
+            else:
+                note = f"array ({kind} op)"
+            lines.append(f"#{n:<3} {outs} = {eqn.primitive.name} {ins}".rstrip()
+                         + f"    [{kind}] {note}")
+        return "\n".join(lines)
+
+
+def plan(eqns, outvars) -> Plan:
+    """The :class:`Plan` for ``eqns`` computing ``outvars``."""
+    return Plan(eqns, outvars)
