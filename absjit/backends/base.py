@@ -105,18 +105,23 @@ class Backend:
         """Forget compiled code held in this process (the disk cache is separate)."""
 
     # -- fallback policy ---------------------------------------------------------------
+    def warn_once(self, names, consequence, stacklevel=3) -> None:
+        """One ``RuntimeWarning`` per name in this process: ``no lowering for NAME``."""
+        with self._lock:
+            new = [n for n in names if n not in self._warned]
+            self._warned.update(new)
+        for n in new:
+            warnings.warn(f"absjit {self.name} backend: no lowering for {n}; {consequence}",
+                          RuntimeWarning, stacklevel=stacklevel)
+
     def fallback(self, closed_jaxpr, options, names, stacklevel=4) -> "Executable":
         """An executable for a program this backend cannot lower: the ``interpret``
         backend runs it, with one ``RuntimeWarning`` per primitive (or dtype) named in
         ``names``, once per process."""
         with self._lock:
             self.stats["fallbacks"] += 1
-            new = [n for n in names if n not in self._warned]
-            self._warned.update(new)
-        for n in new:
-            warnings.warn(f"absjit {self.name} backend: no lowering for {n}; functions "
-                          "using it run on the interpret backend (NumPy)", RuntimeWarning,
-                          stacklevel=stacklevel)
+        self.warn_once(names, "functions using it run on the interpret backend (NumPy)",
+                       stacklevel + 1)
         inner = get_backend("interpret").compile(closed_jaxpr, options)
         return FallbackExecutable(inner, closed_jaxpr, ", ".join(names))
 

@@ -22,38 +22,58 @@ __all__ = ["Piece", "split_program", "SINGLE_FUNCTION_MAX", "PIECE_BUDGET"]
 
 # A program with at most this many IR statements compiles as one function.
 SINGLE_FUNCTION_MAX = 80
-# Units are joined into one piece while the piece stays under this many statements.
-PIECE_BUDGET = 1
+# Units are joined into one piece while it holds at most this many units and this many
+# IR statements: Numba's cost per function is ~0.1 s fixed plus ~30-60 ms per loop
+# nest, and grows faster than linearly past ~20 nests in one function (measured on the
+# 2-core development machine; see README "Compile time").
+PIECE_UNITS = 8
+PIECE_BUDGET = 240
 
 _LIGHT = (ir.Alloc, ir.Let, ir.Store, ir.View, ir.Alias)
 
 
 @dataclasses.dataclass(eq=False)
 class Piece:
-    """Statements plus the values they take from and hand back to the driver."""
+    """Statements plus the values they take from and hand back to the driver.
+
+    A *host* piece is a single whole-array operation the driver runs itself (through
+    the primitive's NumPy implementation: a BLAS product needs no compiled code).
+    """
 
     body: list
     params: list
     results: list
     weight: int
+    host: bool = False
 
 
 def _light(stmt) -> bool:
     return isinstance(stmt, _LIGHT) or (isinstance(stmt, ir.Nest) and not stmt.vars)
 
 
-def _units(body) -> list:
+def _units(body, host=None) -> list:
+    """``[(statements, is_host)]``: each heavy statement with the light ones before it;
+    a host statement stands alone (the light ones before it join the previous unit)."""
     units, cur = [], []
     for stmt in body:
+        if host is not None and host(stmt):
+            if cur:
+                if units and not units[-1][1]:
+                    units[-1][0].extend(cur)
+                else:
+                    units.append((cur, False))
+            units.append(([stmt], True))
+            cur = []
+            continue
         cur.append(stmt)
         if not _light(stmt):
-            units.append(cur)
+            units.append((cur, False))
             cur = []
     if cur:
-        if units:
-            units[-1].extend(cur)
+        if units and not units[-1][1]:
+            units[-1][0].extend(cur)
         else:
-            units.append(cur)
+            units.append((cur, False))
     return units
 
 
@@ -89,31 +109,63 @@ def _touches(block):
     return used, defined
 
 
-def split_program(program: ir.Program, budget: int = PIECE_BUDGET,
+def _piece(body, later):
+    used, defined = _touches(body)
+    return Piece(body, used, [v for v in defined if id(v) in later], ir.count_stmts(body))
+
+
+def split_program(program: ir.Program, unit_key=None, host=None, force: bool = False,
+                  max_units: int = PIECE_UNITS, budget: int = PIECE_BUDGET,
                   single_max: int = SINGLE_FUNCTION_MAX):
-    """The program's pieces in order, or ``None`` when it should stay one function."""
+    """The program's pieces in order, or ``None`` when it should stay one function
+    (``force`` cuts even a small program).
+
+    ``host(stmt)`` marks top-level statements the driver runs itself (see
+    :class:`Piece`).
+
+    Consecutive units are grouped greedily up to ``max_units`` units and ``budget``
+    statements. ``unit_key(piece)`` (a backend's hash of a unit's canonical source) lets
+    grouping follow repeated structure: a group also ends where the next unit equals
+    the group's first one, so a loop body unrolled by tracing (ten equal sweeps) gives
+    equal groups, which compile once.
+    """
     total = ir.count_stmts(program.body)
-    units = _units(program.body)
-    if total <= single_max or len(units) <= 1:
+    units = _units(program.body, host if (force or total > single_max) else None)
+    if not force and (total <= single_max or len(units) <= 1):
         return None
-    groups, cur, weight = [], [], 0
-    for unit in units:
+    keys = [None] * len(units)
+    if unit_key is not None:
+        later = {id(b) for b in program.outputs}
+        uses = [_touches(u)[0] for u, _ in units]
+        for k in range(len(units) - 1, -1, -1):
+            if not units[k][1]:
+                keys[k] = unit_key(_piece(units[k][0], later))
+            later.update(id(v) for v in uses[k])
+    groups, cur, first, weight, n = [], [], None, 0, 0
+    for (unit, is_host), key in zip(units, keys):
         w = ir.count_stmts(unit)
-        if cur and weight + w > budget:
-            groups.append((cur, weight))
-            cur, weight = [], 0
+        restart = key is not None and key == first
+        if cur and (is_host or n >= max_units or weight + w > budget or restart):
+            groups.append((cur, weight, False))
+            cur, weight, n = [], 0, 0
+        if is_host:
+            groups.append((unit, w, True))
+            continue
+        if not cur:
+            first = key
         cur = cur + unit
         weight += w
+        n += 1
     if cur:
-        groups.append((cur, weight))
-    infos = [_touches(body) for body, _ in groups]
+        groups.append((cur, weight, False))
+    infos = [_touches(body) for body, _, _ in groups]
     # What each piece must hand back: values it defines that later pieces (or the
     # program's outputs) use. Walk backwards accumulating later uses.
     later = {id(b) for b in program.outputs}
     pieces = [None] * len(groups)
     for k in range(len(groups) - 1, -1, -1):
-        (body, w), (used, defined) = groups[k], infos[k]
+        (body, w, is_host), (used, defined) = groups[k], infos[k]
         results = [v for v in defined if id(v) in later]
-        pieces[k] = Piece(body, used, results, w)
+        pieces[k] = Piece(body, used, results, w, is_host)
         later.update(id(v) for v in used)
     return pieces

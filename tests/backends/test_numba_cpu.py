@@ -375,6 +375,15 @@ def test_unlowered_primitive_falls_back_with_one_warning():
     be = importlib.import_module("absjit.backends.numba_cpu").BACKEND
     assert "sort" in be._warned
     assert len([w for w in rec if "sort" in str(w.message)]) <= 1
+    # Per equation: the sort runs through NumPy between compiled pieces, the rest is
+    # compiled; inside a loop the whole function runs on the interpret backend.
+    exe = executable(lambda a: jnp.sort(a) + 1, x)
+    assert isinstance(exe, NumbaExecutable) and exe.n_pieces == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = lambda a: lax.fori_loop(0, 2, lambda i, c: jnp.sort(c) * 2, a)  # noqa: E731
+        assert not isinstance(executable(f, x), NumbaExecutable)
+        check(f, x)
 
 
 def test_unsupported_dtype_falls_back():

@@ -29,12 +29,13 @@ import numpy as np
 from ... import __version__
 from ...compiler import Unsupported, compile_to_ir, ir
 from ...compiler.pieces import split_program
+from ...core.primitive import impl_rules
 from ...errors import CompilationError
 from .. import diskcache
 from ..base import Backend, Executable
 from .lower_arrays import array_rules
 from .lower_elementwise import scalar_rules
-from .render import FunctionRenderer
+from .render import FunctionRenderer, shape_text
 
 __all__ = ["NumbaCPUBackend", "NumbaExecutable", "SUPPORTED_DTYPES", "render_program"]
 
@@ -109,12 +110,31 @@ def _numba_type(dtype, ndim, readonly):
     return nt.Array(from_dtype(np.dtype(dtype)), ndim, "C", readonly=readonly)
 
 
-def _check_renderable(program):
+def _runs_on_host(stmt) -> bool:
+    return isinstance(stmt, ir.Opaque) and (
+        stmt.prim not in array_rules or stmt.prim.name == "dot_general")
+
+
+def _host_call(stmt):
+    """The driver's call for a host piece: the primitive's NumPy implementation, its
+    results made C-contiguous (what the compiled pieces take)."""
+    impl = impl_rules[stmt.prim]
+    params = dict(stmt.params)
+    dtypes = [np.dtype(a.dtype) for a in stmt.out_avals]
+
+    def call(*ins):
+        outs = impl(*ins, **params)
+        return tuple(np.ascontiguousarray(o, dtype=dt) for o, dt in zip(outs, dtypes))
+    call.__name__ = f"host_{stmt.prim.name}"
+    return call
+
+
+def _check_renderable(body, params):
     """Raise :class:`Unsupported` naming every primitive or dtype this backend cannot
     render — before any source is written, so no kernel is ever half generated."""
     missing = []
-    dtypes = {np.dtype(b.dtype) for b in program.params}
-    for stmt in ir.walk(program.body):
+    dtypes = {np.dtype(b.dtype) for b in params}
+    for stmt in ir.walk(body):
         if isinstance(stmt, ir.Opaque) and stmt.prim not in array_rules:
             missing.append(stmt.prim.name)
         elif isinstance(stmt, ir.Let):
@@ -124,6 +144,13 @@ def _check_renderable(program):
         for v in ir.stmt_defs(stmt):
             dtypes.add(np.dtype(v.dtype))
     missing += [f"dtype {d.name}" for d in dtypes if d not in SUPPORTED_DTYPES]
+    top = {id(stmt) for stmt in body}
+    nested_prints = sum(1 for stmt in ir.walk(body) if isinstance(stmt, ir.Opaque)
+                        and stmt.prim.name == "debug_print" and id(stmt) not in top)
+    if nested_prints > 1:
+        # Numba 0.68 emits invalid LLVM for object-mode blocks in two different loops
+        # or branches of one function.
+        missing.append("debug_print in more than one loop or branch")
     if missing:
         raise Unsupported(missing)
 
@@ -207,20 +234,28 @@ class NumbaCPUBackend(Backend):
     def compile(self, closed_jaxpr, options) -> Executable:
         try:
             program = compile_to_ir(closed_jaxpr, options)
-            _check_renderable(program)
+            par = options.parallel
+            parallel_ok = (not _calls_blas(program)) if par is None else bool(par)
+            # A whole-array op at the top level with no lowering here runs in the driver
+            # through its NumPy implementation (so does a float product: BLAS either
+            # way, and no compile); elsewhere it sends the program to ``interpret``.
+            unrendered = any(isinstance(s, ir.Opaque) and s.prim not in array_rules
+                             for s in program.body)
+            pieces = split_program(program, lambda p: self.unit_key(p, parallel_ok),
+                                   host=_runs_on_host, force=unrendered)
+            for body in ([program.body] if pieces is None else
+                         [p.body for p in pieces if not p.host]):
+                _check_renderable(body, program.params)
         except Unsupported as e:
             return self.fallback(closed_jaxpr, options, e.names)
-        par = options.parallel
-        parallel_ok = (not _calls_blas(program)) if par is None else bool(par)
         in_avals = [v.aval for v in closed_jaxpr.jaxpr.constvars + closed_jaxpr.jaxpr.invars]
         t0 = time.perf_counter()
         header = "\n".join(f"# {line}" for line in program.source.splitlines()) + "\n"
-        pieces = split_program(program)
         ro = _readonly_ids(program)
         if pieces is None:
             src, r = render_program(program, parallel_ok)
             sig = tuple(_numba_type(b.dtype, b.ndim, True) for b in program.params)
-            disp = self._function(src, "kernel", sig, r.uses_parallel, options, {}, r.prims)
+            disp = self._function(src, "kernel", sig, r.uses_parallel, options, r.prims)
             text = header + src
             n = 1
         else:
@@ -231,9 +266,20 @@ class NumbaCPUBackend(Backend):
         return NumbaExecutable(disp, text, in_avals, program, n, seconds)
 
     def _compile_pieces(self, program, pieces, parallel_ok, ro, options):
+        """Compile each distinct piece once and write the driver: a plain Python function
+        that checks the argument shapes and calls the pieces (a Numba-compiled driver
+        would link and re-optimise every piece's code, costing more than the pieces)."""
         sources, globals_, calls = [], {}, []
-        result_of = {}
         for k, piece in enumerate(pieces):
+            if piece.host:
+                (stmt,) = piece.body
+                if stmt.prim not in array_rules:
+                    self.warn_once([stmt.prim.name], "it runs through its NumPy "
+                                   "implementation between compiled pieces", 6)
+                fname = f"host{k}_{stmt.prim.name}"
+                globals_[fname] = _host_call(stmt)
+                calls.append((fname, piece))
+                continue
             src, r = render_function("piece", piece.params, piece.body, piece.results,
                                      parallel_ok)
             writes = _written(piece.body)
@@ -241,23 +287,18 @@ class NumbaCPUBackend(Backend):
                 _numba_type(v.dtype, v.ndim if isinstance(v, ir.Buffer) else None,
                             id(v) in ro or id(v) not in writes)
                 for v in piece.params)
-            disp = self._function(src, "piece", sig, r.uses_parallel, options, {}, r.prims)
+            disp = self._function(src, "piece", sig, r.uses_parallel, options, r.prims)
             fname = f"piece_{_digest(src + repr(sig))[:12]}"
             if fname not in globals_:
                 sources.append(f"# {fname}: " + src.replace("def piece(", f"def {fname}(", 1))
             globals_[fname] = disp
             calls.append((fname, piece))
-            for v in piece.results:
-                result_of[id(v)] = k
-        # The driver: shape guards once, then one call per piece.
         r = FunctionRenderer(False)
         pnames = r.bind_params(program.params)
         lines = [f"def kernel({', '.join(pnames)}):"]
         for v, nm in zip(program.params, pnames):
             if v.ndim:
-                cond = " or ".join(f"{nm}.shape[{d}] != {int(n)}"
-                                   for d, n in enumerate(v.shape))
-                lines.append(f"    if {cond}:")
+                lines.append(f"    if {nm}.shape != {shape_text(v.shape)}:")
                 lines.append(f"        raise ValueError('argument {v.name} must have shape "
                              f"{tuple(int(d) for d in v.shape)}')")
         for fname, piece in calls:
@@ -269,17 +310,22 @@ class NumbaCPUBackend(Backend):
                 lines.append(f"    {fname}({args})")
         lines.append(f"    return ({''.join(r.value(v) + ', ' for v in program.outputs)})")
         driver = "\n".join(lines) + "\n"
-        sig = tuple(_numba_type(b.dtype, b.ndim, True) for b in program.params)
-        disp = self._function(driver, "kernel", sig, False, options, globals_, set())
-        return disp, driver + "\n" + "\n".join(sources)
+        namespace = dict(globals_)
+        exec(compile(driver, "<absjit driver>", "exec"), namespace)  # noqa: S102
+        return namespace["kernel"], "# driver (Python)\n" + driver + "\n" + "\n".join(sources)
+
+    def unit_key(self, piece, parallel_ok=True) -> str:
+        """The canonical source of one unit (grouping follows repeated structure)."""
+        src, _ = render_function("piece", piece.params, piece.body, piece.results,
+                                 parallel_ok)
+        return src
 
     # -- one function: memory, disk, compile -----------------------------------------
-    def _function(self, src, fn_name, sig, parallel, options, globals_, prims):
+    def _function(self, src, fn_name, sig, parallel, options, prims):
         flags = {"parallel": bool(parallel), "fastmath": bool(options.fastmath),
                  "error_model": "numpy", "boundscheck": False}
-        callees = sorted(k for k in globals_)
         key_text = "\n".join([repr(self.version_key()), repr(sorted(flags.items())),
-                              repr(sig), repr(callees), src])
+                              repr(sig), src])
         digest = _digest(key_text)[:32]
         with self._lock:
             hit = self._functions.get(digest)
@@ -290,8 +336,7 @@ class NumbaCPUBackend(Backend):
             module_name = f"absjit_k_{digest}"
             text = f"# absjit kernel {digest}\n# flags: {sorted(flags.items())}\n" + \
                 _HEADER + src
-            disp, loaded = self._load(module_name, text, fn_name, flags, sig, globals_,
-                                      src, prims)
+            disp, loaded = self._load(module_name, text, fn_name, flags, sig, src, prims)
             seconds = time.perf_counter() - t0
             if loaded:
                 self.stats["disk_hits"] += 1
@@ -301,7 +346,7 @@ class NumbaCPUBackend(Backend):
             self._functions[digest] = disp
         return disp
 
-    def _load(self, module_name, text, fn_name, flags, sig, globals_, src, prims):
+    def _load(self, module_name, text, fn_name, flags, sig, src, prims):
         import numba
 
         from ...compat import dispatcher_cache_counts
@@ -315,7 +360,6 @@ class NumbaCPUBackend(Backend):
                 use_disk = False  # an unwritable cache directory is not an error
         module = types.ModuleType(module_name)
         module.__file__ = path
-        module.__dict__.update(globals_)
         # Object-mode blocks (debug_print) find their globals through sys.modules.
         sys.modules.setdefault(module_name, module)
         exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102 - our own source
