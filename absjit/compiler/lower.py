@@ -63,42 +63,79 @@ class _Body:
         self.reads = {}  # Buffer -> set of index tuples read
 
     def value(self, x, idx):
+        """The scalar value of ``x`` at ``idx``. Iterative: a chain of thousands of
+        fused operations needs no deep recursion."""
+        stack = [(x, tuple(idx) if not isinstance(x, Literal) and x.aval.ndim else ())]
+        while stack:
+            var, at = stack[-1]
+            if isinstance(var, Literal) or (var, at) in self.memo:
+                stack.pop()
+                continue
+            pending = self._step(var, at)
+            if pending:
+                stack.extend(pending)
+            else:
+                stack.pop()
+        return self._get(x, idx)
+
+    def _get(self, x, idx):
         if isinstance(x, Literal):
             return ir.Const(x.val[()], _dt(x))
-        idx = tuple(idx) if x.aval.ndim else ()
-        key = (x, idx)
-        got = self.memo.get(key)
-        if got is not None:
-            return got
+        return self.memo[(x, tuple(idx) if x.aval.ndim else ())]
+
+    def _key(self, x, idx):
+        return (x, tuple(idx) if not isinstance(x, Literal) and x.aval.ndim else ())
+
+    def _step(self, x, idx):
+        """Define ``(x, idx)`` if its operands are ready; else return the operand
+        (var, index) pairs still to compute."""
         low = self.low
+        key = (x, idx)
         buf = low.arrays.get(x)
         if buf is not None:
             if isinstance(buf, ir.Const):
-                return buf
+                self.memo[key] = buf
+                return None
             self.reads.setdefault(buf, set()).add(idx)
-            expr = ir.Load(buf, idx)
-        else:
-            n = low.plan.producer[x]
-            eqn = low.plan.eqns[n]
-            kind = fusion_kind(eqn.primitive)
-            if isinstance(kind, IndexMap):
-                def read(k, at, _eqn=eqn):
-                    return self.value(_eqn.invars[k + 1], at)
-                src = eqn.invars[0]
-                sub = kind.rule(list(idx), src.aval, x.aval, read, **eqn.params)
-                got = self.value(src, sub)
-                self.memo[key] = got
-                return got
-            if isinstance(kind, Value):
-                expr = ir.IndexValue(kind.rule(list(idx), x.aval, **eqn.params), _dt(x))
-            else:
-                args = tuple(self.value(a, idx) for a in eqn.invars)
-                expr = ir.Op(eqn.primitive, args, tuple(_dt(a) for a in eqn.invars), _dt(x),
-                             dict(eqn.params))
-        sym = ir.Sym(low.names("s"), _dt(x))
+            return self._let(key, ir.Load(buf, idx), _dt(x))
+        eqn = low.plan.eqns[low.plan.producer[x]]
+        kind = fusion_kind(eqn.primitive)
+        if isinstance(kind, IndexMap):
+            # Dynamic operands (gather indices, slice starts) are read first, then the
+            # source at the mapped index; the rule is pure, so calling it twice is fine.
+            missing = []
+
+            def read(k, at, _eqn=eqn):
+                dep = self._key(_eqn.invars[k + 1], at)
+                if not isinstance(dep[0], Literal) and dep not in self.memo:
+                    missing.append(dep)
+                    return None
+                return self._get(*dep)
+            src = eqn.invars[0]
+            sub = kind.rule(list(idx), src.aval, x.aval, read, **eqn.params)
+            if missing:
+                return missing
+            dep = self._key(src, sub)
+            if not isinstance(src, Literal) and dep not in self.memo:
+                return [dep]
+            self.memo[key] = self._get(*dep)
+            return None
+        if isinstance(kind, Value):
+            return self._let(key, ir.IndexValue(kind.rule(list(idx), x.aval, **eqn.params),
+                                                _dt(x)), _dt(x))
+        deps = [self._key(a, idx) for a in eqn.invars]
+        missing = [d for d in deps if not isinstance(d[0], Literal) and d not in self.memo]
+        if missing:
+            return missing
+        args = tuple(self._get(*d) for d in deps)
+        return self._let(key, ir.Op(eqn.primitive, args, tuple(_dt(a) for a in eqn.invars),
+                                    _dt(x), dict(eqn.params)), _dt(x))
+
+    def _let(self, key, expr, dtype):
+        sym = ir.Sym(self.low.names("s"), dtype)
         self.stmts.append(ir.Let(sym, expr))
         self.memo[key] = sym
-        return sym
+        return None
 
 
 class _Lowerer:

@@ -105,14 +105,21 @@ def hoist_allocs(program: ir.Program) -> ir.Program:
 
 
 # -- reuse_dead ----------------------------------------------------------------------
-def _reads_in(stmts) -> set:
-    got = set()
-    for stmt in ir.walk(stmts):
-        for v in ir.stmt_uses(stmt):
-            got.add(id(v))
-        if isinstance(stmt, (ir.Store, ir.Copy)):
-            got.add(id(stmt.dst if isinstance(stmt, ir.Copy) else stmt.buf))
-    return got
+def _last_touch(block) -> dict:
+    """``id(value) -> index`` of the last statement of ``block`` (nested blocks
+    included) that reads or writes it: one pass, so the pass stays linear."""
+    last = {}
+    for k, stmt in enumerate(block):
+        for sub in ir.walk([stmt]):
+            for v in ir.stmt_uses(sub):
+                last[id(v)] = k
+            if isinstance(sub, ir.Store):
+                last[id(sub.buf)] = k
+            elif isinstance(sub, ir.Copy):
+                last[id(sub.dst)] = k
+            elif isinstance(sub, ir.Let) and isinstance(sub.expr, ir.Load):
+                last[id(sub.expr.buf)] = k
+    return last
 
 
 def reuse_dead(program: ir.Program) -> ir.Program:
@@ -125,6 +132,7 @@ def reuse_dead(program: ir.Program) -> ir.Program:
 
     def rewrite(block):
         fresh = {}  # id -> Buffer: storage created in this block (Alloc, opaque result)
+        last = _last_touch(block)
         for k, stmt in enumerate(block):
             if isinstance(stmt, ir.Alloc):
                 fresh[id(stmt.buf)] = stmt.buf
@@ -144,12 +152,12 @@ def reuse_dead(program: ir.Program) -> ir.Program:
             for s in stmt.body:
                 if isinstance(s, ir.Let) and isinstance(s.expr, ir.Load):
                     loads.setdefault(id(s.expr.buf), set()).add(s.expr.index)
-            later = _reads_in(block[k + 1:])
             for key, idxs in loads.items():
                 t = fresh.get(key)
                 if t is None or t is alloc.buf or key in shared or idxs != {own}:
                     continue
-                if t.shape != alloc.buf.shape or t.dtype != alloc.buf.dtype or key in later:
+                if t.shape != alloc.buf.shape or t.dtype != alloc.buf.dtype \
+                        or last.get(key, k) > k:
                     continue
                 block[k - 1] = ir.Alias(alloc.buf, t)
                 shared.add(key)

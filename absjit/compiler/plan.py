@@ -26,9 +26,13 @@ from ..core.jaxpr import Literal, Var
 from ..core.pretty import var_namer
 from ..core.shapes import IxVar, size_of
 
-__all__ = ["Plan", "plan", "FUSIBLE"]
+__all__ = ["Plan", "plan", "FUSIBLE", "MAX_FUSED_OPS"]
 
 FUSIBLE = ("elementwise", "index", "value")
+# A lazy expression longer than this many operations is stored: a loop body of
+# thousands of statements compiles super-linearly slowly, and a stored value lets the
+# rest of a long chain compile as separate (often equal) pieces.
+MAX_FUSED_OPS = 128
 
 
 def _kind_of(eqn) -> str:
@@ -101,7 +105,21 @@ class Plan:
                 needed.update(x for x in eqn.invars if isinstance(x, Var))
         return live
 
+    def _capped(self) -> set:
+        """Values stored because their fused expression grew past ``MAX_FUSED_OPS``."""
+        ops, capped = {}, set()
+        for n, eqn in enumerate(self.eqns):
+            if self.kinds[n] not in FUSIBLE:
+                continue
+            v = eqn.outvars[0]
+            ops[v] = 1 + sum(ops.get(x, 0) for x in eqn.invars
+                             if isinstance(x, Var) and x not in capped)
+            if ops[v] > MAX_FUSED_OPS:
+                capped.add(v)
+        return capped
+
     def _decide(self):
+        capped = self._capped()
         cost = {}
         for n, eqn in enumerate(self.eqns):
             kind = self.kinds[n]
@@ -120,6 +138,8 @@ class Plan:
                 continue
             v = eqn.outvars[0]
             reason = "output" if v in self.outset else None
+            if reason is None and v in capped:
+                reason = f"fused expression longer than {MAX_FUSED_OPS} operations"
             roots = set()
             for c in self.consumers.get(v, []):
                 if not self.live[c]:

@@ -146,10 +146,9 @@ class EntryCache:
             warnings.warn(
                 f"jitted function {self.fn_name!r} has been traced and compiled "
                 f"{len(entries)} times (more than recompile_warning_threshold="
-                f"{threshold}); the latest for {_describe(entry.described)}. If its "
-                "argument shapes vary, trace it once for every size with "
-                "jit(..., abstraction='ranked'); if static arguments take many values, "
-                "make fewer of them static.", RuntimeWarning, stacklevel=4)
+                f"{threshold}); the latest for {_describe(entry.described)}. "
+                f"{_shape_advice()}If static arguments take many values, make fewer of "
+                "them static.", RuntimeWarning, stacklevel=4)
 
     # -- explaining misses ---------------------------------------------------------
     def explain_miss(self, context, described) -> None:
@@ -189,3 +188,13 @@ def _diff(entry, context, described) -> list:
         if name not in new:
             out.append(f"{name}: argument {desc} not passed")
     return out
+
+
+def _shape_advice() -> str:
+    """Advice for varying shapes that names only levels registered in this process."""
+    from ..core.levels import registered_levels
+    if "ranked" in registered_levels():
+        return ("If its argument shapes vary, trace it once for every size with "
+                "jit(..., abstraction='ranked'). ")
+    return ("If its argument shapes vary, pad them to a few sizes (each size compiles "
+            "once). ")

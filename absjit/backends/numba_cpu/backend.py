@@ -183,11 +183,12 @@ def _readonly_ids(program) -> set:
     return ro
 
 
-def render_function(name, params, body, results, parallel_ok, guards=False):
-    """Source of one function: ``(text, renderer)``."""
-    r = FunctionRenderer(parallel_ok)
+def render_function(name, params, body, results, parallel_ok, guards=False,
+                    lift_consts=False):
+    """Source of one function: ``(text, renderer)``; with ``lift_consts`` the function
+    takes the scalar constants as trailing parameters (``renderer.consts``)."""
+    r = FunctionRenderer(parallel_ok, lift_consts)
     pnames = r.bind_params(params)
-    lines = [f"def {name}({', '.join(pnames)}):"]
     if guards:
         for v, nm in zip(params, pnames):
             if isinstance(v, ir.Buffer) and v.ndim:
@@ -199,7 +200,9 @@ def render_function(name, params, body, results, parallel_ok, guards=False):
     r.block(body, 1)
     rets = [r.value(v) for v in results]
     r.emit(f"return ({''.join(x + ', ' for x in rets)})", 1)
-    return "\n".join(lines + r.lines) + "\n", r
+    cnames = [f"c{k}" for k in range(len(r.consts))]
+    head = f"def {name}({', '.join(pnames + cnames)}):"
+    return "\n".join([head] + r.lines) + "\n", r
 
 
 def render_program(program, parallel_ok):
@@ -269,7 +272,7 @@ class NumbaCPUBackend(Backend):
         """Compile each distinct piece once and write the driver: a plain Python function
         that checks the argument shapes and calls the pieces (a Numba-compiled driver
         would link and re-optimise every piece's code, costing more than the pieces)."""
-        sources, globals_, calls = [], {}, []
+        sources, globals_, calls, consts = [], {}, [], []
         for k, piece in enumerate(pieces):
             if piece.host:
                 (stmt,) = piece.body
@@ -278,21 +281,27 @@ class NumbaCPUBackend(Backend):
                                    "implementation between compiled pieces", 6)
                 fname = f"host{k}_{stmt.prim.name}"
                 globals_[fname] = _host_call(stmt)
-                calls.append((fname, piece))
+                calls.append((fname, piece, []))
                 continue
             src, r = render_function("piece", piece.params, piece.body, piece.results,
-                                     parallel_ok)
+                                     parallel_ok, lift_consts=True)
             writes = _written(piece.body)
             sig = tuple(
                 _numba_type(v.dtype, v.ndim if isinstance(v, ir.Buffer) else None,
                             id(v) in ro or id(v) not in writes)
-                for v in piece.params)
+                for v in piece.params) + tuple(_numba_type(c.dtype, None, True)
+                                               for c in r.consts)
             disp = self._function(src, "piece", sig, r.uses_parallel, options, r.prims)
             fname = f"piece_{_digest(src + repr(sig))[:12]}"
             if fname not in globals_:
                 sources.append(f"# {fname}: " + src.replace("def piece(", f"def {fname}(", 1))
             globals_[fname] = disp
-            calls.append((fname, piece))
+            cnames = []
+            for c in r.consts:
+                cnames.append(f"k{len(consts)}")
+                consts.append(c)
+            calls.append((fname, piece, cnames))
+        globals_.update((f"k{n}", c) for n, c in enumerate(consts))
         r = FunctionRenderer(False)
         pnames = r.bind_params(program.params)
         lines = [f"def kernel({', '.join(pnames)}):"]
@@ -301,8 +310,8 @@ class NumbaCPUBackend(Backend):
                 lines.append(f"    if {nm}.shape != {shape_text(v.shape)}:")
                 lines.append(f"        raise ValueError('argument {v.name} must have shape "
                              f"{tuple(int(d) for d in v.shape)}')")
-        for fname, piece in calls:
-            args = ", ".join(r.value(v) for v in piece.params)
+        for fname, piece, cnames in calls:
+            args = ", ".join([r.value(v) for v in piece.params] + cnames)
             if piece.results:
                 outs = "".join(r.value(v) + ", " for v in piece.results)
                 lines.append(f"    ({outs}) = {fname}({args})")
@@ -317,7 +326,7 @@ class NumbaCPUBackend(Backend):
     def unit_key(self, piece, parallel_ok=True) -> str:
         """The canonical source of one unit (grouping follows repeated structure)."""
         src, _ = render_function("piece", piece.params, piece.body, piece.results,
-                                 parallel_ok)
+                                 parallel_ok, lift_consts=True)
         return src
 
     # -- one function: memory, disk, compile -----------------------------------------

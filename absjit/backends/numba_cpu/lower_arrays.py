@@ -22,7 +22,16 @@ from ...debug import debug_print_p, format_values
 from ...ops import indexing as ix, linalg, reductions as red, structural as st
 from .lower_elementwise import dtype_ctor, lower_max, lower_min
 
-__all__ = ["array_rules", "DEBUG_FORMATS", "debug_print_callback"]
+__all__ = ["array_rules", "DEBUG_FORMATS", "debug_print_callback", "NOT_LOWERED"]
+
+# Whole-array primitives this backend does not render, and why. At the top level of a
+# program they run through their NumPy implementation between compiled pieces (one
+# warning); inside a loop or branch the function runs on the interpret backend.
+NOT_LOWERED = {
+    "sort": "Numba's np.sort takes one key; multi-operand stable sorts are not written",
+    "conv_general_dilated": "no loop lowering written yet",
+    "custom_lin": "appears only in linearised jaxprs, which are transposed, not run",
+}
 
 array_rules: dict = {}
 

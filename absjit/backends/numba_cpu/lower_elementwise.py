@@ -16,7 +16,11 @@ import numpy as np
 
 from ...ops import elementwise as ew
 
-__all__ = ["scalar_rules", "dtype_ctor", "literal_expr", "preserves_dtype"]
+__all__ = ["scalar_rules", "dtype_ctor", "literal_expr", "preserves_dtype", "NOT_LOWERED"]
+
+# Elementwise primitives with no scalar spelling, and why (the function runs on the
+# interpret backend).
+NOT_LOWERED = {name: "complex arithmetic is not lowered" for name in ("real", "imag", "conj")}
 
 scalar_rules: dict = {}
 

@@ -42,8 +42,13 @@ class FunctionRenderer:
     """Writes one function. ``parallel_ok`` allows ``prange`` for nests the IR marks
     parallel (the backend decides: e.g. not in programs that call BLAS)."""
 
-    def __init__(self, parallel_ok: bool):
+    def __init__(self, parallel_ok: bool, lift_consts: bool = False):
         self.parallel_ok = parallel_ok
+        # With ``lift_consts`` scalar constants become trailing parameters ``c0 c1 …``
+        # (``self.consts`` holds their values): pieces that differ only in constants
+        # (a long chain, a loop unrolled with a different step each time) share code.
+        self.lift_consts = lift_consts
+        self.consts = []
         self.lines = []
         self.names = {}
         self.counts = {}
@@ -87,7 +92,12 @@ class FunctionRenderer:
     # -- values --------------------------------------------------------------------------
     def value(self, v) -> str:
         if isinstance(v, ir.Const):
-            return literal_expr(v.value, v.dtype)
+            if not self.lift_consts:
+                return literal_expr(v.value, v.dtype)
+            # One parameter per occurrence, not per value: the source must depend on
+            # the structure alone, never on which constants happen to be equal.
+            self.consts.append(np.asarray(v.value, dtype=v.dtype)[()])
+            return self._new("c")
         return self.name(v)
 
     def ix(self, index) -> str:

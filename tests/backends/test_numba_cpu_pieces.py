@@ -1,0 +1,127 @@
+"""Large programs compile in content-addressed pieces: equal structure compiles once,
+the driver checks shapes once at entry, constants are parameters of pieces."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import absjit
+import absjit.numpy as jnp
+from absjit.backends.numba_cpu import BACKEND, NumbaExecutable
+from absjit.compiler import ir
+
+from ..checks import assert_close
+
+
+@pytest.fixture(autouse=True)
+def _tmp_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ABSJIT_CACHE_DIR", str(tmp_path))
+    BACKEND.clear_memory()
+
+
+def jacobi(sweeps, omega=0.8):
+    def f(u, src):
+        for _ in range(sweeps):
+            avg = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+                          - 1e-3 * src[1:-1, 1:-1])
+            u = u.at[1:-1, 1:-1].set((1 - omega) * u[1:-1, 1:-1] + omega * avg)
+        return u
+    return f
+
+
+def compiled(f, *args):
+    exe = absjit.jit(f, backend="cpu").lower(*args).compile().executable
+    assert isinstance(exe, NumbaExecutable)
+    return exe
+
+
+def test_equal_sweeps_compile_once_and_match_the_reference():
+    rng = np.random.default_rng(0)
+    u, s = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(2))
+    before = BACKEND.stats["compiles"]
+    exe = compiled(jacobi(10), u, s)
+    assert exe.n_pieces >= 10
+    assert BACKEND.stats["compiles"] - before <= 2  # the sweep, and maybe the last one
+    got = exe(u, s)[0]
+    want = absjit.jit(jacobi(10), backend="interpret")(u, s)
+    assert_close(got, want, rtol=1e-5)
+    # Another program made of the same sweeps reuses their code.
+    before = BACKEND.stats["compiles"]
+    compiled(jacobi(13), u, s)
+    assert BACKEND.stats["compiles"] - before <= 1
+
+
+def test_pieces_differing_only_in_constants_share_code():
+    def chain(x):
+        for k in range(600):
+            x = x * 0.999 + (k % 5) * 1e-3
+        return x
+    x = np.linspace(0, 1, 8).astype(np.float32)
+    before = BACKEND.stats["compiles"]
+    exe = compiled(chain, x)
+    # Pieces alternate between two structures (the cut falls after a mul or an add),
+    # plus the first (reads the argument) and the last (shorter): at most 4 compiles.
+    assert exe.n_pieces >= 8 and BACKEND.stats["compiles"] - before <= 4
+    assert_close(exe(x)[0], absjit.jit(chain, backend="interpret")(x), rtol=1e-4)
+
+
+def test_driver_checks_shapes_once_at_entry():
+    rng = np.random.default_rng(1)
+    u, s = (rng.standard_normal((12, 12)).astype(np.float32) for _ in range(2))
+    exe = compiled(jacobi(6), u, s)
+    driver = exe.as_text().split("# driver (Python)\n")[1].split("\n\n")[0]
+    assert driver.count("raise ValueError") == 2  # one per array argument
+    pieces = exe.as_text().split("# driver (Python)\n")[1].split("\n\n", 1)[1]
+    assert "raise ValueError" not in pieces
+    with pytest.raises(ValueError, match="must have shape"):
+        exe(np.ones((3, 3), np.float32), s)
+
+
+def test_single_function_kernel_guards_before_any_loop():
+    x = np.ones((3, 4), np.float32)
+    from absjit import lax
+    exe = compiled(lambda a: lax.while_loop(lambda c: c.sum() < 1e3, lambda c: c * 2, a), x)
+    assert exe.n_pieces == 1
+    lines = [line.strip() for line in exe.as_text().splitlines() if not line.startswith("#")]
+    raises = [k for k, line in enumerate(lines) if line.startswith("raise ValueError")]
+    loops = [k for k, line in enumerate(lines) if line.startswith(("while", "for"))]
+    assert len(raises) == 1 and raises[0] < loops[0]
+
+
+def test_products_in_large_programs_run_between_pieces():
+    rng = np.random.default_rng(2)
+    ws = [rng.standard_normal((16, 16)).astype(np.float32) / 4 for _ in range(12)]
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+
+    def mlp(ws, x):
+        for w in ws:
+            x = jnp.tanh(x @ w + 0.1) * 1.5 + jnp.sin(x)
+        return jnp.sum(x * x)
+    exe = compiled(mlp, ws, x)
+    hosts = [s for s in ir.walk(exe.program.body) if isinstance(s, ir.Opaque)]
+    assert len(hosts) == 12 and exe.n_pieces > 12
+    got = absjit.jit(mlp, backend="cpu")(ws, x)
+    assert_close(got, absjit.jit(mlp, backend="interpret")(ws, x), rtol=1e-4)
+
+
+def test_pieces_load_from_the_disk_cache_in_a_new_process(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+    script = textwrap.dedent("""
+        import numpy as np, absjit
+        from absjit.backends.numba_cpu import stats
+        from tests.backends.test_numba_cpu_pieces import jacobi
+        u = np.ones((10, 10), np.float32)
+        absjit.jit(jacobi(8))(u, u).block_until_ready()
+        print(stats["compiles"], stats["disk_hits"])
+    """)
+    env = dict(__import__("os").environ, ABSJIT_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, timeout=300, cwd=str(__import__("pathlib").Path(
+                               __file__).parents[2])) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    first = [int(v) for v in runs[0].stdout.split()]
+    second = [int(v) for v in runs[1].stdout.split()]
+    assert first[0] >= 1 and second == [0, first[0]]
