@@ -12,7 +12,7 @@ import numpy as np
 
 import absjit
 
-from . import _workloads as w
+from . import _compile_workloads as cw, _workloads as w
 
 _FRESH = r"""
 import time
@@ -28,7 +28,7 @@ print(time.perf_counter() - t0)
 
 def _stats():
     import importlib
-    return importlib.import_module("absjit.backends.numba_cpu.backend").stats
+    return importlib.import_module("absjit.backends.numba_cpu").stats
 
 
 def _fresh_process_seconds(lib, env):
@@ -90,9 +90,8 @@ class CachedSecondFunction:
 
     def track_load_over_compile_ratio(self):
         import absjit.cache as c
-        from absjit.backends.numba_cpu import backend as be_mod
-        with be_mod._lock:
-            be_mod._kernels.clear()
+        from absjit.backends.numba_cpu import BACKEND
+        BACKEND.clear_memory()
         from absjit.jit import compile_cache
         compile_cache.clear()
         t0 = time.perf_counter()
@@ -151,3 +150,131 @@ class CompileCounts:
             make()
         return _stats()["compiles"] + _stats()["disk_hits"] - before
     track_compiles_workloads.unit = "compiles"
+
+
+# -- compile time of real programs against jax.jit (cold caches, one run) --------------
+def _cold_absjit_seconds(fn, args):
+    """First call of a fresh ``absjit.jit(fn)`` with every compile cache empty."""
+    from absjit.backends.numba_cpu import BACKEND
+    from absjit.jit import compile_cache
+    BACKEND.clear_memory()
+    compile_cache.clear()
+    fresh = absjit.jit(lambda *a: fn(*a))  # a new function: its entry cache is empty
+    t0 = time.perf_counter()
+    absjit.block_until_ready(fresh(*args))
+    return time.perf_counter() - t0
+
+
+def _cold_jax_seconds(fn, args):
+    import jax
+    jax.clear_caches()
+    fresh = jax.jit(lambda *a: fn(*a))
+    t0 = time.perf_counter()
+    jax.block_until_ready(fresh(*args))
+    return time.perf_counter() - t0
+
+
+class _CompileVsJax:
+    """``track_`` the cold first-call seconds of absjit and JAX and their ratio."""
+
+    timeout = 600
+    number = 1
+    repeat = 1
+
+    def setup(self, *params):
+        os.environ["ABSJIT_DISABLE_DISK_CACHE"] = "1"
+        try:
+            import jax
+            import jax.numpy as jax_numpy
+            jax.config.update("jax_platforms", "cpu")
+        except ImportError:  # pragma: no cover - a benchmark extra
+            raise NotImplementedError("jax is not installed")
+        self.jax, self.jnp = jax, jax_numpy
+        # Warm both libraries (their first compile pays one-off initialisation).
+        absjit.jit(lambda v: v + 1)(np.ones(3, np.float32))
+        jax.jit(lambda v: v + 1)(np.ones(3, np.float32))
+        self.fns = self.make(*params)
+        self.times = {}
+
+    def teardown(self, *params):
+        os.environ.pop("ABSJIT_DISABLE_DISK_CACHE", None)
+
+    def _measure(self):
+        if not self.times:
+            a_fn, j_fn, args = self.fns
+            self.times["absjit"] = min(_cold_absjit_seconds(a_fn, args) for _ in range(2))
+            self.times["jax"] = min(_cold_jax_seconds(j_fn, args) for _ in range(2))
+        return self.times
+
+    def track_absjit_seconds(self, *params):
+        return self._measure()["absjit"]
+    track_absjit_seconds.unit = "seconds"
+
+    def track_jax_seconds(self, *params):
+        return self._measure()["jax"]
+    track_jax_seconds.unit = "seconds"
+
+    def track_ratio_vs_jax(self, *params):
+        t = self._measure()
+        return t["absjit"] / t["jax"]
+    track_ratio_vs_jax.unit = "ratio"
+
+
+class CompileStencil(_CompileVsJax):
+    """A 32x32 Jacobi stencil, 17 equations per sweep (DESIGN §10: 10 sweeps <= 1.0 s and
+    <= 6x JAX; growth from 1 to 10 sweeps at most linear)."""
+
+    params = [1, 5, 10]
+    param_names = ["sweeps"]
+
+    def make(self, sweeps):
+        return (cw.stencil_fn(absjit.numpy, sweeps), cw.stencil_fn(self.jnp, sweeps),
+                cw.stencil_args())
+
+
+class CompileMLPStep(_CompileVsJax):
+    """value_and_grad + SGD of a 3-layer MLP (target <= 5x JAX)."""
+
+    def make(self):
+        return (cw.mlp_step_fn(absjit.numpy, absjit.value_and_grad),
+                cw.mlp_step_fn(self.jnp, self.jax.value_and_grad), cw.mlp_step_args())
+
+
+class CompileFluid(_CompileVsJax):
+    """value_and_grad of an advection-diffusion simulation, ~2,000 equations (target
+    <= 5x JAX)."""
+
+    def make(self):
+        return (cw.fluid_fn(absjit.numpy, absjit.value_and_grad),
+                cw.fluid_fn(self.jnp, self.jax.value_and_grad), cw.fluid_args())
+
+
+_PEAK = r"""
+import resource, sys
+sys.path.insert(0, {bench!r})
+import numpy as np, absjit, absjit.numpy as anp
+import _compile_workloads as cw
+absjit.jit(lambda v: v + 1)(np.ones(3, np.float32))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+absjit.block_until_ready(absjit.jit(cw.fluid_fn(anp, absjit.value_and_grad))(*cw.fluid_args()))
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+
+
+class CompileMemory:
+    """Peak resident memory added by compiling the ~2,000-equation program (target
+    < 500 MB), measured in a fresh process."""
+
+    timeout = 600
+    number = 1
+    repeat = 1
+
+    def track_fluid_compile_peak_mb(self):
+        env = dict(os.environ, ABSJIT_DISABLE_DISK_CACHE="1")
+        code = _PEAK.format(bench=os.path.dirname(os.path.abspath(__file__)))
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                              text=True, timeout=600)
+        if proc.returncode:
+            raise RuntimeError(proc.stderr)
+        return float(proc.stdout.strip().splitlines()[-1])
+    track_fluid_compile_peak_mb.unit = "MB"

@@ -242,13 +242,13 @@ class NumbaCPUBackend(Backend):
             # A whole-array op at the top level with no lowering here runs in the driver
             # through its NumPy implementation (so does a float product: BLAS either
             # way, and no compile); elsewhere it sends the program to ``interpret``.
-            unrendered = any(isinstance(s, ir.Opaque) and s.prim not in array_rules
-                             for s in program.body)
+            unrendered = [s for s in program.body
+                          if isinstance(s, ir.Opaque) and s.prim not in array_rules]
+            skip = {id(s) for s in unrendered}
+            _check_renderable([s for s in program.body if id(s) not in skip],
+                              program.params)
             pieces = split_program(program, lambda p: self.unit_key(p, parallel_ok),
-                                   host=_runs_on_host, force=unrendered)
-            for body in ([program.body] if pieces is None else
-                         [p.body for p in pieces if not p.host]):
-                _check_renderable(body, program.params)
+                                   host=_runs_on_host, force=bool(unrendered))
         except Unsupported as e:
             return self.fallback(closed_jaxpr, options, e.names)
         in_avals = [v.aval for v in closed_jaxpr.jaxpr.constvars + closed_jaxpr.jaxpr.invars]
@@ -281,7 +281,9 @@ class NumbaCPUBackend(Backend):
                                    "implementation between compiled pieces", 6)
                 fname = f"host{k}_{stmt.prim.name}"
                 globals_[fname] = _host_call(stmt)
-                calls.append((fname, piece, []))
+                # Operands as the op lists them (one buffer may appear twice); every
+                # result is bound.
+                calls.append((fname, list(stmt.ins), [], list(stmt.outs)))
                 continue
             src, r = render_function("piece", piece.params, piece.body, piece.results,
                                      parallel_ok, lift_consts=True)
@@ -300,7 +302,7 @@ class NumbaCPUBackend(Backend):
             for c in r.consts:
                 cnames.append(f"k{len(consts)}")
                 consts.append(c)
-            calls.append((fname, piece, cnames))
+            calls.append((fname, piece.params, cnames, piece.results))
         globals_.update((f"k{n}", c) for n, c in enumerate(consts))
         r = FunctionRenderer(False)
         pnames = r.bind_params(program.params)
@@ -310,10 +312,10 @@ class NumbaCPUBackend(Backend):
                 lines.append(f"    if {nm}.shape != {shape_text(v.shape)}:")
                 lines.append(f"        raise ValueError('argument {v.name} must have shape "
                              f"{tuple(int(d) for d in v.shape)}')")
-        for fname, piece, cnames in calls:
-            args = ", ".join([r.value(v) for v in piece.params] + cnames)
-            if piece.results:
-                outs = "".join(r.value(v) + ", " for v in piece.results)
+        for fname, params, cnames, results in calls:
+            args = ", ".join([r.value(v) for v in params] + cnames)
+            if results:
+                outs = "".join(r.value(v) + ", " for v in results)
                 lines.append(f"    ({outs}) = {fname}({args})")
             else:
                 lines.append(f"    {fname}({args})")
