@@ -25,6 +25,7 @@ from .core.avals import ConcreteArray, ShapedArray  # noqa: E402,F401
 from .interpreters.staging import make_jaxpr  # noqa: E402
 from . import numpy, lax  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+from . import nn  # noqa: E402,F401
 from .api_transforms import (grad, value_and_grad, jvp, vjp, linearize, jacfwd,  # noqa: E402
                              jacrev, hessian, vmap)
 from .custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
