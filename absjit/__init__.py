@@ -18,7 +18,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .config import config  # noqa: E402
-from . import errors, tree_util, dtypes  # noqa: E402,F401
+from . import errors, tree_util, tree, dtypes  # noqa: E402,F401
 from .array import Array  # noqa: E402
 from .core.levels import Level, get_level, register_level, registered_levels  # noqa: E402,F401
 from .core.avals import ConcreteArray, ShapedArray  # noqa: E402,F401
