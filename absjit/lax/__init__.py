@@ -15,6 +15,7 @@ from ..ops.linalg import *  # noqa: F401,F403
 from ..ops.conv import *  # noqa: F401,F403
 from ..ops.sorting import *  # noqa: F401,F403
 from ..ops.control_flow import *  # noqa: F401,F403
+from ..ops.windowed import *  # noqa: F401,F403
 
 # Aliases JAX's lax offers too.
 from ..ops.elementwise import bitwise_and as and_, bitwise_not as not_  # noqa: E402,F401

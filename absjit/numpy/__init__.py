@@ -16,6 +16,10 @@ from ._reductions import *  # noqa: F401,F403
 from ._shape import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
+from ._padding import *  # noqa: F401,F403
+from ._searching import *  # noqa: F401,F403
+from ._numeric import *  # noqa: F401,F403
+from ._index_tricks import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
 from . import _array_methods
 
