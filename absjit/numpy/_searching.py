@@ -193,10 +193,11 @@ def piecewise(x, condlist, funclist, *args, **kw):
     """
     check_arraylike("piecewise", x)
     x = asarray(x)
-    if isinstance(condlist, (Array, Tracer, np.ndarray)) and np.ndim(condlist) == x.ndim \
-            or np.ndim(condlist) == 0:
-        condlist = [condlist]
-    conds = [asarray(c) for c in condlist]
+    if isinstance(condlist, (list, tuple)):
+        conds = [asarray(c) for c in condlist]
+    else:  # one array: a single condition of x's rank, or a stack of them
+        c = asarray(condlist)
+        conds = [c] if c.ndim == x.ndim else [c[i] for i in range(c.shape[0])]
     n = len(conds)
     if len(funclist) not in (n, n + 1):
         raise ValueError(f"piecewise: with {n} condition(s) funclist must have {n} or "

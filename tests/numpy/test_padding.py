@@ -1,0 +1,70 @@
+import numpy as np
+import pytest
+
+import absjit
+import absjit.numpy as jnp
+from tests.checks import assert_close, check_against_numpy, jax
+from tests.grad_checks import check_grads
+
+CASES = [
+    ("constant", {}), ("constant", {"constant_values": ((1, 2), (3, 4))}),
+    ("edge", {}), ("linear_ramp", {}), ("linear_ramp", {"end_values": (5, -2)}),
+    ("maximum", {}), ("minimum", {"stat_length": 2}), ("mean", {}),
+    ("mean", {"stat_length": ((1, 2), (3, 1))}), ("median", {}),
+    ("reflect", {}), ("reflect", {"reflect_type": "odd"}), ("symmetric", {}),
+    ("symmetric", {"reflect_type": "odd"}), ("wrap", {}),
+]
+WIDTHS = [2, ((1, 2), (7, 3)), (0, 5)]
+
+
+@pytest.mark.parametrize("mode_name, kwargs", CASES, ids=[f"{m}-{i}" for i, (m, _) in
+                                                         enumerate(CASES)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_pad_matches_numpy(mode_name, kwargs, dtype):
+    x = ((np.arange(12).reshape(3, 4) * 7) % 11).astype(dtype)
+    if dtype == np.float32:
+        x = x ** 1.3
+    for pw in WIDTHS:
+        out = jnp.pad(x, pw, mode_name, **kwargs)
+        assert_close(out, np.pad(x, pw, mode_name, **kwargs), rtol=1e-5, atol=1e-5)
+        if jax is not None:
+            assert out.dtype == jax.numpy.pad(x, pw, mode_name, **kwargs).dtype
+
+
+@pytest.mark.parametrize("mode_name", ["constant", "reflect", "mean", "wrap"])
+def test_pad_under_transforms(mode_name, mode):
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    check_against_numpy(lambda a: jnp.pad(a, ((1, 1), (2, 0)), mode_name),
+                        lambda a: np.pad(a, ((1, 1), (2, 0)), mode_name), x,
+                        transform=mode, jax_fn=(lambda a: jax.numpy.pad(
+                            a, ((1, 1), (2, 0)), mode_name)) if jax else None)
+
+
+def test_pad_empty_and_weak_scalars():
+    out = jnp.pad(jnp.ones((2, 2)), 1, "empty")
+    assert out.shape == (4, 4) and out.dtype == np.float32
+    assert_close(out[1:3, 1:3], np.ones((2, 2), np.float32))
+    assert jnp.pad(jnp.ones(2, jnp.int32), 1, constant_values=7).tolist() == [7, 1, 1, 7]
+
+
+def test_pad_gradients():
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    for m, kw in [("constant", {}), ("reflect", {"reflect_type": "odd"}), ("edge", {}),
+                  ("mean", {}), ("linear_ramp", {"end_values": 1.0})]:
+        check_grads(lambda a: jnp.pad(a, ((1, 2), (2, 1)), m, **kw), (x,), order=1)
+
+
+def test_pad_errors():
+    x = jnp.ones((2, 2))
+    with pytest.raises(ValueError, match="Unimplemented padding mode"):
+        jnp.pad(x, 1, "circular")
+    with pytest.raises(ValueError, match="negative"):
+        jnp.pad(x, -1)
+    with pytest.raises(ValueError, match="unsupported keyword"):
+        jnp.pad(x, 1, "edge", constant_values=3)
+    with pytest.raises(ValueError, match="reflect_type"):
+        jnp.pad(x, 1, "reflect", reflect_type="weird")
+    with pytest.raises(ValueError, match="empty axis"):
+        jnp.pad(jnp.ones((0, 2)), 1, "edge")
+    with pytest.raises(ValueError):
+        jnp.pad(x, ((1, 2, 3),))
