@@ -27,8 +27,8 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 START, END = "<!-- api-list:start -->", "<!-- api-list:end -->"
 
 # In this order; packages marked with a trailing ".*" expand to their submodules.
-MODULES = ["absjit", "absjit.numpy", "absjit.numpy.linalg", "absjit.lax", "absjit.random",
-           "absjit.nn", "absjit.nn.initializers", "absjit.tree", "absjit.tree_util",
+MODULES = ["absjit", "absjit.numpy", "absjit.numpy.linalg", "absjit.numpy.fft", "absjit.lax",
+           "absjit.random", "absjit.nn", "absjit.nn.initializers", "absjit.tree", "absjit.tree_util",
            "absjit.debug", "absjit.scipy.*", "absjit.example_libraries.*"]
 
 

@@ -21,6 +21,7 @@ from ._searching import *  # noqa: F401,F403
 from ._numeric import *  # noqa: F401,F403
 from ._index_tricks import *  # noqa: F401,F403
 from . import linalg  # noqa: F401
+from . import fft  # noqa: F401
 from . import _array_methods
 from . import (_creation, _dtypes, _index_tricks, _linalg, _numeric, _padding,  # noqa: E402
                _reductions, _searching, _shape, _sorting, _ufuncs)
@@ -39,4 +40,4 @@ euler_gamma = 0.5772156649015329
 __all__ = sorted({name for m in (_dtypes, _creation, _ufuncs, _reductions, _shape, _linalg,
                                  _sorting, _padding, _searching, _numeric, _index_tricks)
                   for name in m.__all__}
-                 | {"pi", "e", "inf", "nan", "newaxis", "euler_gamma", "linalg"})
+                 | {"pi", "e", "inf", "nan", "newaxis", "euler_gamma", "linalg", "fft"})
