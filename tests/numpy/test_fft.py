@@ -19,7 +19,7 @@ CASES = [
     ("irfft", XC, {}), ("irfft", XC, {"n": 7, "norm": "forward"}),
     ("fft2", XC, {}), ("ifft2", XC, {"s": (3, 8)}), ("rfft2", X, {"axes": (0, 2)}),
     ("irfft2", XC, {}), ("fftn", XC, {}), ("fftn", X, {"axes": (0, 2), "s": (2, 7)}),
-    ("ifftn", XC, {"norm": "ortho"}), ("rfftn", X, {}), ("irfftn", XC, {"s": (3, 4, 9)}),
+    ("ifftn", XC, {"norm": "ortho"}), ("rfftn", X, {}), ("irfftn", XC, {"s": (3, 4, 9), "axes": (0, 1, 2)}),
     ("fft", np.arange(6, dtype=np.int32), {}),
 ]
 
