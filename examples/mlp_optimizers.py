@@ -11,6 +11,7 @@ Run with ``python examples/mlp_optimizers.py`` (``--quick`` for a few steps only
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 
@@ -69,6 +70,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few steps only")
     parser.add_argument("--no-jax", action="store_true", help="skip the JAX comparison")
+    parser.add_argument("--backend", default=None,
+                        help="absjit backend for jit (default: the configured one, 'cpu')")
     args = parser.parse_args(argv)
     steps, batch = (30, 32) if args.quick else (300, 64)
     x, y = make_data(20 * batch)
@@ -77,10 +80,12 @@ def main(argv=None):
     init_fun, _ = network(stax)
     _, params = init_fun(random.PRNGKey(0), (-1, N_FEATURES))
     start = time.perf_counter()
-    losses, final, apply_fun = train(absjit.example_libraries, jnp, absjit.jit, absjit.grad,
+    jit = functools.partial(absjit.jit, backend=args.backend)
+    losses, final, apply_fun = train(absjit.example_libraries, jnp, jit, absjit.grad,
                                      params, batches, steps, 1e-2)
     elapsed = time.perf_counter() - start
-    print(f"absjit: {steps} adam steps in {elapsed:.2f} s (compile included)")
+    print(f"absjit ({args.backend or absjit.config.default_backend or 'cpu'} backend): {steps} "
+          f"adam steps in {elapsed:.2f} s (compile included)")
     for i in range(0, steps, max(1, steps // 6)):
         print(f"  step {i:4d}  loss {losses[i]:.4f}")
     print(f"  final loss {losses[-1]:.4f}, training accuracy "
