@@ -170,7 +170,8 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
 class PyTreeDef:
     """The structure of a pytree (hashable, compares by value)."""
 
-    __slots__ = ("kind", "data", "children", "num_leaves", "_hash", "_interned")
+    __slots__ = ("kind", "data", "children", "num_leaves", "_hash", "_interned", "_build",
+                 "_uses")
 
     # kinds
     LEAF, NONE, TUPLE, LIST, DICT, NAMEDTUPLE, CUSTOM = range(7)
@@ -186,6 +187,8 @@ class PyTreeDef:
         self._hash = hash((kind, data if kind != PyTreeDef.CUSTOM else (data[0], data[1]),
                            children))
         self._interned = False
+        self._build = None  # a compiled unflatten, made when the tree is reused
+        self._uses = 0
 
     def __eq__(self, other):
         return (self is other) or (type(other) is PyTreeDef and self._hash == other._hash
@@ -327,17 +330,75 @@ def _unflatten(treedef, it):
     return _REGISTRY[cls][1](aux, children)
 
 
+def _compile_builder(treedef):
+    """A function ``leaves -> tree`` for ``treedef``, generated as one expression
+    (``lambda l: (l[0], [l[1], l[2]])``): no recursion or iterator per call. Dict keys,
+    classes and custom aux data are bound by name, never printed into the source."""
+    env: dict = {}
+    counter = [0]
+
+    def name_of(value):
+        n = f"_v{len(env)}"
+        env[n] = value
+        return n
+
+    def expr(td):
+        k = td.kind
+        if k == PyTreeDef.LEAF:
+            i = counter[0]
+            counter[0] += 1
+            return f"l[{i}]"
+        if k == PyTreeDef.NONE:
+            return "None"
+        parts = [expr(c) for c in td.children]
+        if k == PyTreeDef.TUPLE:
+            return "(" + "".join(p + ", " for p in parts) + ")"
+        if k == PyTreeDef.LIST:
+            return "[" + ", ".join(parts) + "]"
+        if k == PyTreeDef.DICT:
+            return "{" + ", ".join(f"{name_of(key)}: {p}" for key, p in
+                                   zip(td.data, parts)) + "}"
+        if k == PyTreeDef.NAMEDTUPLE:
+            return f"{name_of(td.data)}(" + ", ".join(parts) + ")"
+        cls, aux = td.data
+        return f"{name_of(_REGISTRY[cls][1])}({name_of(aux)}, [" + ", ".join(parts) + "])"
+
+    source = "lambda l: " + expr(treedef)
+    return eval(source, env)  # noqa: S307 - source built above from the structure only
+
+
+# Deeper or bigger trees keep the recursive path (the generated expression would hit
+# Python's parser limits; such trees are not on a per-call hot path).
+_BUILD_MAX_LEAVES, _BUILD_MAX_DEPTH = 1000, 50
+
+
+def _depth(td) -> int:
+    return 1 + max((_depth(c) for c in td.children), default=0)
+
+
 def tree_unflatten(treedef: PyTreeDef, leaves):
     """The pytree of structure ``treedef`` holding ``leaves``.
+
+    A structure unflattened more than once (a jitted function's output tree, say) gets
+    a generated builder, so later calls cost one function call.
 
     Examples
     --------
     >>> tree_unflatten(tree_structure((0, [0])), [1, 2])
     (1, [2])
     """
-    leaves = list(leaves)
+    if type(leaves) is not list:
+        leaves = list(leaves)
     if len(leaves) != treedef.num_leaves:
         raise ValueError(f"tree {treedef} has {treedef.num_leaves} leaves, got {len(leaves)}")
+    build = treedef._build
+    if build is not None:
+        return build(leaves)
+    treedef._uses += 1
+    if treedef._uses >= 2 and treedef.num_leaves <= _BUILD_MAX_LEAVES \
+            and _depth(treedef) <= _BUILD_MAX_DEPTH:
+        build = treedef._build = _compile_builder(treedef)
+        return build(leaves)
     return _unflatten(treedef, iter(leaves))
 
 

@@ -227,3 +227,26 @@ def test_tree_short_names_are_the_tree_util_functions():
     assert set(tree.__all__) >= {"map", "leaves", "flatten", "unflatten", "structure",
                                  "reduce", "all"}
     assert tu.tree_structure([1, (2, None)]).num_nodes == 5
+
+
+def test_reused_structures_unflatten_through_a_generated_builder():
+    tree = {2: [1, (2, None)], 1.0: Point(3, Layer(4, 5, "n")),
+            3: collections.OrderedDict([("z", 6)])}
+    leaves, treedef = tu.tree_flatten(tree)
+    first = tu.tree_unflatten(treedef, leaves)
+    assert treedef._build is None
+    second = tu.tree_unflatten(treedef, iter(leaves))
+    assert treedef._build is not None  # compiled on the second use
+    third = tu.tree_unflatten(treedef, [x * 10 for x in leaves])
+    for out in (first, second):
+        assert out == tree and type(next(k for k in out if k == 1.0)) is float
+    assert third[2] == [10, (20, None)] and third[1.0].y.w == 40
+    assert isinstance(third[3], collections.OrderedDict) and third[1.0].y.name == "n"
+    assert second[2] is not first[2]  # fresh containers every call
+    with pytest.raises(ValueError, match="leaves"):
+        tu.tree_unflatten(treedef, leaves[:-1])
+    big = list(range(1500))
+    _, big_def = tu.tree_flatten(big)
+    for _ in range(3):  # past the size limit: the recursive path
+        assert tu.tree_unflatten(big_def, big) == big
+    assert big_def._build is None
