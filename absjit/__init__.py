@@ -35,7 +35,6 @@ from .api_utils import (ShapeDtypeStruct, eval_shape, checkpoint, remat, Device,
                         device_get, process_index, process_count, default_backend)
 from ._callbacks import pure_callback  # noqa: E402
 from . import debug  # noqa: E402,F401
-from . import example_libraries  # noqa: E402,F401
 from . import backends  # noqa: E402,F401  (callable: absjit.backends() lists them)
 from .backends import interpret as _interpret_backend  # noqa: E402,F401
 try:  # the cpu backend needs Numba; without it jit runs on the interpret backend
@@ -56,5 +55,4 @@ __all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "nu
            "ShapeDtypeStruct", "checkpoint", "remat", "pure_callback", "Device", "devices",
            "local_devices", "device_count", "local_device_count", "device_get",
            "process_index", "process_count", "default_backend", "nn", "tree",
-           "example_libraries",
            "jit", "clear_caches", "block_until_ready", "device_put", "backends"]
