@@ -41,6 +41,42 @@ def _pairs(name, value, ndim, cast=operator.index):
         raise TypeError(f"pad: {name} must hold integers, got {value!r}") from None
 
 
+def _value_pairs(name, value, ndim):
+    """Like :func:`_pairs` for fill values, which may be arrays or traced."""
+    def is_array(v):
+        return hasattr(v, "shape") and not isinstance(v, (np.ndarray, np.generic))
+    if is_array(value):
+        v = asarray(value)
+        if v.ndim == 0:
+            return [(v, v)] * ndim
+        try:
+            v = broadcast_to(v, (ndim, 2))
+        except ValueError:
+            raise ValueError(f"pad: {name} of shape {v.shape} cannot be broadcast to "
+                             f"{ndim} (before, after) pairs") from None
+        return [(v[i, 0], v[i, 1]) for i in range(ndim)]
+    if isinstance(value, (list, tuple)) and any(
+            is_array(e) or isinstance(e, (list, tuple)) and any(is_array(f) for f in e)
+            for e in value):
+        entries = list(value)
+        if all(not isinstance(e, (list, tuple)) for e in entries):
+            if len(entries) == 1:
+                entries = [entries[0], entries[0]]
+            if len(entries) != 2:
+                raise ValueError(f"pad: {name} must be a scalar, a pair or one pair per axis")
+            return [tuple(entries)] * ndim
+        if len(entries) == 1:
+            entries = entries * ndim
+        if len(entries) != ndim:
+            raise ValueError(f"pad: {name} needs one (before, after) pair per axis ({ndim})")
+        out = []
+        for e in entries:
+            e = list(e) if isinstance(e, (list, tuple)) else [e]
+            out.append((e[0], e[0]) if len(e) == 1 else tuple(e))
+        return out
+    return _pairs(name, value, ndim, cast=lambda v: v)
+
+
 def _slice(x, axis, start, stop):
     from ._indexing import getitem
     idx = [slice(None)] * x.ndim
@@ -153,10 +189,10 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if reflect_type not in ("even", "odd"):
         raise ValueError(f"pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
     if mode in ("constant", "empty"):
-        values = _pairs("constant_values", kwargs.get("constant_values", 0), x.ndim,
-                        cast=lambda v: v) if mode == "constant" else [(0, 0)] * x.ndim
+        values = _value_pairs("constant_values", kwargs.get("constant_values", 0), x.ndim) \
+            if mode == "constant" else [(0, 0)] * x.ndim
     elif mode == "linear_ramp":
-        values = _pairs("end_values", kwargs.get("end_values", 0), x.ndim, cast=lambda v: v)
+        values = _value_pairs("end_values", kwargs.get("end_values", 0), x.ndim)
     stat = kwargs.get("stat_length")
     stat_pairs = _pairs("stat_length", stat, x.ndim) if stat is not None \
         else [(None, None)] * x.ndim

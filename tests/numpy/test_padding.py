@@ -68,3 +68,17 @@ def test_pad_errors():
         jnp.pad(jnp.ones((0, 2)), 1, "edge")
     with pytest.raises(ValueError):
         jnp.pad(x, ((1, 2, 3),))
+
+
+def test_pad_traced_fill_values(mode):
+    x = np.ones((2, 2), np.float32)
+    out = mode(lambda a, c: jnp.pad(a, ((1, 2), (0, 1)), constant_values=((c, 0), (1, c))))(
+        x, np.float32(5.0))
+    assert_close(out, np.pad(x, ((1, 2), (0, 1)), constant_values=((5, 0), (1, 5))))
+    table = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    out = mode(lambda a, c: jnp.pad(a, 1, constant_values=c))(x, table)
+    assert_close(out, np.pad(x, 1, constant_values=table))
+    ramp = mode(lambda a, c: jnp.pad(a, 2, "linear_ramp", end_values=c))(x[0], np.float32(5))
+    assert_close(ramp, np.pad(x[0], 2, "linear_ramp", end_values=5.0))
+    g = absjit.grad(lambda c: jnp.pad(jnp.ones(2), (1, 2), constant_values=c).sum())(5.0)
+    assert float(g) == 3.0
