@@ -433,8 +433,56 @@ def all_leaves(iterable, is_leaf=None) -> bool:
     return all(treedef_is_leaf(tree_structure(x, is_leaf)) for x in iterable)
 
 
+def _flatten_up_to(treedef, tree, path, out):
+    """Append the subtrees of ``tree`` at ``treedef``'s leaves (``treedef`` must be a
+    prefix of ``tree``'s structure), or raise ``ValueError`` naming the key path."""
+    k = treedef.kind
+    if k == PyTreeDef.LEAF:
+        out.append(tree)
+        return
+    where = f"tree_map tree{path}"
+    expected = {PyTreeDef.NONE: type(None), PyTreeDef.TUPLE: tuple, PyTreeDef.LIST: list,
+                PyTreeDef.DICT: dict}.get(k)
+    if expected is None:
+        expected = treedef.data if k == PyTreeDef.NAMEDTUPLE else treedef.data[0]
+    if type(tree) is not expected:
+        raise ValueError(f"pytree structure error: different types at key path {where}: "
+                         f"the prefix has a {expected} where the full pytree has a "
+                         f"{type(tree)}")
+    if k == PyTreeDef.NONE:
+        return
+    if k == PyTreeDef.DICT:
+        keys = tuple(sorted(tree))
+        if keys != treedef.data:
+            raise ValueError(f"pytree structure error: different dict keys at key path "
+                             f"{where}: {list(treedef.data)} in the prefix, {list(keys)} in "
+                             "the full pytree")
+        children = [tree[key] for key in keys]
+        paths = [f"[{key!r}]" for key in keys]
+    elif k == PyTreeDef.CUSTOM:
+        children, aux = _REGISTRY[expected][0](tree)
+        if aux != treedef.data[1]:
+            raise ValueError(f"pytree structure error: different metadata at key path "
+                             f"{where}: {treedef.data[1]!r} in the prefix, {aux!r} in the "
+                             "full pytree")
+        children = list(children)
+        paths = [f"[<flat index {i}>]" for i in range(len(children))]
+    else:
+        children = list(tree)
+        paths = [f"[{i}]" for i in range(len(children))]
+    if len(children) != len(treedef.children):
+        raise ValueError(f"pytree structure error: different numbers of children at key "
+                         f"path {where}: {len(treedef.children)} in the prefix, "
+                         f"{len(children)} in the full pytree")
+    for sub, child, p in zip(treedef.children, children, paths):
+        _flatten_up_to(sub, child, path + p, out)
+
+
 def tree_map(f, tree, *rest, is_leaf=None):
-    """Apply ``f`` to corresponding leaves of ``tree`` and ``rest`` (same structure).
+    """Apply ``f`` to corresponding leaves of ``tree`` and ``rest``.
+
+    Each of ``rest`` has ``tree``'s structure, or has it as a prefix: then ``f`` gets
+    the whole subtree found at each leaf position of ``tree``.
 
     Examples
     --------
@@ -446,7 +494,8 @@ def tree_map(f, tree, *rest, is_leaf=None):
     for r in rest:
         r_leaves, r_def = tree_flatten(r, is_leaf)
         if r_def != treedef:
-            raise ValueError(f"tree_map: structures differ: {treedef} vs {r_def}")
+            r_leaves = []
+            _flatten_up_to(treedef, r, "", r_leaves)
         others.append(r_leaves)
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
 
@@ -585,7 +634,8 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None):
     for r in rest:
         r_leaves, r_def = tree_flatten(r, is_leaf)
         if r_def != treedef:
-            raise ValueError(f"tree_map_with_path: structures differ: {treedef} vs {r_def}")
+            r_leaves = []
+            _flatten_up_to(treedef, r, "", r_leaves)
         others.append(r_leaves)
     return tree_unflatten(treedef, [f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
 

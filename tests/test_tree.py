@@ -172,7 +172,7 @@ def test_map_with_path_and_flatten_with_path():
     assert treedef == tu.tree_structure(t)
     assert pairs[0] == ((tu.DictKey("p"), tu.GetAttrKey("x")), 3)
     assert tree.leaves_with_path(t) == pairs
-    with pytest.raises(ValueError, match="structures differ"):
+    with pytest.raises(ValueError, match="different types"):
         tree.map_with_path(lambda p, x, y: x, t, [1])
 
 
@@ -250,3 +250,19 @@ def test_reused_structures_unflatten_through_a_generated_builder():
     for _ in range(3):  # past the size limit: the recursive path
         assert tu.tree_unflatten(big_def, big) == big
     assert big_def._build is None
+
+
+def test_map_with_prefix_trees_like_jax():
+    out = tree.map(lambda x, y: (x, y), {"a": 1, "b": None}, {"a": [1, 2], "b": None})
+    assert out == {"a": (1, [1, 2]), "b": None}
+    cases = [({"a": 1}, {"b": 1}, "dict keys"), ((1, 2), [1, 2], "different types"),
+             ((1, None), (1, 2), r"different types at key path tree_map tree\[1\]"),
+             ((1, 2), (1, 2, 3), "numbers of children"),
+             (Layer(1, 2, "x"), Layer(1, 2, "y"), "metadata")]
+    for prefix, full, message in cases:
+        with pytest.raises(ValueError, match=message):
+            tree.map(lambda x, y: x, prefix, full)
+        if jax is not None:
+            with pytest.raises(ValueError):
+                jax.tree_util.tree_map(lambda x, y: x, prefix, full)
+    assert tree.map(lambda x, y: x + len(y), Point(1, 2), Point([0], [0, 0])) == Point(2, 4)
