@@ -93,6 +93,10 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     padded_shape = tuple(d + lo + hi for d, (lo, hi) in zip(dilated_shape, pads))
     out_shape = tuple(max(0, (p - w) // s + 1) if p >= w else 0
                       for p, w, s in zip(padded_shape, eff_window, strides))
+    if math.prod(out_shape) == 0:  # no window fits: an empty result of the init value
+        from .. import numpy as jnp
+        return tree_util.tree_unflatten(tree, [jnp.full(out_shape, i, get_aval(x).dtype)
+                                               for x, i in zip(flat, inits)])
     config = tuple((lo, hi, b - 1) for (lo, hi), b in zip(pads, base))
     xs = []
     for x, init in zip(flat, inits):
@@ -111,9 +115,6 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         res = computation(tree_util.tree_unflatten(tree, acc),
                           tree_util.tree_unflatten(tree, pieces))
         acc = tree_util.tree_leaves(res)
-    if math.prod(out_shape) == 0 or acc is None:
-        from .. import numpy as jnp
-        acc = [jnp.full(out_shape, i, get_aval(x).dtype) for x, i in zip(flat, inits)]
     return tree_util.tree_unflatten(tree, acc)
 
 

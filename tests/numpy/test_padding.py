@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import absjit
 import absjit.numpy as jnp
@@ -82,3 +84,18 @@ def test_pad_traced_fill_values(mode):
     assert_close(ramp, np.pad(x[0], 2, "linear_ramp", end_values=5.0))
     g = absjit.grad(lambda c: jnp.pad(jnp.ones(2), (1, 2), constant_values=c).sum())(5.0)
     assert float(g) == 3.0
+
+
+@settings(max_examples=30)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+       widths=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=3,
+                       max_size=3),
+       mode_name=st.sampled_from(["constant", "edge", "wrap", "reflect", "symmetric",
+                                  "maximum", "mean", "linear_ramp"]),
+       odd=st.booleans())
+def test_pad_random_shapes_against_numpy(shape, widths, mode_name, odd):
+    x = (np.arange(np.prod(shape)).reshape(shape) * 1.7 % 5).astype(np.float32)
+    pw = tuple(widths[:len(shape)])
+    kwargs = {"reflect_type": "odd"} if odd and mode_name in ("reflect", "symmetric") else {}
+    assert_close(jnp.pad(x, pw, mode_name, **kwargs), np.pad(x, pw, mode_name, **kwargs),
+                 rtol=1e-5, atol=1e-5)
