@@ -20,7 +20,8 @@ import numpy as np
 import absjit
 import absjit.numpy as jnp
 from absjit import random, tree_util
-from absjit.example_libraries import optimizers, stax
+import absjit.example_libraries  # noqa: F401  (train() reaches it as absjit.example_libraries)
+from absjit.example_libraries import stax
 
 N_CLASSES, N_FEATURES = 3, 8
 

@@ -5,8 +5,6 @@ import re
 
 import pytest
 
-import absjit
-
 ROOT = os.path.dirname(os.path.dirname(__file__))
 spec = importlib.util.spec_from_file_location("api_list", os.path.join(ROOT, "scripts",
                                                                       "api_list.py"))

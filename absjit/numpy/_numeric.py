@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import operator
 
-import numpy as np
-
 from .. import dtypes
 from ._creation import asarray
 from ._promote import check_arraylike, promote_dtypes
@@ -174,7 +172,6 @@ def corrcoef(x, y=None, rowvar=True):
     c = c / std[:, None] / std[None, :]
     if dtypes.is_complex(c.dtype):
         from ._ufuncs import real, imag
-        from ._creation import array  # noqa: F401
         return clip(real(c), -1, 1) + 1j * clip(imag(c), -1, 1)
     return clip(c, -1, 1)
 

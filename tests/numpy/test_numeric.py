@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
 
-import absjit
 import absjit.numpy as jnp
 from tests.checks import assert_close, check_against_numpy, jax
 from tests.grad_checks import check_grads
