@@ -247,6 +247,8 @@ def debug_callback(callback, *args, ordered=False, **kwargs):
 
     It runs whenever the computation runs: eagerly, every call of a jitted function,
     on primal values under ``grad``, once per element under ``vmap``. Returns ``None``.
+    Effectful equations keep their program order, so ``ordered`` (accepted for
+    compatibility) changes nothing.
 
     Examples
     --------
