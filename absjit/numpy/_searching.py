@@ -80,19 +80,17 @@ def nonzero(a, *, size=None, fill_value=None):
     if size < 0:
         raise ValueError(f"nonzero: size must be non-negative, got {size}")
     fills = _fill_per_dim(fill_value, x.ndim)
-    from ._sorting import argsort
     from ._ufuncs import where
-    from ._reductions import sum as _sum
+    from ._reductions import cumsum
     mask = (x != 0).ravel()
     n = mask.shape[0]
-    # a stable sort of "is zero" puts the non-zero positions first, in order
-    order = argsort(~mask, stable=True).astype(int_t)
-    if size > n:
-        from ._shape import concatenate
-        order = concatenate([order, zeros(size - n, int_t)])
-    else:
-        order = order[:size]
-    valid = arange(size, dtype=int_t) < _sum(mask, dtype=int_t)
+    # The k-th non-zero element has k non-zeros up to and including it: scatter each
+    # flat position to its rank (ranks past ``size``, and zeros, are dropped).
+    rank = cumsum(mask, dtype=int_t) - 1
+    slot = where(mask & (rank < size), rank, size)
+    order = zeros(size, int_t).at[slot].set(arange(n, dtype=int_t))
+    count = rank[-1] + 1 if n else asarray(0, int_t)
+    valid = arange(size, dtype=int_t) < count
     out = []
     strides = np.cumprod((x.shape[1:] + (1,))[::-1])[::-1]
     for dim, (stride, extent) in enumerate(zip(strides, x.shape)):

@@ -129,3 +129,15 @@ def test_interp(mode):
                 (np.array([0.3, 2.0]), np.array([0.0, 2.0, -1.0])), order=1)
     with pytest.raises(ValueError, match="one-dimensional"):
         jnp.interp(x, xp, fp[:2])
+
+
+def test_nonzero_with_size_edge_cases():
+    assert_close(jnp.nonzero(jnp.zeros(0), size=3, fill_value=-1),
+                 (np.full(3, -1, np.int32),))
+    assert_close(jnp.nonzero(jnp.zeros((0, 2)), size=2), (np.zeros(2, np.int32),) * 2)
+    assert_close(jnp.nonzero(jnp.array([1, 0, 2, 3, 0, 4]), size=2),
+                 (np.array([0, 2], np.int32),))
+    with pytest.raises(ValueError, match="fill_value"):
+        jnp.nonzero(X, size=2, fill_value=(1, 2, 3))
+    with pytest.raises(ValueError, match="non-negative"):
+        jnp.nonzero(X, size=-1)
