@@ -15,7 +15,13 @@ __all__ = ["SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey", "keystr"
 
 @dataclass(frozen=True)
 class SequenceKey:
-    """Position ``idx`` in a tuple or list; prints as ``[idx]``."""
+    """Position ``idx`` in a tuple or list; prints as ``[idx]``.
+
+    Examples
+    --------
+    >>> str(SequenceKey(0))
+    '[0]'
+    """
     idx: int
 
     def __str__(self):
@@ -24,7 +30,13 @@ class SequenceKey:
 
 @dataclass(frozen=True)
 class DictKey:
-    """Key ``key`` of a dict; prints as ``['key']``."""
+    """Key ``key`` of a dict; prints as ``['key']``.
+
+    Examples
+    --------
+    >>> str(DictKey("w"))
+    "['w']"
+    """
     key: Any
 
     def __str__(self):
@@ -33,7 +45,13 @@ class DictKey:
 
 @dataclass(frozen=True)
 class GetAttrKey:
-    """Attribute ``name`` (namedtuple field, dataclass field); prints as ``.name``."""
+    """Attribute ``name`` (namedtuple field, dataclass field); prints as ``.name``.
+
+    Examples
+    --------
+    >>> str(GetAttrKey("x"))
+    '.x'
+    """
     name: str
 
     def __str__(self):
@@ -43,7 +61,13 @@ class GetAttrKey:
 @dataclass(frozen=True)
 class FlattenedIndexKey:
     """Child ``key`` of a node registered without keys; prints as
-    ``[<flat index key>]``."""
+    ``[<flat index key>]``.
+
+    Examples
+    --------
+    >>> str(FlattenedIndexKey(1))
+    '[<flat index 1>]'
+    """
     key: int
 
     def __str__(self):

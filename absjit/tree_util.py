@@ -168,7 +168,13 @@ def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields
 
 
 class PyTreeDef:
-    """The structure of a pytree (hashable, compares by value)."""
+    """The structure of a pytree (hashable, compares by value).
+
+    Examples
+    --------
+    >>> tree_structure({"a": (1, None)}).num_leaves
+    1
+    """
 
     __slots__ = ("kind", "data", "children", "num_leaves", "_hash", "_interned", "_build",
                  "_uses")
@@ -425,11 +431,24 @@ def tree_structure(tree, is_leaf=None) -> PyTreeDef:
 
 
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    """Whether ``treedef`` is the structure of a single leaf.
+
+    Examples
+    --------
+    >>> treedef_is_leaf(tree_structure(1.0)), treedef_is_leaf(tree_structure([1.0]))
+    (True, False)
+    """
     return treedef.kind == PyTreeDef.LEAF
 
 
 def all_leaves(iterable, is_leaf=None) -> bool:
-    """Whether every element of ``iterable`` is a leaf."""
+    """Whether every element of ``iterable`` is a leaf.
+
+    Examples
+    --------
+    >>> all_leaves([1, 2.0]), all_leaves([1, (2,)])
+    (True, False)
+    """
     return all(treedef_is_leaf(tree_structure(x, is_leaf)) for x in iterable)
 
 
@@ -641,7 +660,13 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None):
 
 
 def leaf_paths(tree) -> list:
-    """A path suffix for every leaf: ``''`` for a leaf, ``'[0]'``, ``"['w']"``, ``'.x'``."""
+    """A path suffix for every leaf: ``''`` for a leaf, ``'[0]'``, ``"['w']"``, ``'.x'``.
+
+    Examples
+    --------
+    >>> leaf_paths({"w": [1, 2]})
+    ["['w'][0]", "['w'][1]"]
+    """
     return [keystr(p) for p, _ in tree_leaves_with_path(tree)]
 
 
