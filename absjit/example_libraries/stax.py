@@ -25,7 +25,8 @@ from ..nn import (elu, gelu, leaky_relu, log_softmax, relu, selu, sigmoid, softm
                   softplus, standardize)
 from ..nn.initializers import glorot_normal, normal, ones, zeros
 
-__all__ = ["Dense", "GeneralConv", "Conv", "BatchNorm", "elementwise", "Tanh", "Relu",
+__all__ = ["Dense", "GeneralConv", "Conv", "GeneralConvTranspose", "Conv1DTranspose",
+           "ConvTranspose", "BatchNorm", "elementwise", "Tanh", "Relu",
            "Exp", "LogSoftmax", "Softmax", "Softplus", "Sigmoid", "Elu", "LeakyRelu",
            "Selu", "Gelu", "MaxPool", "SumPool", "AvgPool", "Flatten", "Identity", "FanOut",
            "FanInSum", "FanInConcat", "Dropout", "serial", "parallel", "shape_dependent"]
@@ -110,6 +111,53 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None,  # noqa
 
 
 Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
+
+
+def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None,  # noqa: N802
+                         padding="VALID", W_init=None, b_init=normal(1e-6)):  # noqa: N803
+    """A transposed convolution (``lax.conv_transpose``) with the layouts
+    ``dimension_numbers``.
+
+    Examples
+    --------
+    >>> from absjit import random
+    >>> from absjit.example_libraries import stax
+    >>> init_fun, _ = stax.ConvTranspose(4, (3, 3), strides=(2, 2), padding="SAME")
+    >>> init_fun(random.PRNGKey(0), (2, 5, 5, 1))[0]
+    (2, 10, 10, 4)
+    """
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    one = (1,) * len(filter_shape)
+    strides = strides or one
+    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))  # noqa: N806
+
+    def init_fun(rng, input_shape):
+        filter_shape_iter = iter(filter_shape)
+        kernel_shape = [out_chan if c == "O" else
+                        input_shape[lhs_spec.index("C")] if c == "I" else
+                        next(filter_shape_iter) for c in rhs_spec]
+        out = eval_shape(
+            lambda x, w: lax.conv_transpose(x, w, strides, padding,
+                                            dimension_numbers=dimension_numbers),
+            ShapeDtypeStruct(_shape_for_tracing(input_shape), jnp.float32),
+            ShapeDtypeStruct(tuple(kernel_shape), jnp.float32))
+        n_lhs, n_out = lhs_spec.index("N"), out_spec.index("N")
+        output_shape = out.shape if input_shape[n_lhs] != -1 else \
+            out.shape[:n_out] + (-1,) + out.shape[n_out + 1:]
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        W, b = W_init(k1, tuple(kernel_shape)), b_init(k2, tuple(bias_shape))  # noqa: N806
+        return output_shape, (W, b)
+
+    def apply_fun(params, inputs, **kwargs):
+        W, b = params  # noqa: N806
+        return lax.conv_transpose(inputs, W, strides, padding,
+                                  dimension_numbers=dimension_numbers) + b
+    return init_fun, apply_fun
+
+
+Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
+ConvTranspose = functools.partial(GeneralConvTranspose, ("NHWC", "HWIO", "NHWC"))
 
 
 def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True,  # noqa: N802

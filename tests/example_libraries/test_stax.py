@@ -32,6 +32,16 @@ def _conv_net(s):
         s.Flatten, s.Dense(5), s.LeakyRelu, s.Dense(3), s.LogSoftmax)
 
 
+def _deconv_net(s):
+    return s.serial(s.ConvTranspose(3, (3, 3), strides=(2, 2), padding="SAME"), s.Relu,
+                    s.ConvTranspose(2, (2, 2), padding="VALID"), s.Flatten, s.Dense(2))
+
+
+def _deconv1d_net(s):
+    return s.serial(s.Conv1DTranspose(3, (3,), strides=(2,)), s.Tanh,
+                    s.GeneralConvTranspose(("NHC", "HIO", "NHC"), 2, (2,), padding="SAME"))
+
+
 def _branchy_net(s):
     return s.serial(
         s.Dense(6), s.FanOut(3),
@@ -49,7 +59,9 @@ def _residual_net(s):
 
 @pytest.mark.parametrize("build, in_shape", [(_conv_net, (2, 8, 8, 3)),
                                              (_branchy_net, (5, 7)),
-                                             (_residual_net, (3, 2))])
+                                             (_residual_net, (3, 2)),
+                                             (_deconv_net, (2, 4, 4, 1)),
+                                             (_deconv1d_net, (2, 5, 3))])
 def test_networks_match_jax(build, in_shape):
     (init_fun, apply_fun), theirs = _both(build)
     out_shape, params = init_fun(random.PRNGKey(1), in_shape)
@@ -100,6 +112,13 @@ def test_training_steps_match_jax():
     assert_close(get_params(state), tree_util.tree_map(np.asarray, j_get(j_state)),
                  rtol=1e-4, atol=1e-5)
     assert losses[-1] < losses[0]
+
+
+def test_layer_names_match_jax():
+    if jax is not None:
+        names = {n for n in dir(jax_stax) if n[0].isupper()} | {
+            "serial", "parallel", "shape_dependent", "elementwise"}
+        assert names <= set(stax.__all__)
 
 
 def test_dropout_and_batchnorm_variants():
