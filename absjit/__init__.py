@@ -18,16 +18,22 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .config import config  # noqa: E402
-from . import errors, tree_util, dtypes  # noqa: E402,F401
+from . import errors, tree_util, tree, dtypes  # noqa: E402,F401
 from .array import Array  # noqa: E402
 from .core.levels import Level, get_level, register_level, registered_levels  # noqa: E402,F401
 from .core.avals import ConcreteArray, ShapedArray  # noqa: E402,F401
 from .interpreters.staging import make_jaxpr  # noqa: E402
 from . import numpy, lax  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+from . import nn  # noqa: E402,F401
 from .api_transforms import (grad, value_and_grad, jvp, vjp, linearize, jacfwd,  # noqa: E402
                              jacrev, hessian, vmap)
+jacobian = jacrev  # JAX's name for the reverse-mode Jacobian
 from .custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
+from .api_utils import (ShapeDtypeStruct, eval_shape, checkpoint, remat, Device,  # noqa: E402
+                        devices, local_devices, device_count, local_device_count,
+                        device_get, process_index, process_count, default_backend)
+from ._callbacks import pure_callback  # noqa: E402
 from . import debug  # noqa: E402,F401
 from . import backends  # noqa: E402,F401  (callable: absjit.backends() lists them)
 from .backends import interpret as _interpret_backend  # noqa: E402,F401
@@ -45,5 +51,8 @@ jit.compile_cache = _compile_cache  # ``absjit.jit`` names the function, not the
 __all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "numpy", "lax",
            "register_level", "get_level", "Level", "ShapedArray", "ConcreteArray", "random",
            "grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "hessian",
-           "vmap", "custom_jvp", "custom_vjp", "debug",
+           "vmap", "custom_jvp", "custom_vjp", "debug", "jacobian", "eval_shape",
+           "ShapeDtypeStruct", "checkpoint", "remat", "pure_callback", "Device", "devices",
+           "local_devices", "device_count", "local_device_count", "device_get",
+           "process_index", "process_count", "default_backend", "nn", "tree",
            "jit", "clear_caches", "block_until_ready", "device_put", "backends"]

@@ -14,7 +14,9 @@ from . import tree_util
 from .core.primitive import Primitive, abstract_eval_rules, impl_rules
 from .interpreters import ad, batching
 
-__all__ = ["print", "debug_print_p"]
+from ._callbacks import debug_callback as callback  # noqa: E402
+
+__all__ = ["print", "callback", "debug_print_p"]
 
 _builtin_print = print
 

@@ -1,0 +1,337 @@
+"""Smaller public transforms and utilities: ``eval_shape`` and ``ShapeDtypeStruct``,
+``checkpoint``/``remat``, ``jacobian``, and the device queries of a one-device CPU
+runtime (``devices``, ``device_count``, ``device_get``, ``default_backend`` …).
+"""
+from __future__ import annotations
+
+import functools
+import operator
+
+import numpy as np
+
+from . import dtypes, tree_util
+from .core.avals import ShapedArray
+from .core.levels import get_level
+from .core.trace import Tracer
+from .interpreters.staging import DebugInfo, trace_to_jaxpr
+from .ops.call import call_jit, hoist_consts
+
+__all__ = ["ShapeDtypeStruct", "eval_shape", "checkpoint", "remat", "Device", "devices",
+           "local_devices", "device_count", "local_device_count", "device_get",
+           "process_index", "process_count", "default_backend"]
+
+
+# ---------------------------------------------------------------------------
+# eval_shape
+# ---------------------------------------------------------------------------
+class ShapeDtypeStruct:
+    """A shape, a dtype and a weak type: what ``eval_shape`` returns and accepts.
+
+    Examples
+    --------
+    >>> import absjit, absjit.numpy as jnp
+    >>> absjit.ShapeDtypeStruct((2, 3), jnp.float32)
+    ShapeDtypeStruct(shape=(2, 3), dtype=float32)
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape, dtype, *, weak_type: bool = False, sharding=None):
+        try:
+            self.shape = tuple(operator.index(d) for d in shape)
+        except TypeError:
+            raise TypeError(f"ShapeDtypeStruct: shape must be a sequence of integers, got "
+                            f"{shape!r}") from None
+        if dtype is None:
+            raise ValueError("ShapeDtypeStruct: dtype must be given")
+        self.dtype = dtypes.to_numpy_dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self.sharding = sharding
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __eq__(self, other):
+        return (type(other) is ShapeDtypeStruct and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+
+def _aval_of(leaf) -> ShapedArray:
+    if isinstance(leaf, ShapeDtypeStruct):
+        return ShapedArray(leaf.shape, dtypes.canonicalize_dtype(leaf.dtype), leaf.weak_type)
+    if isinstance(leaf, Tracer):
+        return leaf.aval.to_shaped()
+    if not isinstance(leaf, (np.ndarray, np.generic, int, float, complex, bool)) \
+            and hasattr(leaf, "shape") and hasattr(leaf, "dtype") \
+            and not hasattr(leaf, "_value"):  # a jax.ShapeDtypeStruct or the like
+        return ShapedArray(tuple(leaf.shape), dtypes.canonicalize_dtype(leaf.dtype), False)
+    return get_level("shaped").abstractify(leaf)
+
+
+def eval_shape(fun, *args, **kwargs):
+    """The shapes and dtypes of ``fun(*args, **kwargs)``, by tracing only (nothing is
+    computed or compiled).
+
+    Arguments may be arrays, scalars or ``ShapeDtypeStruct`` (pytrees of them); the
+    result is the output pytree with a ``ShapeDtypeStruct`` per leaf.
+
+    Examples
+    --------
+    >>> import absjit, absjit.numpy as jnp
+    >>> x = absjit.ShapeDtypeStruct((1000, 3), jnp.float32)
+    >>> absjit.eval_shape(lambda a: jnp.sum(a, axis=0), x)
+    ShapeDtypeStruct(shape=(3,), dtype=float32)
+    """
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    avals = [_aval_of(x) for x in leaves]
+    box = []
+
+    def flat_fun(*flat):
+        a, kw = tree_util.tree_unflatten(in_tree, list(flat))
+        out_leaves, out_tree = tree_util.tree_flatten(fun(*a, **kw))
+        box.append(out_tree)
+        return out_leaves
+
+    debug = DebugInfo.of(fun, [f"args[{i}]" for i in range(len(leaves))], "eval_shape")
+    _, out_avals = trace_to_jaxpr(flat_fun, avals, debug, transform="eval_shape")
+    return tree_util.tree_unflatten(box[-1], [
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in out_avals])
+
+
+# ---------------------------------------------------------------------------
+# checkpoint / remat
+# ---------------------------------------------------------------------------
+def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=()):
+    """``fun`` whose intermediate values are recomputed in the backward pass instead of
+    being stored by the forward pass.
+
+    ``fun`` is staged as one call equation (``jit[name=checkpoint(fun)]``). Its JVP is
+    a second call that takes the primal inputs and recomputes every intermediate from
+    them, so the only residuals the forward pass keeps for the backward pass are
+    ``fun``'s inputs (and the values it closes over); the transposed call recomputes
+    ``fun``'s forward computation before running backwards. Gradients (and JVPs,
+    Hessians, batching) equal those of ``fun`` itself. ``fun`` is traced at the ``shaped`` level
+    (as in JAX): Python control flow on argument values needs ``static_argnums``.
+    Under ``jit``, absjit's common-subexpression pass may merge the recomputation with
+    the forward pass, trading the memory saving for speed; the values are unchanged.
+
+    Parameters
+    ----------
+    fun : callable
+    prevent_cse : bool
+        Accepted for compatibility with JAX.
+    policy : None
+        Only ``None`` (save nothing but the inputs) is supported.
+    static_argnums : int or tuple of int
+        Positional arguments passed as Python values (not differentiated).
+
+    Examples
+    --------
+    >>> import absjit, absjit.numpy as jnp
+    >>> f = absjit.checkpoint(lambda x: jnp.sin(jnp.sin(x)))
+    >>> absjit.grad(f)(0.0)
+    Array(1., dtype=float32, weak_type=True)
+    """
+    if policy is not None:
+        raise NotImplementedError("absjit.checkpoint supports policy=None only (every "
+                                  "intermediate is recomputed)")
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    static_argnums = tuple(static_argnums)
+    name = getattr(fun, "__name__", type(fun).__name__)
+
+    @functools.wraps(fun)
+    def remat_f(*args, **kwargs):
+        n = len(args)
+        for i in static_argnums:
+            if not -n <= i < n:
+                raise ValueError(f"checkpoint: static_argnums {i} is out of range for "
+                                 f"{n} positional arguments")
+        static = {i % n for i in static_argnums}
+        dyn = tuple(a for i, a in enumerate(args) if i not in static)
+        leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
+        box = []
+
+        def flat_fun(*flat):
+            d, kw = tree_util.tree_unflatten(in_tree, list(flat))
+            it = iter(d)
+            full = [a if i in static else next(it) for i, a in enumerate(args)]
+            out_leaves, out_tree = tree_util.tree_flatten(fun(*full, **kw))
+            box.append(out_tree)
+            return out_leaves
+
+        avals = [_aval_of(x) for x in leaves]
+        debug = DebugInfo.of(fun, [f"args[{i}]" for i in range(len(leaves))], "checkpoint")
+        closed, _ = trace_to_jaxpr(flat_fun, avals, debug, transform="checkpoint")
+        # Values ``fun`` closes over become explicit operands, so their cotangents flow
+        # back to whoever traced them (an enclosing grad, say).
+        inner, consts = hoist_consts(closed)
+        outs = call_jit(*consts, *leaves, jaxpr=inner, name=f"checkpoint({name})")
+        return tree_util.tree_unflatten(box[-1], list(outs))
+
+    return remat_f
+
+
+remat = checkpoint
+
+
+# ---------------------------------------------------------------------------
+# devices
+# ---------------------------------------------------------------------------
+class Device:
+    """The one CPU device absjit computes on.
+
+    Examples
+    --------
+    >>> import absjit
+    >>> absjit.devices()
+    [CpuDevice(id=0)]
+    """
+
+    __slots__ = ("id", "platform", "process_index", "device_kind")
+
+    def __init__(self, id: int = 0, platform: str = "cpu"):  # noqa: A002 - JAX's name
+        self.id, self.platform, self.process_index, self.device_kind = id, platform, 0, platform
+
+    def __repr__(self):
+        return f"{self.platform.capitalize()}Device(id={self.id})"
+
+    def __eq__(self, other):
+        return type(other) is Device and (self.id, self.platform) == (other.id, other.platform)
+
+    def __hash__(self):
+        return hash((self.id, self.platform))
+
+
+_CPU = Device(0, "cpu")
+
+
+def _check_backend(backend):
+    if backend not in (None, "cpu"):
+        raise RuntimeError(f"Unknown backend {backend!r}: absjit's device API describes "
+                           "the CPU only ('cpu')")
+
+
+def devices(backend=None) -> list:
+    """The devices of ``backend`` (the CPU: one device).
+
+    Examples
+    --------
+    >>> import absjit
+    >>> absjit.devices()[0].platform
+    'cpu'
+    """
+    _check_backend(backend)
+    return [_CPU]
+
+
+def local_devices(process_index=None, backend=None) -> list:
+    """The devices of this process (the CPU).
+
+    Examples
+    --------
+    >>> import absjit
+    >>> absjit.local_devices()
+    [CpuDevice(id=0)]
+    """
+    _check_backend(backend)
+    return [_CPU]
+
+
+def device_count(backend=None) -> int:
+    """How many devices there are (1).
+
+    Examples
+    --------
+    >>> import absjit
+    >>> absjit.device_count()
+    1
+    """
+    return len(devices(backend))
+
+
+def local_device_count(backend=None) -> int:
+    """How many devices this process has (1).
+
+    Examples
+    --------
+    >>> import absjit
+    >>> absjit.local_device_count()
+    1
+    """
+    return len(local_devices(backend=backend))
+
+
+def process_index(backend=None) -> int:
+    """This process's index among the processes of a computation (0).
+
+    Examples
+    --------
+    >>> import absjit
+    >>> absjit.process_index()
+    0
+    """
+    _check_backend(backend)
+    return 0
+
+
+def process_count(backend=None) -> int:
+    """How many processes take part in the computation (1).
+
+    Examples
+    --------
+    >>> import absjit
+    >>> absjit.process_count()
+    1
+    """
+    _check_backend(backend)
+    return 1
+
+
+def default_backend() -> str:
+    """The platform arrays live on: ``'cpu'``.
+
+    Examples
+    --------
+    >>> import absjit
+    >>> absjit.default_backend()
+    'cpu'
+    """
+    return "cpu"
+
+
+def device_get(x):
+    """A pytree with every array leaf as a NumPy array (other leaves unchanged).
+
+    Examples
+    --------
+    >>> import absjit, absjit.numpy as jnp
+    >>> absjit.device_get({"w": jnp.ones(2)})
+    {'w': array([1., 1.], dtype=float32)}
+    """
+    def get(leaf):
+        if isinstance(leaf, Tracer):
+            from .errors import TracerArrayConversionError
+            raise TracerArrayConversionError(leaf)
+        if hasattr(leaf, "_value") or hasattr(leaf, "__array__") and not isinstance(
+                leaf, (np.ndarray, np.generic)):
+            return np.asarray(leaf)
+        return leaf
+    return tree_util.tree_map(get, x)

@@ -1,0 +1,15 @@
+"""``absjit.nn``: neural-network activation functions and initializers, as in
+``jax.nn``.
+
+Examples
+--------
+>>> import absjit.numpy as jnp
+>>> from absjit import nn
+>>> nn.relu(jnp.array([-1.0, 2.0]))
+Array([0., 2.], dtype=float32)
+"""
+from . import _functions
+from ._functions import *  # noqa: F401,F403
+from . import initializers  # noqa: F401
+
+__all__ = list(_functions.__all__) + ["initializers"]

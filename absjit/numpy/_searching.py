@@ -1,0 +1,373 @@
+"""Where things are and how many: ``nonzero``, ``argwhere``, ``flatnonzero``, ``isin``,
+``select``, ``piecewise``, ``bincount``, ``histogram`` and ``interp``.
+
+Functions whose result size depends on values (``nonzero`` and friends, ``bincount``)
+take ``size=``/``length=`` so they trace at a fixed shape under ``jit``; without it
+they need a concrete value, as boolean masks do.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import dtypes
+from ..array import Array
+from ..core.avals import ConcreteArray
+from ..core.trace import Tracer
+from ..errors import ConcretizationTypeError
+from ._creation import arange, asarray, full, zeros, linspace
+from ._promote import check_arraylike, promote_dtypes
+
+__all__ = ["nonzero", "argwhere", "flatnonzero", "isin", "select", "piecewise",
+           "bincount", "histogram", "histogram_bin_edges", "interp"]
+
+
+def _concrete(x, fn, what):
+    """The NumPy value of ``x``, or ``ConcretizationTypeError`` naming the fix."""
+    if isinstance(x, Array):
+        return x._value
+    if isinstance(x, Tracer):
+        if isinstance(x.aval, ConcreteArray):
+            return x.aval.concrete_value()
+        raise ConcretizationTypeError(
+            x, f"The size of the result of {fn} depends on the values of its argument, "
+               f"so under jit it needs {what}=... (a static upper bound).")
+    return np.asarray(x)
+
+
+def _fill_per_dim(fill_value, ndim):
+    if fill_value is None:
+        return [0] * ndim
+    if np.ndim(fill_value) == 0:
+        return [fill_value] * ndim
+    fill = list(fill_value)
+    if len(fill) != ndim:
+        raise ValueError(f"fill_value must be a scalar or a tuple of length {ndim}, got "
+                         f"{fill_value!r}")
+    return fill
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    """Indices of the non-zero elements, one int32 array per dimension.
+
+    Parameters
+    ----------
+    a : array_like
+    size : int, optional
+        The result length: the first ``size`` indices, padded with ``fill_value``
+        (default 0). Required under ``jit``.
+    fill_value : scalar or tuple of scalars (one per dimension), optional
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.nonzero(jnp.array([0, 3, 0, 5]))
+    (Array([1, 3], dtype=int32),)
+    >>> jnp.nonzero(jnp.array([0, 3, 0, 5]), size=3, fill_value=-1)
+    (Array([ 1,  3, -1], dtype=int32),)
+    """
+    check_arraylike("nonzero", a)
+    x = asarray(a)
+    if x.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "jnp.atleast_1d(scalar).nonzero() instead.")
+    int_t = dtypes.default_int()
+    if size is None:
+        val = _concrete(x, "nonzero", "size")
+        return tuple(Array._new(i.astype(int_t), False) for i in np.nonzero(val))
+    size = operator.index(size)
+    if size < 0:
+        raise ValueError(f"nonzero: size must be non-negative, got {size}")
+    fills = _fill_per_dim(fill_value, x.ndim)
+    from ._ufuncs import where
+    from ._reductions import cumsum
+    mask = (x != 0).ravel()
+    n = mask.shape[0]
+    # The k-th non-zero element has k non-zeros up to and including it: scatter each
+    # flat position to its rank (ranks past ``size``, and zeros, are dropped).
+    rank = cumsum(mask, dtype=int_t) - 1
+    slot = where(mask & (rank < size), rank, size)
+    order = zeros(size, int_t).at[slot].set(arange(n, dtype=int_t))
+    count = rank[-1] + 1 if n else asarray(0, int_t)
+    valid = arange(size, dtype=int_t) < count
+    out = []
+    strides = np.cumprod((x.shape[1:] + (1,))[::-1])[::-1]
+    for dim, (stride, extent) in enumerate(zip(strides, x.shape)):
+        idx = (order // int(stride)) % max(int(extent), 1)
+        out.append(where(valid, idx, asarray(fills[dim]).astype(int_t)))
+    return tuple(out)
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    """Indices of the non-zero elements of ``ravel(a)``.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.flatnonzero(jnp.array([[0, 1], [2, 0]]))
+    Array([1, 2], dtype=int32)
+    """
+    check_arraylike("flatnonzero", a)
+    return nonzero(asarray(a).ravel(), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    """Indices of the non-zero elements, one row per element (``(N, a.ndim)``).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.argwhere(jnp.array([[0, 1], [2, 0]]))
+    Array([[0, 1],
+           [1, 0]], dtype=int32)
+    """
+    check_arraylike("argwhere", a)
+    x = asarray(a)
+    from ._shape import stack
+    if x.ndim == 0:
+        n = size if size is not None else int(bool(_concrete(x != 0, "argwhere", "size")))
+        return zeros((n, 0), dtypes.default_int())
+    return stack(nonzero(x, size=size, fill_value=fill_value), axis=-1)
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
+    """Whether each element of ``element`` is in ``test_elements`` (boolean, the shape
+    of ``element``).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.isin(jnp.array([1, 2, 3]), jnp.array([3, 1]))
+    Array([ True, False,  True], dtype=bool)
+    """
+    check_arraylike("isin", element, test_elements)
+    e, t = promote_dtypes(element, test_elements)
+    from ._reductions import any as _any
+    found = _any(e[..., None] == t.ravel(), axis=-1)
+    return ~found if invert else found
+
+
+def select(condlist, choicelist, default=0):
+    """The element of the first true condition's choice, else ``default``.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> x = jnp.arange(5)
+    >>> jnp.select([x < 2, x > 3], [x, x * 10], default=-1)
+    Array([ 0,  1, -1, -1, 40], dtype=int32)
+    """
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"select: condlist and choicelist must have the same length, got "
+                         f"{len(condlist)} and {len(choicelist)}")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    from ._ufuncs import where
+    conds = [asarray(c) for c in condlist]
+    for c in conds:
+        if not dtypes.is_bool(c.dtype):
+            raise TypeError(f"select: condlist entries must be boolean, got {c.dtype}")
+    choices = promote_dtypes(*choicelist, default)
+    out = choices[-1]
+    for c, ch in zip(reversed(conds), reversed(choices[:-1])):
+        out = where(c, ch, out)
+    return out
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """``funclist[i](x)`` where ``condlist[i]`` holds (a constant may replace a
+    function); with one extra function, it applies where no condition holds.
+
+    Every function is evaluated on the whole of ``x``; later conditions win ties, as
+    in NumPy. The result has ``x``'s dtype.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> x = jnp.array([-2.0, 0.5, 3.0])
+    >>> jnp.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v ** 2])
+    Array([2.  , 0.25, 9.  ], dtype=float32)
+    """
+    check_arraylike("piecewise", x)
+    x = asarray(x)
+    if isinstance(condlist, (list, tuple)):
+        conds = [asarray(c) for c in condlist]
+    else:  # one array: a single condition of x's rank, or a stack of them
+        c = asarray(condlist)
+        conds = [c] if c.ndim == x.ndim else [c[i] for i in range(c.shape[0])]
+    n = len(conds)
+    if len(funclist) not in (n, n + 1):
+        raise ValueError(f"piecewise: with {n} condition(s) funclist must have {n} or "
+                         f"{n + 1} entries, got {len(funclist)}")
+    from ._ufuncs import where, logical_or
+
+    def value(f):
+        v = f(x, *args, **kw) if callable(f) else f
+        return asarray(v).astype(x.dtype)
+    out = zeros(x.shape, x.dtype)
+    if len(funclist) == n + 1:
+        none = asarray(False)
+        for c in conds:
+            none = logical_or(none, c)
+        out = where(none, out, value(funclist[-1]))
+    for c, f in zip(conds, funclist[:n]):
+        out = where(c, value(f), out)
+    return out
+
+
+def bincount(x, weights=None, minlength=0, *, length=None):
+    """Count (or sum ``weights`` of) each non-negative integer value.
+
+    Parameters
+    ----------
+    x : array_like of int, 1-D
+    weights : array_like, optional
+    minlength : int
+    length : int, optional
+        The result length (values at or past it are dropped); required under ``jit``.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.bincount(jnp.array([0, 1, 1, 3]))
+    Array([1, 2, 0, 1], dtype=int32)
+    """
+    check_arraylike("bincount", x)
+    x = asarray(x)
+    if not dtypes.is_integer(x.dtype):
+        raise TypeError(f"bincount: x must be integer, got {x.dtype}")
+    if x.ndim != 1:
+        raise ValueError(f"bincount only accepts 1-D inputs, got shape {x.shape}")
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("minlength must be non-negative")
+    if length is None:
+        val = _concrete(x, "bincount", "length")
+        if val.size and val.min() < 0:
+            raise ValueError("bincount: x must be non-negative")
+        length = max(minlength, int(val.max()) + 1 if val.size else 0)
+    else:
+        length = operator.index(length)
+    if weights is None:
+        w = asarray(1, dtypes.default_int())
+        out_dtype = dtypes.default_int()
+    else:
+        check_arraylike("bincount", weights)
+        w = asarray(weights)
+        if w.shape != x.shape:
+            raise ValueError(f"bincount: weights shape {w.shape} must equal x's {x.shape}")
+        out_dtype = w.dtype
+    from ._ufuncs import maximum
+    # as in JAX: negative values count in bin 0, values past the length are dropped
+    return zeros(length, out_dtype).at[maximum(x, 0)].add(w)
+
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
+    """The bin edges ``histogram`` uses.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.histogram_bin_edges(jnp.array([0.0, 1.0]), bins=2)
+    Array([0. , 0.5, 1. ], dtype=float32)
+    """
+    check_arraylike("histogram_bin_edges", a)
+    a = asarray(a).ravel()
+    dt = a.dtype if dtypes.is_inexact(a.dtype) else dtypes.default_float()
+    if np.ndim(bins) == 1:
+        return asarray(bins).astype(dt)
+    bins = operator.index(bins)
+    if bins < 1:
+        raise ValueError(f"histogram: bins must be positive, got {bins}")
+    from ._reductions import max as _max, min as _min
+    from ._ufuncs import where
+    if range is None:
+        lo, hi = _min(a).astype(dt), _max(a).astype(dt)
+    else:
+        lo, hi = (asarray(v, dt) for v in range)
+    # an empty range widens to [lo - 0.5, hi + 0.5], as in NumPy
+    same = lo == hi
+    lo, hi = where(same, lo - 0.5, lo), where(same, hi + 0.5, hi)
+    return linspace(lo, hi, bins + 1, dtype=dt)
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """Counts of ``a`` in ``bins`` (the last bin includes its right edge), and the
+    edges.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> counts, edges = jnp.histogram(jnp.array([0.0, 0.2, 0.9, 1.0]), bins=2)
+    >>> counts
+    Array([2., 2.], dtype=float32)
+    """
+    check_arraylike("histogram", a)
+    edges = histogram_bin_edges(a, bins, range)
+    x = asarray(a).ravel()
+    from ._sorting import searchsorted
+    from ._ufuncs import where
+    nb = edges.shape[0]
+    w = asarray(1.0, edges.dtype) if weights is None else asarray(weights).ravel()
+    idx = searchsorted(edges, x, side="right")
+    idx = where(x == edges[-1], nb - 1, idx)
+    counts = zeros(nb + 1, w.dtype if weights is not None else edges.dtype).at[idx].add(w)
+    counts = counts[1:-1]
+    if density:
+        from ._reductions import sum as _sum
+        widths = edges[1:] - edges[:-1]
+        counts = counts / widths / _sum(counts)
+    return counts, edges
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """Piecewise-linear interpolation of the points ``(xp, fp)`` at ``x`` (``xp``
+    increasing), as ``numpy.interp``.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.interp(jnp.array([0.5, 1.5, 3.0]), jnp.array([0.0, 1.0, 2.0]),
+    ...            jnp.array([0.0, 10.0, 20.0]))
+    Array([ 5., 15., 20.], dtype=float32)
+    """
+    check_arraylike("interp", x, xp, fp)
+    x, xp, fp = asarray(x), asarray(xp), asarray(fp)
+    if xp.ndim != 1 or fp.ndim != 1 or xp.shape != fp.shape or xp.shape[0] == 0:
+        raise ValueError("interp: xp and fp must be one-dimensional arrays of equal, "
+                         f"non-zero length; got shapes {xp.shape} and {fp.shape}")
+    dt = dtypes.default_float()
+    x, xp = promote_dtypes(x.astype(dt) if not dtypes.is_inexact(x.dtype) else x,
+                           xp.astype(dt) if not dtypes.is_inexact(xp.dtype) else xp)
+    if not dtypes.is_inexact(fp.dtype):
+        fp = fp.astype(dt)
+    from ._sorting import argsort, searchsorted
+    from ._ufuncs import where, clip
+    from ._shape import concatenate
+    if period is not None:
+        if left is not None or right is not None:
+            raise ValueError("interp: left and right have no effect with a period")
+        period = asarray(period, x.dtype)
+        from ._ufuncs import abs as _abs, remainder
+        period = _abs(period)
+        x = remainder(x, period)
+        xp = remainder(xp, period)
+        order = argsort(xp)
+        xp, fp = xp[order], fp[order]
+        xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = concatenate([fp[-1:], fp, fp[:1]])
+    n = xp.shape[0]
+    i = clip(searchsorted(xp, x, side="right"), 1, max(n - 1, 1))
+    if n == 1:
+        out = full(x.shape, fp[0], fp.dtype)
+    else:
+        dx = xp[i] - xp[i - 1]
+        delta = x - xp[i - 1]
+        safe = where(dx == 0, 1, dx)
+        frac = (delta / safe).astype(fp.dtype)
+        out = where(dx == 0, fp[i], fp[i - 1] + frac * (fp[i] - fp[i - 1]))
+    if period is None:
+        out = where(x < xp[0], fp[0] if left is None else asarray(left, fp.dtype), out)
+        out = where(x > xp[-1], fp[-1] if right is None else asarray(right, fp.dtype), out)
+    return out
