@@ -124,7 +124,7 @@ def _host_call(stmt):
 
     def call(*ins):
         outs = impl(*ins, **params)
-        return tuple(np.ascontiguousarray(o, dtype=dt) for o, dt in zip(outs, dtypes))
+        return tuple(np.asarray(o, dtype=dt, order="C") for o, dt in zip(outs, dtypes))
     call.__name__ = f"host_{stmt.prim.name}"
     return call
 

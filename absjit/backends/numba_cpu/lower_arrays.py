@@ -31,6 +31,9 @@ NOT_LOWERED = {
     "sort": "Numba's np.sort takes one key; multi-operand stable sorts are not written",
     "conv_general_dilated": "no loop lowering written yet",
     "custom_lin": "appears only in linearised jaxprs, which are transposed, not run",
+    "fft": "Numba has no FFT; NumPy's pocketfft runs between compiled pieces",
+    "pure_callback": "calls Python: runs between compiled pieces",
+    "debug_callback": "calls Python: runs between compiled pieces",
 }
 
 array_rules: dict = {}
