@@ -42,6 +42,8 @@ Statements
                                  ``dst[dst_at...] = src[src_at...]`` element by element
 ``View(dst, src, at)``           ``dst`` names ``src[at...]`` without a copy
 ``Alias(dst, src)``              ``dst`` names the storage of ``src`` (written in place)
+``ConstArray(buf, value)``       ``buf`` holds a small constant array (a NumPy value a
+                                 loop body closed over)
 
 :func:`verify` checks a program's invariants (every value defined before use, dtypes of
 stores, shapes of copies); the IR passes end with it as jaxpr passes end with
@@ -57,7 +59,7 @@ from ..core.shapes import IxAdd, IxClamp, IxScale, is_ix
 
 __all__ = ["Buffer", "Sym", "Const", "Load", "Op", "IndexValue", "Ref", "Alloc", "Let",
            "Store", "Nest", "Reduce", "Switch", "While", "ForRange", "Opaque", "Copy",
-           "View", "Alias", "Program", "IRError", "verify", "walk", "child_blocks",
+           "View", "Alias", "ConstArray", "Program", "IRError", "verify", "walk", "child_blocks",
            "stmt_uses", "stmt_defs", "expr_values", "ix_values", "count_stmts"]
 
 
@@ -213,6 +215,12 @@ class Alias:
 
 
 @dataclasses.dataclass(eq=False)
+class ConstArray:
+    buf: Buffer
+    value: object
+
+
+@dataclasses.dataclass(eq=False)
 class Program:
     """A whole compiled function: ``params`` in, ``outputs`` out (fresh buffers).
 
@@ -304,7 +312,7 @@ def stmt_uses(stmt) -> list:
 
 def stmt_defs(stmt) -> list:
     """Buffers and symbols ``stmt`` defines or writes."""
-    if isinstance(stmt, Alloc):
+    if isinstance(stmt, (Alloc, ConstArray)):
         return [stmt.buf]
     if isinstance(stmt, Let):
         return [stmt.sym]
@@ -321,7 +329,7 @@ def stmt_defs(stmt) -> list:
     return []
 
 
-_DEFINING = (Alloc, Let, View, Alias)
+_DEFINING = (Alloc, Let, View, Alias, ConstArray)
 
 
 def verify(program: Program) -> Program:

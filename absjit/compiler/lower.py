@@ -229,11 +229,17 @@ class _Lowerer:
 
     # -- control flow ------------------------------------------------------------------
     def sub(self, closed, inputs, copy_inputs=True):
-        """Statements and result values of ``closed`` applied to ``inputs``."""
-        if closed.consts:
-            raise Unsupported(["control flow with closed-over constants"])
+        """Statements and result values of ``closed`` applied to ``inputs``; constants
+        the body closed over become :class:`~.ir.ConstArray` buffers (renderers decide
+        how large a constant they accept)."""
+        consts = []
+        for cv, c in zip(closed.jaxpr.constvars, closed.consts):
+            buf = ir.Buffer(self.names("k"), tuple(cv.aval.shape), _dt(cv))
+            consts.append(buf)
+            self.stmts.append(ir.ConstArray(buf, np.asarray(c, dtype=buf.dtype)))
         low = _Lowerer(self.names, self.options, closed.jaxpr.eqns, closed.jaxpr.outvars,
-                       inputs, closed.jaxpr.invars)
+                       consts + list(inputs), list(closed.jaxpr.constvars)
+                       + list(closed.jaxpr.invars))
         outs = low.run(copy_inputs=copy_inputs)
         return low.stmts, outs
 

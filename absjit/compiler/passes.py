@@ -129,6 +129,8 @@ def reuse_dead(program: ir.Program) -> ir.Program:
         if isinstance(stmt, (ir.View, ir.Alias)):
             shared.add(id(stmt.src))
             shared.add(id(stmt.dst))
+        elif isinstance(stmt, ir.ConstArray):
+            shared.add(id(stmt.buf))
 
     def rewrite(block):
         fresh = {}  # id -> Buffer: storage created in this block (Alloc, opaque result)

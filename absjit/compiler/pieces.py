@@ -29,7 +29,7 @@ SINGLE_FUNCTION_MAX = 80
 PIECE_UNITS = 8
 PIECE_BUDGET = 240
 
-_LIGHT = (ir.Alloc, ir.Let, ir.Store, ir.View, ir.Alias)
+_LIGHT = (ir.Alloc, ir.Let, ir.Store, ir.View, ir.Alias, ir.ConstArray)
 
 
 @dataclasses.dataclass(eq=False)
@@ -101,7 +101,7 @@ def _touches(block):
                 seen_u.add(id(v))
                 used.append(v)
         defs = ir.stmt_defs(stmt) if isinstance(stmt, (ir.Alloc, ir.Let, ir.View, ir.Alias,
-                                                       ir.Opaque)) else []
+                                                       ir.Opaque, ir.ConstArray)) else []
         for v in defs:
             if id(v) not in seen_d:
                 seen_d.add(id(v))

@@ -115,6 +115,8 @@ def _stmt_lines(stmt, out, depth):
         out.append(f"{ind}{stmt.dst!r} = view {stmt.src.name}{at}")
     elif isinstance(stmt, ir.Alias):
         out.append(f"{ind}{stmt.dst!r} = reuse {stmt.src.name}")
+    elif isinstance(stmt, ir.ConstArray):
+        out.append(f"{ind}{stmt.buf!r} = const {np.array2string(stmt.value, threshold=8)}")
     else:
         out.append(f"{ind}{stmt!r}")
     return []

@@ -110,6 +110,10 @@ def _numba_type(dtype, ndim, readonly):
     return nt.Array(from_dtype(np.dtype(dtype)), ndim, "C", readonly=readonly)
 
 
+# Constants a loop body closes over are written into the source up to this size.
+MAX_INLINE_CONST = 256
+
+
 def _runs_on_host(stmt) -> bool:
     return isinstance(stmt, ir.Opaque) and (
         stmt.prim not in array_rules or stmt.prim.name == "dot_general")
@@ -137,6 +141,8 @@ def _check_renderable(body, params):
     for stmt in ir.walk(body):
         if isinstance(stmt, ir.Opaque) and stmt.prim not in array_rules:
             missing.append(stmt.prim.name)
+        elif isinstance(stmt, ir.ConstArray) and stmt.value.size > MAX_INLINE_CONST:
+            missing.append(f"a closed-over constant of {stmt.value.size} elements")
         elif isinstance(stmt, ir.Let):
             dtypes.add(np.dtype(stmt.sym.dtype))
             if isinstance(stmt.expr, ir.Op) and stmt.expr.prim not in scalar_rules:

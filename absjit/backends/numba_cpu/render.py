@@ -196,6 +196,10 @@ class FunctionRenderer:
             self.emit(f"{self.name(s.dst)} = {src}", depth)
         elif isinstance(s, ir.Alias):
             self.emit(f"{self.name(s.dst)} = {self.name(s.src)}", depth)
+        elif isinstance(s, ir.ConstArray):
+            vals = ", ".join(repr(x.item()) for x in s.value.ravel())
+            self.emit(f"{self.name(s.buf)} = np.array([{vals}], {dtype_ctor(s.buf.dtype)})"
+                      f".reshape({shape_text(s.buf.shape)})", depth)
         else:
             raise ir.IRError(f"cannot render {s!r}")
 
