@@ -189,6 +189,18 @@ def _readonly_ids(program) -> set:
     return ro
 
 
+def shape_guards(params, names) -> list:
+    """Source lines checking every array parameter's shape: sizes are literals in the
+    generated code, so a buffer of another shape must never get in."""
+    lines = []
+    for v, nm in zip(params, names):
+        if isinstance(v, ir.Buffer) and v.ndim:
+            lines += [f"    if {nm}.shape != {shape_text(v.shape)}:",
+                      f"        raise ValueError('argument {v.name} must have shape "
+                      f"{tuple(int(d) for d in v.shape)}')"]
+    return lines
+
+
 def render_function(name, params, body, results, parallel_ok, guards=False,
                     lift_consts=False):
     """Source of one function: ``(text, renderer)``; with ``lift_consts`` the function
@@ -196,13 +208,7 @@ def render_function(name, params, body, results, parallel_ok, guards=False,
     r = FunctionRenderer(parallel_ok, lift_consts)
     pnames = r.bind_params(params)
     if guards:
-        for v, nm in zip(params, pnames):
-            if isinstance(v, ir.Buffer) and v.ndim:
-                cond = " or ".join(f"{nm}.shape[{d}] != {int(n)}"
-                                   for d, n in enumerate(v.shape))
-                r.emit(f"if {cond}:", 1)
-                r.emit(f"raise ValueError('argument {v.name} must have shape "
-                       f"{tuple(int(d) for d in v.shape)}')", 2)
+        r.lines += shape_guards(params, pnames)
     r.block(body, 1)
     rets = [r.value(v) for v in results]
     r.emit(f"return ({''.join(x + ', ' for x in rets)})", 1)
@@ -312,12 +318,7 @@ class NumbaCPUBackend(Backend):
         globals_.update((f"k{n}", c) for n, c in enumerate(consts))
         r = FunctionRenderer(False)
         pnames = r.bind_params(program.params)
-        lines = [f"def kernel({', '.join(pnames)}):"]
-        for v, nm in zip(program.params, pnames):
-            if v.ndim:
-                lines.append(f"    if {nm}.shape != {shape_text(v.shape)}:")
-                lines.append(f"        raise ValueError('argument {v.name} must have shape "
-                             f"{tuple(int(d) for d in v.shape)}')")
+        lines = [f"def kernel({', '.join(pnames)}):"] + shape_guards(program.params, pnames)
         for fname, params, cnames, results in calls:
             args = ", ".join([r.value(v) for v in params] + cnames)
             if results:
