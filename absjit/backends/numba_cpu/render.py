@@ -235,9 +235,11 @@ class FunctionRenderer:
         prim = all_primitives()[m.combine]
         a = _Aval(dtype)
         text = scalar_rules[prim]([acc, val], [a, a], a)
+        if np.dtype(m.acc_dtype).kind == "f":
+            return text  # float arithmetic keeps the accumulator's (wider) dtype
         return f"{dtype_ctor(m.acc_dtype)}({text})"
 
-    def _fold(self, s, acc, val, pos, depth):
+    def _fold(self, s, acc, val, pos, depth, body_dtype):
         m = s.monoid
         if m.arg:
             better = ">" if m.arg == "max" else "<"
@@ -249,9 +251,10 @@ class FunctionRenderer:
             self.emit(f"{acc} = {val}", depth + 1)
             self.emit(f"{acc}_i = {pos}", depth + 1)
         else:
-            v = val if np.dtype(m.acc_dtype) == np.dtype(s.body_dtype) else \
-                f"{dtype_ctor(m.acc_dtype)}({val})"
-            self.emit(f"{acc} = {self._combine(m, acc, v, m.acc_dtype)}", depth)
+            body_dt, acc_dt = np.dtype(body_dtype), np.dtype(m.acc_dtype)
+            same = body_dt == acc_dt or (body_dt.kind == acc_dt.kind == "f")
+            v = val if same else f"{dtype_ctor(acc_dt)}({val})"
+            self.emit(f"{acc} = {self._combine(m, acc, v, acc_dt)}", depth)
 
     def _final(self, s, acc):
         m = s.monoid
@@ -263,7 +266,7 @@ class FunctionRenderer:
 
     def reduce(self, s, depth):
         m = s.monoid
-        s.body_dtype = s.value.dtype if not isinstance(s.value, ir.Const) else s.value.dtype
+        body_dtype = s.value.dtype
         init = literal_expr(m.identity, m.acc_dtype)
         shape, axes = s.shape, s.axes
         kept = [d for d in range(len(shape)) if d not in axes]
@@ -283,7 +286,7 @@ class FunctionRenderer:
                                 False)
             self.block(s.body, rdepth)
             val = self.value(s.value)
-            self._fold(s, acc, val, pos, rdepth)
+            self._fold(s, acc, val, pos, rdepth, body_dtype)
             kidx = ", ".join(self.loop_var(s.vars[d]) for d in kept) or "()"
             self.emit(f"{out}[{kidx}] = {self._final(s, acc)}", inner)
             return
@@ -310,7 +313,7 @@ class FunctionRenderer:
         self.emit(f"{sa} = {acc}[{k}]", body_depth)
         if m.arg:
             self.emit(f"{sa}_i = {acc}_i[{k}]", body_depth)
-        self._fold(s, sa, val, pos, body_depth)
+        self._fold(s, sa, val, pos, body_depth, body_dtype)
         self.emit(f"{acc}[{k}] = {sa}", body_depth)
         if m.arg:
             self.emit(f"{acc}_i[{k}] = {sa}_i", body_depth)
