@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["numba_versions", "host_cpu_name", "dispatcher_cache_counts", "num_threads"]
+__all__ = ["numba_versions", "host_cpu_name", "dispatcher_cache_counts", "num_threads",
+           "pin_disk_cache"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -50,3 +51,37 @@ def num_threads() -> int:
     """Threads ``prange`` loops use (``NUMBA_NUM_THREADS`` is honoured by Numba)."""
     import numba
     return int(numba.config.NUMBA_NUM_THREADS)
+
+
+def pin_disk_cache(dispatcher, directory: str) -> None:
+    """Make ``dispatcher`` keep its Numba cache files in ``directory`` only.
+
+    Numba picks a cache directory with a list of locators (next to the source, then
+    ``~/.cache/numba``…); absjit authenticates its cache entries itself, so Numba must
+    never read or write anywhere else. Relies on ``numba.core.caching`` internals
+    (``FunctionCache``, ``CompileResultCacheImpl._locator_classes``, stable from Numba
+    0.50 to 0.68).
+    """
+    from numba.core import caching
+
+    class _Pinned(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+
+        def get_cache_path(self):
+            return directory
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            self = cls(py_func, py_file)
+            self.ensure_cache_path()
+            return self
+
+    class _Impl(caching.CompileResultCacheImpl):
+        _locator_classes = [_Pinned]
+
+    class _Cache(caching.FunctionCache):
+        _impl_class = _Impl
+
+    dispatcher._cache = _Cache(dispatcher.py_func)

@@ -1,32 +1,51 @@
-"""Generated kernels as real modules on disk, compiled with Numba's own cache.
+"""Generated kernels as real modules on disk, compiled with Numba's own cache — trusted
+only after authentication.
 
-Every backend that compiles Python source with Numba keeps its modules under
-``<cache root>/<backend name>/``. A kernel's module is ``<dir>/absjit_k_<hash>.py`` where
-``hash`` covers the source, the compile options and every version that changes compiled
-code. Because the file and the
-module name are real, ``numba.njit(cache=True)`` stores the machine code next to it
-(``__pycache__/``) and a later process loads it instead of compiling.
+Layout: ``<cache root>/<backend>/absjit_k_<hash>.py`` (the generated module; ``hash``
+covers the source, signature, compile flags and every version that changes compiled
+code), Numba's index and data files for it in ``<cache root>/<backend>/__pycache__/``
+(Numba's locator is pinned there: never ``~/.cache/numba``, never the package
+directory), and ``<module>.mac``, an HMAC of those files.
 
-Robustness rules:
+Trust model (DESIGN §11): compiled code is machine code and Numba's files are pickles,
+so whoever can write the cache can run code in this process. Therefore
 
-* files are written to a temporary name and renamed (atomic on POSIX); the directory is
-  created with mode 0700;
-* a module file whose text does not match its name's hash is rewritten;
-* after a successful compile a checksum of Numba's cache files is recorded
-  (``<module>.sum``); files that do not match it (truncated, corrupted, written by a
-  foreign process) are deleted before loading, so they are rebuilt, never trusted;
-* two processes racing on one kernel both succeed: each rename replaces equal text,
-  and a loser of the race at worst recompiles.
+* the cache root and every directory below it is created 0700 and must be a real
+  directory owned by the current user and not writable by group or others; otherwise
+  absjit warns once and runs without a disk cache;
+* every entry is authenticated with an HMAC-SHA256 keyed by a per-user secret
+  (``<root>/.secret``, 32 random bytes, created 0600 on first use) **before** Numba
+  unpickles or loads anything; an entry without a valid MAC is deleted and rebuilt;
+* anything unexpected — a non-regular file (a FIFO, a directory, a link), a read error —
+  counts as a corrupt entry: it is removed (one debug log line) and rebuilt, and reads
+  never block (files are opened non-blocking, without following links);
+* :func:`clear` renames each entry aside before deleting it, so a concurrent clear or
+  a concurrent reader never sees half a directory; a vanished entry means a compile.
 """
 from __future__ import annotations
 
 import glob
 import hashlib
+import hmac
+import logging
 import os
+import shutil
+import stat
 import tempfile
+import threading
+import warnings
 
-__all__ = ["cache_root", "kernel_dir", "enabled", "write_module", "cache_files",
-           "verify_or_purge", "record_checksum", "purge", "clear", "info"]
+__all__ = ["cache_root", "kernel_dir", "numba_dir", "enabled", "usable", "write_module",
+           "cache_files", "verify_or_purge", "record_mac", "purge", "clear", "info",
+           "BACKEND_DIR"]
+
+log = logging.getLogger("absjit.diskcache")
+
+BACKEND_DIR = "numba_cpu"  # the directory of the default (cpu) backend
+_SECRET = ".secret"
+_MAX_ENTRY_BYTES = 1 << 28  # a Numba cache file larger than this is not ours
+_lock = threading.Lock()
+_refused: set = set()  # roots refused this process (warned once each)
 
 
 def enabled() -> bool:
@@ -40,7 +59,86 @@ def cache_root() -> str:
     return root
 
 
-BACKEND_DIR = "numba_cpu"  # the directory of the default (cpu) backend
+# -- trust ---------------------------------------------------------------------------
+def _check_dir(path: str) -> str | None:
+    """Why ``path`` cannot be trusted, or None when it is a private directory of ours."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        return f"cannot inspect it ({e.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a directory (a link or a file)"
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        return f"it is owned by another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"it is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def _private_dir(path: str) -> str | None:
+    """Create ``path`` 0700 if missing; why it is untrusted, or None."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError as e:
+        return f"cannot create it ({e.strerror})"
+    return _check_dir(path)
+
+
+def _refuse(root: str, why: str) -> None:
+    with _lock:
+        if root in _refused:
+            return
+        _refused.add(root)
+    warnings.warn(f"absjit: not using the kernel cache directory {root!r}: {why}. "
+                  "Kernels compile in every process until it is fixed (a private "
+                  "directory owned by you, mode 0700) or ABSJIT_CACHE_DIR names another.",
+                  RuntimeWarning, stacklevel=4)
+
+
+def usable(backend: str = BACKEND_DIR) -> bool:
+    """Whether the disk cache is on and its directories and secret can be trusted
+    (warns once per root when they cannot)."""
+    if not enabled():
+        return False
+    root = cache_root()
+    for path in (root, os.path.join(root, backend), numba_dir(backend, create=False)):
+        why = _private_dir(path)
+        if why is not None:
+            _refuse(path, why)
+            return False
+    try:
+        _secret(root)
+    except OSError as e:
+        _refuse(root, f"its secret key file is unusable ({e})")
+        return False
+    return True
+
+
+def _secret(root: str) -> bytes:
+    """The per-user HMAC key, created 0600 on first use."""
+    path = os.path.join(root, _SECRET)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        key = os.urandom(32)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                         | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileExistsError:  # another process made it first: read theirs
+            return _secret(root)
+        with os.fdopen(fd, "wb") as f:
+            f.write(key)
+        return key
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077 or \
+                (hasattr(os, "geteuid") and st.st_uid != os.geteuid()):
+            raise OSError("not a private regular file of this user")
+        key = f.read(64)
+    if len(key) != 32:
+        raise OSError("wrong size")
+    return key
 
 
 def kernel_dir(backend: str = BACKEND_DIR) -> str:
@@ -50,6 +148,15 @@ def kernel_dir(backend: str = BACKEND_DIR) -> str:
     return path
 
 
+def numba_dir(backend: str = BACKEND_DIR, create: bool = True) -> str:
+    """Where Numba's index and data files go (the pinned locator's directory)."""
+    path = os.path.join(cache_root(), backend, "__pycache__")
+    if create:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    return path
+
+
+# -- files ---------------------------------------------------------------------------
 def _atomic_write(path: str, data: bytes) -> None:
     directory = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")
@@ -67,77 +174,135 @@ def _atomic_write(path: str, data: bytes) -> None:
         raise
 
 
+def _read_regular(path: str, limit: int = _MAX_ENTRY_BYTES) -> bytes:
+    """The bytes of a regular file, never following a link nor blocking on a FIFO;
+    ``OSError`` for anything else."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if st.st_size > limit:
+            raise OSError(f"{path} is larger than a cache entry can be")
+        data = f.read(limit + 1)
+    if len(data) != st.st_size:
+        raise OSError(f"{path} changed while it was read")
+    return data
+
+
+def _remove(path: str) -> None:
+    """Delete a file, link, FIFO or directory tree; a missing one is fine."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    try:
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
 def write_module(module_name: str, text: str, backend: str = BACKEND_DIR) -> str:
     """The path of the module file holding ``text``, written if absent or different."""
     path = os.path.join(kernel_dir(backend), module_name + ".py")
     data = text.encode()
     try:
-        with open(path, "rb") as f:
-            if f.read() == data:
-                return path
+        if _read_regular(path) == data:
+            return path
     except OSError:
         pass
-    # Different or missing: stale Numba artefacts of this name are worthless too.
+    # Different, missing or not a file: stale Numba artefacts of this name are worthless.
     purge(module_name, keep_module=True, backend=backend)
+    _remove(path)
     _atomic_write(path, data)
     return path
 
 
 def cache_files(module_name: str, backend: str = BACKEND_DIR) -> list:
-    pattern = os.path.join(kernel_dir(backend), "__pycache__", glob.escape(module_name) + ".*")
+    """Numba's files for ``module_name`` (whatever kind of file they turn out to be)."""
+    pattern = os.path.join(numba_dir(backend), glob.escape(module_name) + ".*")
     return sorted(p for p in glob.glob(pattern) if not os.path.basename(p).startswith(".tmp"))
 
 
-def _checksum(files) -> str:
-    h = hashlib.sha256()
+def _mac_path(module_name: str, backend: str) -> str:
+    return os.path.join(kernel_dir(backend), module_name + ".mac")
+
+
+def _mac(module_name: str, files, backend: str) -> str:
+    mac = hmac.new(_secret(cache_root()), digestmod=hashlib.sha256)
+    mac.update(module_name.encode() + b"\0")
+    mac.update(_read_regular(os.path.join(kernel_dir(backend), module_name + ".py")))
     for p in files:
-        h.update(os.path.basename(p).encode() + b"\0")
-        with open(p, "rb") as f:
-            h.update(f.read())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def _sum_path(module_name: str, backend: str = BACKEND_DIR) -> str:
-    return os.path.join(kernel_dir(backend), module_name + ".sum")
+        data = _read_regular(p)
+        mac.update(os.path.basename(p).encode() + b"\0" + len(data).to_bytes(8, "little"))
+        mac.update(data)
+    return mac.hexdigest()
 
 
 def verify_or_purge(module_name: str, backend: str = BACKEND_DIR) -> bool:
-    """True when Numba's files for the module match the recorded checksum; otherwise
-    they are deleted (so Numba compiles afresh) and False is returned."""
+    """True when Numba's files for the module carry a valid MAC: only then may Numba
+    read them. Otherwise they are deleted (Numba compiles afresh) and False is
+    returned."""
     files = cache_files(module_name, backend)
     if not files:
         return False
     try:
-        with open(_sum_path(module_name, backend)) as f:
-            expected = f.read().strip()
-        if _checksum(files) == expected:
+        expected = _read_regular(_mac_path(module_name, backend), 1024).decode("ascii")
+        if hmac.compare_digest(_mac(module_name, files, backend), expected.strip()):
             return True
-    except OSError:
-        pass
+        reason = "its MAC does not match"
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        reason = f"it cannot be authenticated ({e})"
+    log.debug("absjit disk cache: dropping %s: %s", module_name, reason)
     purge(module_name, keep_module=True, backend=backend)
     return False
 
 
-def record_checksum(module_name: str, backend: str = BACKEND_DIR) -> None:
+def record_mac(module_name: str, backend: str = BACKEND_DIR) -> None:
+    """Authenticate the files Numba just wrote for the module."""
     files = cache_files(module_name, backend)
     if files:
         try:
-            _atomic_write(_sum_path(module_name, backend), _checksum(files).encode())
+            _atomic_write(_mac_path(module_name, backend),
+                          _mac(module_name, files, backend).encode())
         except OSError:
             pass
 
 
 def purge(module_name: str, keep_module: bool = False, backend: str = BACKEND_DIR) -> None:
     """Delete a kernel's cache files (and its module file unless ``keep_module``)."""
-    paths = cache_files(module_name, backend) + [_sum_path(module_name, backend)]
+    paths = cache_files(module_name, backend) + [_mac_path(module_name, backend)]
     if not keep_module:
         paths.append(os.path.join(kernel_dir(backend), module_name + ".py"))
     for p in paths:
+        _remove(p)
+
+
+def clear() -> None:
+    """Delete everything under the cache directory but its secret. Each entry is first
+    renamed aside, so concurrent users see it either whole or gone."""
+    root = cache_root()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        if name == _SECRET or name.startswith(".trash-"):
+            continue
+        path = os.path.join(root, name)
+        trash = os.path.join(root, f".trash-{os.getpid()}-{os.urandom(4).hex()}")
         try:
-            os.unlink(p)
+            os.rename(path, trash)
         except OSError:
-            pass
+            continue  # already gone, or another clear() took it
+        _remove(trash)
+    for name in names:  # trash left by an interrupted clear()
+        if name.startswith(".trash-"):
+            _remove(os.path.join(root, name))
 
 
 def _walk(root):
@@ -146,23 +311,14 @@ def _walk(root):
             yield os.path.join(dirpath, name)
 
 
-def clear() -> None:
-    """Delete every kernel under the cache directory."""
-    root = cache_root()
-    for p in list(_walk(root)):
-        try:
-            os.unlink(p)
-        except OSError:
-            pass
-
-
 def info() -> dict:
     root = cache_root()
-    files = list(_walk(root)) if os.path.isdir(root) else []
+    files = [p for p in _walk(root) if os.path.basename(p) != _SECRET] \
+        if os.path.isdir(root) else []
     size = 0
     for p in files:
         try:
-            size += os.path.getsize(p)
+            size += os.lstat(p).st_size
         except OSError:
             pass
     modules = [p for p in files if p.endswith(".py")]

@@ -42,7 +42,7 @@ def test_second_process_loads_without_compiling(tmp_path):
     assert glob.glob(str(kdir / "absjit_k_*.py"))
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "module", "delete_sum"])
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "module", "delete_mac"])
 def test_corrupted_entries_are_dropped_and_rebuilt(tmp_path, damage):
     run(tmp_path)
     kdir = tmp_path / "numba_cpu"
@@ -61,7 +61,7 @@ def test_corrupted_entries_are_dropped_and_rebuilt(tmp_path, damage):
             with open(p, "w") as f:
                 f.write("raise SystemExit('foreign module')\n")
     else:
-        for p in glob.glob(str(kdir / "*.sum")):
+        for p in glob.glob(str(kdir / "*.mac")):
             os.unlink(p)
     assert run(tmp_path) == {"compiles": 1, "disk_hits": 0}  # rebuilt, not trusted
     assert run(tmp_path) == {"compiles": 0, "disk_hits": 1}  # and good again
@@ -107,3 +107,119 @@ def test_info_and_clear(tmp_path, monkeypatch):
     absjit.cache.clear()
     assert absjit.cache.info()["kernels"] == 0
     assert run(tmp_path)["compiles"] == 1
+
+
+# -- the trust model (README "disk cache"): attacks and odd files -----------------------
+PWNED = r"""
+import os, pickle
+class Payload:
+    def __reduce__(self):
+        return (os.system, ("touch {marker}",))
+"""
+
+
+def test_planted_pickle_with_recomputed_checksum_is_never_loaded(tmp_path):
+    """An attacker who can write the cache but not read the user's secret replaces
+    Numba's index with a pickle that runs code, and writes the SHA-256 of the files
+    (all the old cache checked) as the MAC. absjit must refuse it before unpickling."""
+    import hashlib
+    import pickle
+    run(tmp_path)
+    kdir = tmp_path / "numba_cpu"
+    marker = tmp_path / "pwned"
+    ns = {}
+    exec(PWNED.format(marker=marker), ns)
+    for p in glob.glob(str(kdir / "__pycache__" / "*.nbi")):
+        with open(p, "wb") as f:
+            f.write(pickle.dumps(ns["Payload"]()))
+    for mac in glob.glob(str(kdir / "*.mac")):
+        h = hashlib.sha256()
+        for p in sorted(glob.glob(str(kdir / "__pycache__" / "*"))):
+            h.update(open(p, "rb").read())
+        with open(mac, "w") as f:
+            f.write(h.hexdigest())
+    assert run(tmp_path) == {"compiles": 1, "disk_hits": 0}
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("mode_or_owner", ["world-writable", "other-owner"])
+def test_untrusted_cache_directory_is_refused(tmp_path, mode_or_owner):
+    root = tmp_path / "shared"
+    root.mkdir()
+    if mode_or_owner == "world-writable":
+        os.chmod(root, 0o777)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("making a directory owned by another user needs root")
+        os.chown(root, 65534, 65534)
+    script = SCRIPT.replace("import json, sys", "import json, sys, warnings\n"
+                            "warnings.simplefilter('always')")
+    env = dict(os.environ, ABSJIT_CACHE_DIR=str(root))
+    env.pop("ABSJIT_DISABLE_DISK_CACHE", None)
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"compiles": 1,
+                                                                    "disk_hits": 0}
+        assert "not using the kernel cache directory" in proc.stderr
+    assert not glob.glob(str(root / "**" / "*.nb*"), recursive=True)
+
+
+@pytest.mark.parametrize("odd", ["fifo", "directory", "bad-mac-bytes", "symlink"])
+def test_odd_files_are_corrupt_entries_not_hangs(tmp_path, odd, monkeypatch):
+    run(tmp_path)
+    kdir = tmp_path / "numba_cpu"
+    if odd == "bad-mac-bytes":
+        for p in glob.glob(str(kdir / "*.mac")):
+            with open(p, "wb") as f:
+                f.write(b"\xff\xfe\x00 not ascii")
+    else:
+        for p in glob.glob(str(kdir / "__pycache__" / "*.nbc")):
+            os.unlink(p)
+            if odd == "fifo":
+                os.mkfifo(p)
+            elif odd == "directory":
+                os.mkdir(p)
+            else:
+                os.symlink("/etc/passwd", p)
+    assert run(tmp_path) == {"compiles": 1, "disk_hits": 0}
+    assert run(tmp_path) == {"compiles": 0, "disk_hits": 1}
+    monkeypatch.setenv("ABSJIT_CACHE_DIR", str(tmp_path))
+    absjit.cache.clear()  # removes whatever is there, directories included
+    assert not [p for p in glob.glob(str(tmp_path / "**"), recursive=True)
+                if os.path.isfile(p) and not p.endswith(".secret")]
+
+
+def test_secret_is_private(tmp_path):
+    run(tmp_path)
+    st = os.stat(tmp_path / ".secret")
+    assert st.st_mode & 0o777 == 0o600 and st.st_size == 32
+
+
+def test_concurrent_clear_never_fails_a_call(tmp_path):
+    script = SCRIPT.replace("print(json.dumps", """import threading
+stop = False
+def clearing():
+    while not stop:
+        absjit.cache.clear()
+t = threading.Thread(target=clearing); t.start()
+try:
+    for k in range(12):
+        g = absjit.jit(lambda x, k=k: x * (1.5 + k) - 2.0, backend="cpu")
+        assert float(np.asarray(g(np.float32(2.0)))) == 2.0 * (1.5 + k) - 2.0
+finally:
+    stop = True; t.join()
+print(json.dumps""")
+    run(tmp_path, script)
+
+
+def test_runtime_helpers_write_nothing_into_the_package(tmp_path):
+    import absjit.backends.numba_cpu as pkg
+    pycache = os.path.join(os.path.dirname(pkg.__file__), "__pycache__")
+    before = set(glob.glob(os.path.join(pycache, "*.nb*")))
+    script = SCRIPT.replace("lambda x: jnp.tanh(x) * 3.25 + 1.0", "lambda x: jnp.tanh(x @ x)")
+    script = script.replace("ref = np.tanh(np.arange(4, dtype=np.float32)) * 3.25 + 1.0",
+                            "ref = np.tanh(np.float32(14.0))")
+    run(tmp_path, script)
+    assert set(glob.glob(os.path.join(pycache, "*.nb*"))) == before

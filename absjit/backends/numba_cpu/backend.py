@@ -365,10 +365,14 @@ class NumbaCPUBackend(Backend):
         return disp
 
     def _load(self, module_name, text, fn_name, flags, sig, src, prims):
+        """``(dispatcher, loaded from disk)`` for one generated function. The disk cache
+        is used only when it is trusted (:func:`diskcache.usable`), and Numba reads an
+        entry only after its MAC checks out; any trouble with the files (deleted by a
+        concurrent ``clear()``, unreadable) means a compile without the disk cache."""
         import numba
 
-        from ...compat import dispatcher_cache_counts
-        use_disk = diskcache.enabled()
+        from ...compat import dispatcher_cache_counts, pin_disk_cache
+        use_disk = diskcache.usable()
         path = f"<absjit kernel {module_name}>"
         if use_disk:
             try:
@@ -382,9 +386,12 @@ class NumbaCPUBackend(Backend):
         sys.modules.setdefault(module_name, module)
         exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102 - our own source
         fn = module.__dict__[fn_name]
-        for attempt in (0, 1):
+        for attempt_disk in ((True, False) if use_disk else (False,)):
+            disp = numba.njit(**flags)(fn)
             try:
-                disp = numba.njit(sig, cache=use_disk, **flags)(fn)
+                if attempt_disk:
+                    pin_disk_cache(disp, diskcache.numba_dir())
+                disp.compile(sig)
                 break
             except numba.core.errors.NumbaError as e:
                 if use_disk:
@@ -393,13 +400,14 @@ class NumbaCPUBackend(Backend):
                 raise CompilationError(
                     f"Numba could not compile a kernel{where} ({path}):\n"
                     f"{_first_lines(str(e))}\n--- generated source ---\n{src}") from None
-            except Exception:  # noqa: BLE001 - unreadable cache files: drop and rebuild
-                if not use_disk or attempt:
+            except Exception:  # noqa: BLE001 - cache files vanished or unreadable
+                if not attempt_disk:
                     raise
                 diskcache.purge(module_name, keep_module=True)
+                use_disk = False
         hits, _ = dispatcher_cache_counts(disp) if use_disk else (0, 0)
         if use_disk and not hits:
-            diskcache.record_checksum(module_name)
+            diskcache.record_mac(module_name)
         disp.disable_compile()
         return disp, bool(hits)
 

@@ -40,14 +40,16 @@ for _dt in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uin
     __all__.append(f"_idiv_{_dt}")
 
 
-# BLAS products live here, compiled once per process (and cached on disk), so a kernel
-# that multiplies matrices links them instead of re-typing ``np.dot`` every time.
-@numba.njit(cache=True, error_model="numpy")
+# BLAS products live here, compiled once per process, so a kernel that multiplies
+# matrices links them instead of re-typing ``np.dot`` every time. They are not cached on
+# disk: Numba would write next to the installed package, outside absjit's trusted cache
+# (a kernel loaded from the disk cache already holds their code).
+@numba.njit(error_model="numpy")
 def _dot(a, b):
     return np.dot(a, b)
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(error_model="numpy")
 def _bdot(a, b, out):
     for q in range(a.shape[0]):
         out[q] = np.dot(a[q], b[q])
