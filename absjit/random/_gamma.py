@@ -21,7 +21,8 @@ from ._basic import (_cast, _exponential, _normal_real, _uniform, check_param_sh
                      float_dtype, rademacher)
 from ._keys import canonical_shape, check_key, split
 
-__all__ = ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "poisson", "ball"]
+__all__ = ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "poisson", "ball",
+           "multivariate_normal"]
 
 
 def _gamma_one(key, alpha, log_space):
@@ -264,3 +265,36 @@ def ball(key, d, p=2, shape=(), dtype=None):
         g1, jnp.full((*shape, d), 1.0 / p, dt)) ** (1.0 / p)
     e = _exponential(k2, shape, dt)
     return g / (((jnp.abs(g) ** p).sum(-1) + e) ** (1.0 / p))[..., None]
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Multivariate normal samples ``mean + L @ z`` with ``L`` the Cholesky factor of
+    ``cov`` (``method='cholesky'``, JAX's default; the factor is an unrolled
+    decomposition, so ``n`` should be small). Equal to JAX's draws up to rounding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from absjit import random
+    >>> random.multivariate_normal(random.PRNGKey(0), np.zeros(2), np.eye(2), (3,)).shape
+    (3, 2)
+    """
+    from ..scipy.stats.multivariate_normal import cholesky_unrolled
+    key = check_key("multivariate_normal", key)
+    if method != "cholesky":
+        raise NotImplementedError("multivariate_normal: only method='cholesky' is provided")
+    mean, cov = jnp.asarray(mean), jnp.asarray(cov)
+    dt = float_dtype("multivariate_normal", dtype if dtype is not None else (
+        mean.dtype if dtypes.is_float(mean.dtype) else None))
+    if mean.ndim < 1:
+        raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got {mean.ndim}")
+    n = mean.shape[-1]
+    if cov.ndim < 2 or cov.shape[-2:] != (n, n):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, "
+                         f"but got cov.shape == {cov.shape}.")
+    batch = tuple(np.broadcast_shapes(mean.shape[:-1], cov.shape[:-2]))
+    shape = batch if shape is None else check_param_shapes("normal", shape,
+                                                           np.empty(batch))
+    factor = cholesky_unrolled(cov.astype(dt))
+    z = _normal_real(key, tuple(shape) + (n,), dt)
+    return mean.astype(dt) + jnp.einsum("...ij,...j->...i", factor, z)
