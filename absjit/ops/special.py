@@ -77,6 +77,14 @@ def _float_input(name, x):
     return x
 
 
+def _keep_weak(x, y):
+    """Custom-JVP outputs are strongly typed; restore the input's weak type."""
+    aval = get_aval(x)
+    if aval.weak_type and not get_aval(y).weak_type:
+        return ew.convert_element_type_p.bind(y, new_dtype=aval.dtype, weak_type=True)
+    return y
+
+
 def _upcast(fn):
     """Run ``fn`` in float32 for float16/bfloat16 inputs, as XLA does."""
     def wrapped(x):
@@ -233,7 +241,8 @@ def erf(x):
     >>> lax.erf(0.5)
     Array(0.5204999, dtype=float32, weak_type=True)
     """
-    return _erf(_float_input("erf", x))
+    x = _float_input("erf", x)
+    return _keep_weak(x, _erf(x))
 
 
 def erfc(x):
@@ -245,7 +254,8 @@ def erfc(x):
     >>> float(lax.erfc(3.0)) < 3e-5
     True
     """
-    return _erfc(_float_input("erfc", x))
+    x = _float_input("erfc", x)
+    return _keep_weak(x, _erfc(x))
 
 
 # ---------------------------------------------------------------------------
@@ -356,7 +366,8 @@ def erf_inv(x):
     >>> lax.erf_inv(0.5)
     Array(0.47693628, dtype=float32, weak_type=True)
     """
-    return _erf_inv(_float_input("erf_inv", x))
+    x = _float_input("erf_inv", x)
+    return _keep_weak(x, _erf_inv(x))
 
 
 # ---------------------------------------------------------------------------
@@ -511,7 +522,8 @@ def lgamma(x):
     >>> round(float(lax.lgamma(5.0)), 4)   # log(24)
     3.1781
     """
-    return _lgamma(_float_input("lgamma", x))
+    x = _float_input("lgamma", x)
+    return _keep_weak(x, _lgamma(x))
 
 
 def digamma(x):
@@ -523,7 +535,8 @@ def digamma(x):
     >>> round(float(lax.digamma(1.0)), 4)   # -euler_gamma
     -0.5772
     """
-    return _digamma(_float_input("digamma", x))
+    x = _float_input("digamma", x)
+    return _keep_weak(x, _digamma(x))
 
 
 def polygamma(n, x):
@@ -540,5 +553,6 @@ def polygamma(n, x):
     if n == 0:
         return digamma(x)
     if n == 1:
-        return _trigamma(_float_input("polygamma", x))
+        x = _float_input("polygamma", x)
+        return _keep_weak(x, _trigamma(x))
     raise NotImplementedError(f"polygamma is provided for n = 0 and 1, got n = {n}")

@@ -168,7 +168,7 @@ def randint(key, shape, minval, maxval, dtype=None):
     --------
     >>> from absjit import random
     >>> random.randint(random.PRNGKey(0), (4,), 0, 10)
-    Array([1, 9, 3, 6], dtype=int32)
+    Array([9, 0, 2, 3], dtype=int32)
     """
     key = check_key("randint", key)
     dt = dtypes.default_int() if dtype is None else dtypes.canonicalize_dtype(
@@ -262,7 +262,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     >>> import absjit.numpy as jnp
     >>> from absjit import random
     >>> random.categorical(random.PRNGKey(0), jnp.log(jnp.array([0.1, 0.2, 0.7])), shape=(5,))
-    Array([2, 1, 2, 2, 2], dtype=int32)
+    Array([1, 2, 2, 1, 2], dtype=int32)
     """
     key = check_key("categorical", key)
     logits = jnp.asarray(logits) if not is_tracer(logits) else logits
@@ -311,7 +311,7 @@ def permutation(key, x, axis=0, independent=False):
     --------
     >>> from absjit import random
     >>> random.permutation(random.PRNGKey(0), 5)
-    Array([2, 3, 4, 1, 0], dtype=int32)
+    Array([0, 1, 4, 3, 2], dtype=int32)
     """
     key = check_key("permutation", key)
     if isinstance(x, (int, np.integer)) and not is_tracer(x):
@@ -342,7 +342,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     --------
     >>> from absjit import random
     >>> random.choice(random.PRNGKey(0), 10, (3,), replace=False)
-    Array([8, 3, 2], dtype=int32)
+    Array([0, 1, 8], dtype=int32)
     """
     key = check_key("choice", key)
     if isinstance(shape, (int, np.integer)):
