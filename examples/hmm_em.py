@@ -1,9 +1,10 @@
 """A hidden Markov model with discrete emissions, fitted by EM (Baum-Welch).
 
 The data are sampled from ``absjit.random.uniform`` draws (the same numbers
-``jax.random`` gives for the same seed). Each EM step runs the forward-backward recursions in log space
-with ``lax.scan`` and ``absjit.scipy.special.logsumexp``, then re-estimates the
-initial, transition and emission probabilities; the whole step is one ``jit``.
+``jax.random`` gives for the same seed). Each EM step runs the forward-backward
+recursions in log space with ``lax.scan`` and ``absjit.scipy.special.logsumexp``, then
+re-estimates the initial, transition and emission probabilities; the whole step is
+one ``jit``.
 The log-likelihood must never decrease. When JAX is installed the very same program
 runs under JAX as well and the two log-likelihood traces are compared.
 
