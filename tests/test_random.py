@@ -259,3 +259,19 @@ def test_multivariate_normal_covariance():
 def test_traces_to_uint32_ops():
     text = str(absjit.make_jaxpr(lambda k: random.uniform(k, (3,)))(random.PRNGKey(0)))
     assert "shift_right_logical" in text and "; a:u32[2]. let" in text
+
+
+@pytest.mark.parametrize("n,m,shape", [(3, None, ()), (4, 2, (2,)), (2, 5, ())])
+def test_orthogonal(n, m, shape):
+    q = np.asarray(random.orthogonal(random.PRNGKey(1), n, shape, m=m))
+    rows, cols = (n, n) if m is None else (n, m)
+    assert q.shape == shape + (rows, cols)
+    small = min(rows, cols)
+    gram = q.swapaxes(-1, -2) @ q if rows >= cols else q @ q.swapaxes(-1, -2)
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(small), gram.shape), atol=1e-5)
+    try:
+        import jax
+    except ImportError:
+        return
+    ref = np.asarray(jax.random.orthogonal(jax.random.PRNGKey(1), n, shape, m=m))
+    np.testing.assert_allclose(q, ref, atol=1e-5)

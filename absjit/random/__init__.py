@@ -25,11 +25,11 @@ from ._basic import (bernoulli, categorical, cauchy, choice, exponential, gumbel
                      laplace, logistic, lognormal, normal, pareto, permutation, rademacher,
                      randint, truncated_normal, uniform, weibull_min)
 from ._gamma import (ball, beta, chisquare, dirichlet, gamma, loggamma,  # noqa: F401
-                     multivariate_normal, poisson, t)
+                     multivariate_normal, orthogonal, poisson, t)
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
            "threefry_2x32", "uniform", "normal", "randint", "bernoulli", "categorical",
            "choice", "permutation", "truncated_normal", "exponential", "gumbel", "laplace",
            "logistic", "rademacher", "cauchy", "lognormal", "pareto", "weibull_min",
            "gamma", "loggamma", "beta", "dirichlet", "poisson", "t", "chisquare", "ball",
-           "multivariate_normal"]
+           "multivariate_normal", "orthogonal"]
