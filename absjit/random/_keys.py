@@ -1,0 +1,278 @@
+"""Keys and raw bits: the threefry-2x32 hash, ``PRNGKey``/``key``, ``split``,
+``fold_in``, ``bits``, ``key_data``/``wrap_key_data``.
+
+These reproduce JAX's default PRNG (``jax_default_prng_impl = "threefry2x32"``) with
+``jax_threefry_partitionable = True``, JAX's default since 0.5 and in JAX 0.10: the
+counter of element ``i`` of an output of shape ``s`` is the 64-bit flat index ``i``
+split into (high, low) 32-bit words, and 32 random bits are ``hash_hi ^ hash_lo``.
+
+A key is a ``uint32[2]`` array (JAX's "legacy" raw key; absjit has no typed key dtype,
+so ``key`` returns the same array as ``PRNGKey``). Everything is a composite of
+``lax`` ``uint32`` operations, so it traces, batches (``vmap``), compiles into one
+fused loop and has zero tangents under ``grad`` like any integer computation.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from .. import lax
+from .. import numpy as jnp
+from ..core.trace import get_aval, is_tracer
+
+__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
+           "threefry_2x32"]
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_KEY_PARITY = 0x1BD11BDA  # the Threefry key-schedule constant
+_U32 = np.dtype(np.uint32)
+
+
+def _u32(x):
+    return jnp.asarray(np.asarray(x, dtype=np.uint32))
+
+
+def _rotl(x, d: int):
+    return lax.bitwise_or(lax.shift_left(x, _u32(d)), lax.shift_right_logical(x, _u32(32 - d)))
+
+
+def threefry_2x32(k0, k1, x0, x1):
+    """The Threefry-2x32 block cipher (20 rounds) on ``uint32`` words.
+
+    ``k0, k1`` are the two key words (rank 0); ``x0, x1`` the two counter words
+    (arrays of one shape). Returns the two hashed words.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from absjit import random
+    >>> y0, y1 = random.threefry_2x32(np.uint32(0), np.uint32(0), np.zeros(1, np.uint32),
+    ...                               np.zeros(1, np.uint32))
+    >>> hex(int(y0[0])), hex(int(y1[0]))
+    ('0x6b200159', '0x99ba4efe')
+    """
+    k0, k1, x0, x1 = (jnp.asarray(v) for v in (k0, k1, x0, x1))
+    for v in (k0, k1, x0, x1):
+        if get_aval(v).dtype != _U32:
+            raise TypeError(f"threefry_2x32 requires uint32 arguments, got "
+                            f"{[get_aval(a).dtype.name for a in (k0, k1, x0, x1)]}")
+    ks = (k0, k1, lax.bitwise_xor(lax.bitwise_xor(k0, k1), _u32(_KEY_PARITY)))
+    x0 = lax.add(x0, ks[0])
+    x1 = lax.add(x1, ks[1])
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = lax.add(x0, x1)
+            x1 = lax.bitwise_xor(_rotl(x1, r), x0)
+        x0 = lax.add(x0, ks[(i + 1) % 3])
+        x1 = lax.add(lax.add(x1, ks[(i + 2) % 3]), _u32(i + 1))
+    return x0, x1
+
+
+# ---------------------------------------------------------------------------
+# Keys
+# ---------------------------------------------------------------------------
+_KEY_HELP = ("a PRNG key is a uint32[2] array made by random.PRNGKey(seed) or "
+             "random.key(seed) (or split/fold_in of one)")
+
+
+def check_key(name: str, key):
+    """``key`` as an array, or a ``TypeError`` saying what a key is."""
+    if isinstance(key, (bool, int, float, complex)) or key is None:
+        raise TypeError(f"random.{name}: {_KEY_HELP}; got {type(key).__name__} {key!r}")
+    try:
+        arr = jnp.asarray(key) if not is_tracer(key) else key
+        aval = get_aval(arr)
+    except Exception:
+        raise TypeError(f"random.{name}: {_KEY_HELP}; got {type(key).__name__}") from None
+    if aval.shape != (2,) or aval.dtype != _U32:
+        extra = (" (a batch of keys: use absjit.vmap over the leading axis)"
+                 if aval.dtype == _U32 and aval.shape[-1:] == (2,) and len(aval.shape) > 1
+                 else "")
+        raise TypeError(f"random.{name}: {_KEY_HELP}; got {aval.dtype.name}"
+                        f"{list(aval.shape)}{extra}")
+    return arr
+
+
+def PRNGKey(seed) -> jnp.ndarray:  # noqa: N802 - JAX's name
+    """A PRNG key from an integer seed, bit for bit as ``jax.random.PRNGKey``.
+
+    The key is ``[seed >> 32, seed & 0xFFFFFFFF]`` as ``uint32`` words of a 64-bit
+    seed; a 32-bit (or narrower) seed has a zero high word. Without ``enable_x64``
+    a Python int is taken modulo ``2**32``, as JAX does. ``seed`` may be traced (an
+    integer scalar argument of ``jit``/``vmap``).
+
+    Examples
+    --------
+    >>> from absjit import random
+    >>> random.PRNGKey(42)
+    Array([ 0, 42], dtype=uint32)
+    """
+    if isinstance(seed, (bool, np.bool_)):
+        raise TypeError(f"PRNGKey seed must be an integer; got bool {seed!r}")
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, np.ndarray):
+        s = int(seed)
+        wide = dtypes.canonicalize_dtype(np.int64) == np.int64 or (
+            isinstance(seed, np.integer) and np.dtype(type(seed)).itemsize == 8)
+        hi = (s >> 32) & 0xFFFFFFFF if wide else 0
+        return jnp.asarray(np.array([hi, s & 0xFFFFFFFF], dtype=np.uint32))
+    if isinstance(seed, (float, complex)):
+        raise TypeError(f"PRNGKey seed must be an integer; got {type(seed).__name__} "
+                        f"{seed!r}")
+    seed = seed if is_tracer(seed) else jnp.asarray(seed)
+    aval = get_aval(seed)
+    if aval.shape != ():
+        raise TypeError(f"PRNGKey accepts a scalar seed, but was given an array of shape "
+                        f"{aval.shape} != (). Use absjit.vmap for batching")
+    if not dtypes.is_integer(aval.dtype):
+        raise TypeError(f"PRNGKey seed must be an integer; got {aval.dtype.name}")
+    lo = lax.convert_element_type(seed, np.uint32)
+    if aval.dtype.itemsize == 8:
+        hi = lax.convert_element_type(lax.shift_right_logical(
+            seed, jnp.asarray(np.array(32, aval.dtype))), np.uint32)
+    else:
+        hi = jnp.zeros((), np.uint32)
+    return jnp.stack([hi, lo])
+
+
+def key(seed) -> jnp.ndarray:
+    """A PRNG key from an integer seed: the same ``uint32[2]`` array as ``PRNGKey``
+    (JAX returns a typed scalar key here; absjit keys are always raw arrays, so
+    ``key_data(key(s))`` equals ``jax.random.key_data(jax.random.key(s))``).
+
+    Examples
+    --------
+    >>> from absjit import random
+    >>> random.key_data(random.key(0))
+    Array([0, 0], dtype=uint32)
+    """
+    return PRNGKey(seed)
+
+
+def key_data(keys) -> jnp.ndarray:
+    """The ``uint32`` words of a key (or of a batch of keys ``uint32[..., 2]``)."""
+    arr = jnp.asarray(keys) if not is_tracer(keys) else keys
+    aval = get_aval(arr)
+    if aval.dtype != _U32 or aval.shape[-1:] != (2,):
+        raise TypeError(f"random.key_data: {_KEY_HELP}; got {aval.dtype.name}"
+                        f"{list(aval.shape)}")
+    return arr
+
+
+def wrap_key_data(key_bits_array, *, impl=None) -> jnp.ndarray:
+    """A key from its ``uint32[..., 2]`` words (checked; only ``threefry2x32``)."""
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"random.wrap_key_data: only impl='threefry2x32' is provided, "
+                         f"got {impl!r}")
+    return key_data(key_bits_array)
+
+
+# ---------------------------------------------------------------------------
+# Counters, split, fold_in, bits
+# ---------------------------------------------------------------------------
+def canonical_shape(name: str, shape) -> tuple:
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise TypeError(f"random.{name}: shape must be a tuple of ints, got {shape!r}") from None
+    out = []
+    for d in shape:
+        if is_tracer(d) or not isinstance(d, (int, np.integer)) or isinstance(d, bool):
+            raise TypeError(f"random.{name}: shape must be a tuple of Python ints (static), "
+                            f"got {shape!r}")
+        if int(d) < 0:
+            raise ValueError(f"random.{name}: negative dimension in shape {shape}")
+        out.append(int(d))
+    return tuple(out)
+
+
+def _iota_2x32(shape):
+    """The (high, low) uint32 words of the flat 64-bit index of each element."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if n >= 2 ** 32:
+        raise NotImplementedError("random arrays of 2**32 or more elements")
+    if not shape:
+        z = jnp.zeros((), np.uint32)
+        return z, z
+    lo = lax.reshape(lax.iota(np.uint32, (n,)), shape) if len(shape) > 1 \
+        else lax.iota(np.uint32, shape)
+    return jnp.zeros(shape, np.uint32), lo
+
+
+def _hash(key, shape):
+    hi, lo = _iota_2x32(shape)
+    return threefry_2x32(key[0], key[1], hi, lo)
+
+
+def split(key, num=2) -> jnp.ndarray:
+    """``num`` new keys (shape ``(num, 2)``; ``num`` may be a tuple of dims).
+
+    Examples
+    --------
+    >>> from absjit import random
+    >>> random.split(random.PRNGKey(0))
+    Array([[1797259609, 2579123966],
+           [ 928981903, 3453687069]], dtype=uint32)
+    """
+    key = check_key("split", key)
+    shape = canonical_shape("split", num)
+    b1, b2 = _hash(key, shape)
+    return jnp.stack([b1, b2], axis=len(shape))
+
+
+def fold_in(key, data) -> jnp.ndarray:
+    """A new key from ``key`` and a 32-bit integer ``data`` (may be traced).
+
+    Examples
+    --------
+    >>> from absjit import random
+    >>> random.fold_in(random.PRNGKey(0), 1)
+    Array([ 928981903, 3453687069], dtype=uint32)
+    """
+    key = check_key("fold_in", key)
+    if isinstance(data, (int, np.integer)) and not is_tracer(data):
+        d = _u32(int(data) & 0xFFFFFFFF)
+    else:
+        data = data if is_tracer(data) else jnp.asarray(data)
+        aval = get_aval(data)
+        if aval.shape != ():
+            raise TypeError(f"fold_in accepts a scalar, but was given an array of shape "
+                            f"{aval.shape} != (). Use absjit.vmap for batching.")
+        if not (dtypes.is_integer(aval.dtype) or dtypes.is_bool(aval.dtype)):
+            raise TypeError(f"fold_in data must be an integer, got {aval.dtype.name}")
+        d = lax.convert_element_type(data, np.uint32)
+    y0, y1 = threefry_2x32(key[0], key[1], jnp.zeros((), np.uint32), d)
+    return jnp.stack([y0, y1])
+
+
+def random_bits(key, bit_width: int, shape) -> jnp.ndarray:
+    """Unsigned random integers of ``bit_width`` bits (8, 16, 32 or 64)."""
+    b1, b2 = _hash(key, shape)
+    if bit_width == 64:
+        dt = np.dtype(np.uint64)
+        hi = lax.convert_element_type(b1, dt)
+        lo = lax.convert_element_type(b2, dt)
+        return lax.bitwise_or(lax.shift_left(hi, jnp.asarray(np.uint64(32))), lo)
+    out = lax.bitwise_xor(b1, b2)
+    if bit_width == 32:
+        return out
+    return lax.convert_element_type(out, np.dtype(f"uint{bit_width}"))
+
+
+def bits(key, shape=(), dtype=None) -> jnp.ndarray:
+    """Random bits as unsigned integers (``uint32`` by default; ``uint64`` needs
+    ``enable_x64``), equal to ``jax.random.bits`` for the same key.
+
+    Examples
+    --------
+    >>> from absjit import random
+    >>> random.bits(random.PRNGKey(0), (2,))
+    Array([4070199207, 4202968722], dtype=uint32)
+    """
+    key = check_key("bits", key)
+    dt = dtypes.default_uint() if dtype is None else dtypes.canonicalize_dtype(
+        dtypes.check_user_dtype(dtype))
+    if not (dtypes.is_integer(dt) and dt.kind == "u"):
+        raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dt}")
+    return random_bits(key, dt.itemsize * 8, canonical_shape("bits", shape))

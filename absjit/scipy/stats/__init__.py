@@ -1,0 +1,6 @@
+"""``absjit.scipy.stats``: log-densities and friends of common distributions, with
+``jax.scipy.stats``'s signatures (``norm``, ``multivariate_normal``, ``bernoulli``,
+``poisson``, ``beta``, ``gamma``)."""
+from . import bernoulli, beta, gamma, multivariate_normal, norm, poisson  # noqa: F401
+
+__all__ = ["norm", "multivariate_normal", "bernoulli", "poisson", "beta", "gamma"]
