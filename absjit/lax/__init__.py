@@ -19,3 +19,5 @@ from ..ops.control_flow import *  # noqa: F401,F403
 # Aliases JAX's lax offers too.
 from ..ops.elementwise import bitwise_and as and_, bitwise_not as not_  # noqa: E402,F401
 from ..ops.elementwise import bitwise_or as or_, bitwise_xor as xor  # noqa: E402,F401
+
+from . import linalg  # noqa: E402,F401  (absjit.lax.linalg: the matrix decompositions)
