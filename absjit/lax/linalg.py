@@ -14,7 +14,7 @@ from ..core.trace import get_aval
 from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
-from ..ops._linalg_util import H, full, shape_of
+from ..ops._linalg_util import H, full, rank_error, shape_of
 from ..ops.control_flow import fori_loop
 from ..ops.indexing import dynamic_index_in_dim
 from ..ops.linalg_decomp import cholesky_p, lu_p, triangular_solve_p
@@ -62,6 +62,9 @@ def cholesky(x, *, symmetrize_input: bool = True):
     Array([[2., 0.],
            [1., 1.]], dtype=float32)
     """
+    shape = shape_of(x)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise rank_error("cholesky", shape)
     if symmetrize_input:
         x = symmetrize(x)
     return cholesky_p.bind(x)
