@@ -210,7 +210,7 @@ def test_bad_input_raises_before_running():
                                                 np.ones((2, 3), np.float32), left_side=True),
             ValueError, "Incompatible shapes"),
            (lambda: lax.linalg.triangular_solve(np.eye(3, dtype=np.float32),
-                                                np.ones((3, 3), np.float64)),
+                                                np.ones((3, 3), np.int32)),
             TypeError, "same dtype"),
            (lambda: lax.linalg.qr(np.eye(3, dtype=np.float32), pivoting=True),
             NotImplementedError, "pivoting")]
