@@ -10,6 +10,7 @@ rules assume distinct eigenvalues / singular values, as JAX's do.
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..interpreters import ad
@@ -17,7 +18,8 @@ from . import elementwise as ew
 from . import structural as st
 from ._linalg_util import (H, check_matrix_dtype, diag_embed, diagonal, dtype_of, eye,
                            full, is_complex, matmul, out_aval, real_dtype, shape_of, tril)
-from .linalg_decomp import _batch_leading, triangular_solve_p
+from .linalg_decomp import (_batch_leading, each_matrix, small_stack,
+                            triangular_solve_p)
 
 __all__ = ["qr_p", "eigh_p", "svd_p"]
 
@@ -64,14 +66,22 @@ def _qr_impl(x, *, full_matrices):
     orthonormal columns and upper-triangular ``r`` (..., k, n), ``k = m`` with
     ``full_matrices`` else ``min(m, n)``.
 
-    Impl: ``numpy.linalg.qr`` (LAPACK ``?geqrf`` + ``?orgqr``/``?ungqr``).
+    Impl: ``scipy.linalg.qr`` (LAPACK ``?geqrf`` + ``?orgqr``/``?ungqr``), one call per
+    matrix (``numpy.linalg.qr`` for stacks of small matrices).
     """
     *batch, m, n = x.shape
     if x.size == 0:
         k = m if full_matrices else min(m, n)
         q = np.broadcast_to(np.eye(m, k, dtype=x.dtype), (*batch, m, k)).copy()
         return [q, np.zeros((*batch, k, n), x.dtype)]
-    q, r = np.linalg.qr(x, mode="complete" if full_matrices else "reduced")
+    if small_stack(x):
+        return list(np.linalg.qr(x, mode="complete" if full_matrices else "reduced"))
+    k = m if full_matrices else min(m, n)
+    q = np.empty((*batch, m, k), x.dtype)
+    r = np.empty((*batch, k, n), x.dtype)
+    for idx in each_matrix(x):
+        q[idx], r[idx] = scipy.linalg.qr(x[idx], mode="full" if full_matrices else "economic",
+                                         check_finite=False)
     return [q, r]
 
 
@@ -129,11 +139,19 @@ def _eigh_impl(x, *, lower, sort_eigenvalues):
     reading the lower (``lower=True``) or upper triangle: outputs eigenvectors ``v``
     (..., n, n, columns) and real eigenvalues ``w`` (..., n) in ascending order.
 
-    Impl: ``numpy.linalg.eigh`` (LAPACK ``?syevd``/``?heevd``), which always sorts.
+    Impl: LAPACK ``?syevd``/``?heevd`` through ``scipy.linalg.eigh(driver="evd")``, one
+    call per matrix (``numpy.linalg.eigh`` for stacks of small matrices); both sort.
     """
     if x.size == 0:
         return [np.zeros(x.shape, x.dtype), np.zeros(x.shape[:-1], real_dtype(x.dtype))]
-    w, v = np.linalg.eigh(x, UPLO="L" if lower else "U")
+    if small_stack(x):
+        w, v = np.linalg.eigh(x, UPLO="L" if lower else "U")
+        return [v, w]
+    v = np.empty(x.shape, x.dtype)
+    w = np.empty(x.shape[:-1], real_dtype(x.dtype))
+    for idx in each_matrix(x):
+        w[idx], v[idx] = scipy.linalg.eigh(x[idx], lower=lower, driver="evd",
+                                           check_finite=False)
     return [v, w]
 
 
@@ -189,7 +207,8 @@ def _svd_impl(x, *, full_matrices, compute_uv):
     ``compute_uv`` also ``u`` (..., m, m or k) and ``vt`` (..., n or k, n) with
     ``a = u @ diag(s) @ vt``.
 
-    Impl: ``numpy.linalg.svd`` (LAPACK ``?gesdd``).
+    Impl: LAPACK ``?gesdd`` from ``scipy.linalg.lapack``, one call per matrix
+    (``numpy.linalg.svd`` for stacks of small matrices); NaNs where it fails to converge.
     """
     *batch, m, n = x.shape
     k = min(m, n)
@@ -201,10 +220,26 @@ def _svd_impl(x, *, full_matrices, compute_uv):
         u = np.broadcast_to(np.eye(m, mu, dtype=x.dtype), (*batch, m, mu)).copy()
         vt = np.broadcast_to(np.eye(nv, n, dtype=x.dtype), (*batch, nv, n)).copy()
         return [s, u, vt]
-    if not compute_uv:
-        return [np.linalg.svd(x, compute_uv=False)]
-    u, s, vt = np.linalg.svd(x, full_matrices=full_matrices)
-    return [s, u, vt]
+    if small_stack(x):
+        if not compute_uv:
+            return [np.linalg.svd(x, compute_uv=False)]
+        u, s, vt = np.linalg.svd(x, full_matrices=full_matrices)
+        return [s, u, vt]
+    mu, nv = (m, n) if full_matrices else (k, k)
+    s = np.empty((*batch, k), real_dtype(x.dtype))
+    u = np.empty((*batch, m, mu), x.dtype)
+    vt = np.empty((*batch, nv, n), x.dtype)
+    (gesdd,) = scipy.linalg.get_lapack_funcs(("gesdd",), (x,))
+    for idx in each_matrix(x):
+        ui, si, vti, info = gesdd(x[idx], compute_uv=int(compute_uv),
+                                  full_matrices=int(full_matrices))
+        if info != 0:
+            ui, si, vti = (np.full(t.shape, np.nan, t.dtype) for t in (u[idx], s[idx],
+                                                                       vt[idx]))
+        s[idx] = si
+        if compute_uv:
+            u[idx], vt[idx] = ui, vti
+    return [s, u, vt] if compute_uv else [s]
 
 
 def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):

@@ -340,3 +340,26 @@ def test_primitives_under_mode(mode, rng):
            np.asarray(lax.linalg.lu(a)[2]), np.linalg.qr(a)[1], np.linalg.eigvalsh(a),
            np.linalg.svd(a, compute_uv=False))
     assert_close(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_stacks_of_larger_matrices_use_one_call_per_matrix(rng):
+    # Above 256 elements per matrix a stack is factored one matrix at a time with SciPy's
+    # LAPACK; it must agree with NumPy's batched routines.
+    a = _randn(rng, (2, 17, 16), np.float32)
+    spd = _spd(rng, (2, 16, 16), np.float32)
+    spd[1] = -spd[1]
+    chol = np.asarray(lax.linalg.cholesky(spd))
+    _close(chol[0], np.linalg.cholesky(spd[0]), np.float32, 50)
+    assert np.isnan(chol[1][np.tril_indices(16)]).all()
+    for full_matrices in (True, False):
+        q, r = lax.linalg.qr(a, full_matrices=full_matrices)
+        rq, rr = np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+        _close(np.abs(r), np.abs(rr), np.float32, 50)
+        _close(np.asarray(q) @ np.asarray(r), a, np.float32, 50)
+        u, s, vt = lax.linalg.svd(a, full_matrices=full_matrices)
+        assert u.shape == np.linalg.svd(a, full_matrices=full_matrices)[0].shape
+        _close(s, np.linalg.svd(a, compute_uv=False), np.float32, 50)
+    _close(lax.linalg.svd(a, compute_uv=False), np.linalg.svd(a, compute_uv=False),
+           np.float32, 50)
+    v, w = lax.linalg.eigh(-spd, lower=False, symmetrize_input=False)
+    _close(w, np.linalg.eigvalsh(-spd, UPLO="U"), np.float32, 100)
