@@ -41,6 +41,25 @@ def each_matrix(x):
     return np.ndindex(*x.shape[:-2])
 
 
+def map_matrices(fn, *xs) -> list:
+    """``fn`` (one matrix of each operand -> list of arrays) over stacks of matrices.
+
+    A single matrix's results are returned as LAPACK produced them (often Fortran order:
+    copying a 512x128 result into a C-order array cost ~10% of an SVD); a stack's are
+    gathered into new arrays. Stacks with no matrices are handled by the callers."""
+    if xs[0].ndim == 2:
+        return list(fn(*xs))
+    outs = None
+    for idx in each_matrix(xs[0]):
+        res = fn(*(x[idx] for x in xs))
+        if outs is None:
+            outs = [np.empty(xs[0].shape[:-2] + np.shape(r), np.asarray(r).dtype)
+                    for r in res]
+        for o, r in zip(outs, res):
+            o[idx] = r
+    return outs
+
+
 def small_stack(x) -> bool:
     """A stack of small matrices: NumPy's batched gufuncs (one C loop) beat a Python loop
     over SciPy's LAPACK calls there. For anything larger SciPy's LAPACK is used: with
@@ -80,12 +99,11 @@ def _cholesky_impl(x):
         except np.linalg.LinAlgError:
             pass   # some matrix is not positive definite: one at a time below
     (potrf,) = scipy.linalg.get_lapack_funcs(("potrf",), (x,))
-    out = np.empty_like(x)
-    nan_lower = np.tril(np.full(x.shape[-2:], np.nan, x.dtype))
-    for idx in each_matrix(x):
-        c, info = potrf(x[idx], lower=1, clean=1)
-        out[idx] = c if info == 0 else nan_lower
-    return [out]
+
+    def one(a):
+        c, info = potrf(a, lower=1, clean=1)
+        return [c if info == 0 else np.tril(np.full(a.shape, np.nan, a.dtype))]
+    return map_matrices(one, x)
 
 
 def _cholesky_jvp(primals, tangents):
@@ -162,12 +180,7 @@ def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a,
     params = (left_side, lower, transpose_a, conjugate_a, unit_diagonal)
     if b.size == 0 or a.size == 0:
         return [np.zeros(b.shape, b.dtype)]
-    if a.ndim == 2:
-        return [_trsm(a, b, *params)]
-    out = np.empty(b.shape, b.dtype)
-    for idx in each_matrix(a):
-        out[idx] = _trsm(a[idx], b[idx], *params)
-    return [out]
+    return map_matrices(lambda a, b: [_trsm(a, b, *params)], a, b)
 
 
 def _triangular_solve_jvp(primals, tangents, **params):
@@ -274,11 +287,11 @@ def _lu_impl(x):
         piv[...] = np.arange(k, dtype=np.int32)
         return [lu, piv, perm]
     (getrf,) = scipy.linalg.get_lapack_funcs(("getrf",), (x,))
-    for idx in each_matrix(x):
-        lu[idx], p, _info = getrf(x[idx])   # info > 0: exactly singular; kept, as JAX
-        piv[idx] = p
-        perm[idx] = pivots_to_permutation(p, m)
-    return [lu, piv, perm]
+
+    def one(a):
+        lu, p, _info = getrf(a)   # info > 0: exactly singular; kept, as in JAX
+        return [lu, p.astype(np.int32), pivots_to_permutation(p, m)]
+    return map_matrices(one, x)
 
 
 def permutation_matrix(perm, m: int, dtype):
