@@ -306,8 +306,29 @@ def _parity_sign(parity, dtype):
     return ew.sub(np.array(1, dtype), ew.mul(np.array(2, dtype), odd))
 
 
+def _entry(a, i, j):
+    shape = shape_of(a)
+    nb = len(shape) - 2
+    return st.reshape(st.slice(a, (0,) * nb + (i, j), shape[:-2] + (i + 1, j + 1)),
+                      shape[:-2])
+
+
+def _det_small(a, n):
+    """The cofactor expansion for 2x2 and 3x3 matrices, as JAX: exact for small integer
+    entries, and its gradient is finite at singular matrices."""
+    e = [[_entry(a, i, j) for j in range(n)] for i in range(n)]
+    mul, sub = ew.mul, ew.sub
+    if n == 2:
+        return sub(mul(e[0][0], e[1][1]), mul(e[0][1], e[1][0]))
+    m0 = sub(mul(e[1][1], e[2][2]), mul(e[1][2], e[2][1]))
+    m1 = sub(mul(e[1][0], e[2][2]), mul(e[1][2], e[2][0]))
+    m2 = sub(mul(e[1][0], e[2][1]), mul(e[1][1], e[2][0]))
+    return ew.add(sub(mul(e[0][0], m0), mul(e[0][1], m1)), mul(e[0][2], m2))
+
+
 def det(a):
-    """Determinant, from the LU factorization (0 for a singular matrix).
+    """Determinant: a cofactor expansion for 2x2 and 3x3 matrices (as JAX), otherwise
+    from the LU factorization.
 
     Examples
     --------
@@ -320,6 +341,8 @@ def det(a):
     dt = get_aval(a).dtype
     if shape[-1] == 0:
         return full(1, shape[:-2], dt)
+    if shape[-1] in (2, 3):
+        return _det_small(a, shape[-1])
     d, parity = _lu_diag_parity(a)
     nd = len(shape_of(d))
     return ew.mul(_parity_sign(parity, dt), red.reduce_prod(d, (nd - 1,)))

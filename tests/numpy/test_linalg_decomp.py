@@ -257,6 +257,12 @@ def test_solve_inv_det_grads(rng):
                                                                  jax_numpy.linalg.inv))
     check_grads(jnp.linalg.det, [a], order=2, jax_fn=_jax_or_none(jax_numpy and
                                                                  jax_numpy.linalg.det))
+    big = _well(rng, (4, 4), np.float64)   # LU path (2x2 and 3x3 use cofactors)
+    check_grads(jnp.linalg.det, [big], order=1, jax_fn=_jax_or_none(jax_numpy and
+                                                                   jax_numpy.linalg.det))
+    singular = np.array([[1., 2.], [2., 4.]])
+    assert_close(absjit.grad(jnp.linalg.det)(singular), np.array([[4., -2.], [-2., 1.]]),
+                 check_dtype=False)
     check_grads(lambda a: jnp.linalg.slogdet(a)[1], [a], order=1,
                 jax_fn=_jax_or_none(lambda a: jax_numpy.linalg.slogdet(a)[1]))
 
