@@ -363,3 +363,60 @@ def test_stacks_of_larger_matrices_use_one_call_per_matrix(rng):
            np.float32, 50)
     v, w = lax.linalg.eigh(-spd, lower=False, symmetrize_input=False)
     _close(w, np.linalg.eigvalsh(-spd, UPLO="U"), np.float32, 100)
+
+
+@pytest.mark.skipif(jax is None, reason="compares with JAX")
+def test_complex_derivatives_match_jax(rng):
+    # check_grads perturbs real inputs only; complex JVPs and VJPs are compared with
+    # JAX's directly (complex128, x64 on in both).
+    absjit.config.update("enable_x64", True)
+    jax.config.update("jax_enable_x64", True)
+    try:
+        def c(shape):
+            return _randn(rng, shape, np.complex128)
+
+        a = c((3, 3))
+        spd = a @ np.conj(a.T) + 3 * np.eye(3)
+
+        def eig_inv(v, w, m):
+            return w, (v * m.sin(w)[None, :]) @ m.conj(v.T)
+
+        def svd_inv(u, s, vt):
+            return s, (u * (s ** 2 + 1)[None, :]) @ vt
+
+        jl, jjnp = jax.lax.linalg, jax.numpy
+        cases = [
+            (lambda x: lax.linalg.cholesky(x), lambda x: jl.cholesky(x), [spd]),
+            (lambda x, y: lax.linalg.triangular_solve(x, y, left_side=True, lower=True,
+                                                      transpose_a=True, conjugate_a=True),
+             lambda x, y: jl.triangular_solve(x, y, left_side=True, lower=True,
+                                              transpose_a=True, conjugate_a=True),
+             [a + 3 * np.eye(3), c((3, 2))]),
+            (lambda x: lax.linalg.lu(x)[0], lambda x: jl.lu(x)[0], [a]),
+            (lambda x: lax.linalg.qr(x, full_matrices=False),
+             lambda x: jl.qr(x, full_matrices=False), [c((4, 3))]),
+            (lambda x: eig_inv(*lax.linalg.eigh(x), jnp), lambda x: eig_inv(*jl.eigh(x), jjnp),
+             [a]),
+            (lambda x: svd_inv(*lax.linalg.svd(x, full_matrices=False)),
+             lambda x: svd_inv(*jl.svd(x, full_matrices=False)), [c((4, 3))]),
+            (jnp.linalg.slogdet, jjnp.linalg.slogdet, [a + 3 * np.eye(3)]),
+        ]
+        for f, jf, args in cases:
+            tans = tuple(c(np.shape(x)) for x in args)
+            _, out = absjit.jvp(f, tuple(args), tans)
+            _, ref = jax.jvp(jf, tuple(args), tans)
+            assert_close(list(jax.tree_util.tree_leaves(out)),
+                         [np.asarray(r) for r in jax.tree_util.tree_leaves(ref)],
+                         rtol=1e-9, atol=1e-9)
+            j_out, j_pb = jax.vjp(jf, *args)
+            ct = jax.tree_util.tree_map(
+                lambda o: c(np.shape(o)) if np.iscomplexobj(o)
+                else _randn(rng, np.shape(o), np.float64), j_out)
+            _, pb = absjit.vjp(f, *args)
+            ct_a = absjit.tree_util.tree_unflatten(
+                absjit.tree_util.tree_structure(f(*args)),
+                [np.asarray(x) for x in jax.tree_util.tree_leaves(ct)])
+            assert_close(list(pb(ct_a)), [np.asarray(g) for g in j_pb(ct)], rtol=1e-9,
+                         atol=1e-9)
+    finally:
+        jax.config.update("jax_enable_x64", False)
