@@ -12,11 +12,9 @@ import numpy as np
 
 from ..core.trace import get_aval
 from ..ops import elementwise as ew
-from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops._linalg_util import H, full, rank_error, shape_of
-from ..ops.control_flow import fori_loop
-from ..ops.indexing import dynamic_index_in_dim
+from ..ops.indexing import gather
 from ..ops.linalg_decomp import cholesky_p, lu_p, triangular_solve_p
 from ..ops.linalg_spectral import eigh_p, qr_p, svd_p
 
@@ -130,7 +128,10 @@ def lu(x):
 def lu_pivots_to_permutation(pivots, permutation_size: int):
     """The permutation that the row swaps ``pivots`` (..., k) apply to ``range(m)``.
 
-    Written with ``lax.fori_loop`` (one swap per step), so it batches and compiles.
+    Swap ``i`` is the transposition ``T_i`` of ``i`` and ``pivots[i]``; the result is
+    ``T_0 o T_1 o ... o T_{k-1}`` applied to ``range(m)``. The ``k`` transpositions are
+    composed pairwise in ``log2(k)`` rounds of one ``gather`` each, so the composite
+    stays cheap eagerly (no per-swap loop) and batches and compiles like any lax code.
 
     Examples
     --------
@@ -149,25 +150,39 @@ def lu_pivots_to_permutation(pivots, permutation_size: int):
                          f"{m}")
     if get_aval(pivots).dtype != np.int32:
         pivots = ew.convert_element_type(pivots, np.int32)
-    shape = pshape[:-1] + (m,)
-    nd = len(shape)
-    iota = st.iota(np.int32, shape, nd - 1)
+    batch = pshape[:-1]
+    nb = len(batch)
+    if k == 0:
+        return st.iota(np.int32, batch + (m,), nb)
+    rounds = max(0, (k - 1).bit_length())
+    kk = 1 << rounds
+    if kk > k:   # pad with identity swaps (row i with itself)
+        pad = st.iota(np.int32, batch + (kk - k,), nb)
+        pivots = st.concatenate([pivots, ew.add(pad, full(k, batch + (kk - k,), np.int32))],
+                                nb)
+    shape = batch + (kk, m)
+    row = st.iota(np.int32, shape, nb)          # i
+    col = st.iota(np.int32, shape, nb + 1)      # j
+    piv = st.broadcast_in_dim(pivots, shape, tuple(range(nb + 1)))
+    # T_i[j] = pivots[i] where j == i, i where j == pivots[i], else j.
+    t = ew.select(ew.eq(col, row), piv, ew.select(ew.eq(col, piv), row, col))
+    for _ in range(rounds):
+        t = _compose_pairs(t)
+    return st.reshape(t, batch + (m,))
 
-    def body(i, perm):
-        p = dynamic_index_in_dim(pivots, i, nd - 1, keepdims=True)
-        p = st.broadcast_in_dim(p, shape, tuple(range(nd)))
-        at_p = ew.eq(iota, p)
-        i = i if get_aval(i).dtype == np.int32 else ew.convert_element_type(i, np.int32)
-        at_i = ew.eq(iota, st.broadcast_in_dim(i, shape, ()))
-        zeros = full(0, shape, np.int32)
-        perm_p = red.reduce_sum(ew.select(at_p, perm, zeros), (nd - 1,))
-        perm_i = red.reduce_sum(ew.select(at_i, perm, zeros), (nd - 1,))
-        bcast = tuple(range(nd - 1))
-        perm_p = st.broadcast_in_dim(perm_p, shape, bcast)
-        perm_i = st.broadcast_in_dim(perm_i, shape, bcast)
-        return ew.select(at_i, perm_p, ew.select(at_p, perm_i, perm))
 
-    return fori_loop(0, k, body, iota)
+def _compose_pairs(t):
+    """(..., 2r, m) permutations -> (..., r, m): ``t[2i] o t[2i + 1]``."""
+    shape = shape_of(t)
+    nb = len(shape) - 2
+    r = shape[-2] // 2
+    zeros = (0,) * len(shape)
+    left = st.slice(t, zeros, shape, (1,) * nb + (2, 1))
+    right = st.slice(t, zeros[:-2] + (1, 0), shape, (1,) * nb + (2, 1))
+    out_shape = shape[:-2] + (r, shape[-1])
+    # left o right: out[..., i, j] = left[..., i, right[..., i, j]].
+    idx = [st.iota(np.int32, out_shape, d) for d in range(nb + 1)] + [right]
+    return gather(left, idx, tuple(range(nb + 2)))
 
 
 def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
