@@ -11,7 +11,13 @@ from hypothesis import given, strategies as hst
 import absjit
 import absjit.numpy as jnp
 from tests.checks import assert_close, check_against_numpy, jax, jax_numpy
-from tests.grad_checks import check_grads
+from tests.grad_checks import check_grads as _check_grads
+
+
+def check_grads(f, args, jax_fn=None, **kw):
+    """``tests.grad_checks.check_grads`` with the JAX reference jitted: JAX takes seconds
+    to differentiate these functions op by op, a fraction of that compiled."""
+    return _check_grads(f, args, jax_fn=None if jax_fn is None else jax.jit(jax_fn), **kw)
 
 DTYPES = [np.float32, np.float64]
 TOL = {np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-9}
