@@ -140,10 +140,18 @@ def _eigh_impl(x, *, lower, sort_eigenvalues):
     if x.size == 0:
         return [np.zeros(x.shape, x.dtype), np.zeros(x.shape[:-1], real_dtype(x.dtype))]
     if small_stack(x):
-        w, v = np.linalg.eigh(x, UPLO="L" if lower else "U")
-        return [v, w]
+        try:
+            w, v = np.linalg.eigh(x, UPLO="L" if lower else "U")
+            return [v, w]
+        except np.linalg.LinAlgError:
+            pass   # some matrix failed (NaN input): one at a time below
+
     def one(a):
-        w, v = scipy.linalg.eigh(a, lower=lower, driver="evd", check_finite=False)
+        try:
+            w, v = scipy.linalg.eigh(a, lower=lower, driver="evd", check_finite=False)
+        except np.linalg.LinAlgError:   # no convergence: NaNs rather than an exception
+            v = np.full(a.shape, np.nan, a.dtype)
+            w = np.full(a.shape[:-1], np.nan, real_dtype(a.dtype))
         return [v, w]
     return map_matrices(one, x)
 
@@ -214,10 +222,13 @@ def _svd_impl(x, *, full_matrices, compute_uv):
         vt = np.broadcast_to(np.eye(nv, n, dtype=x.dtype), (*batch, nv, n)).copy()
         return [s, u, vt]
     if small_stack(x):
-        if not compute_uv:
-            return [np.linalg.svd(x, compute_uv=False)]
-        u, s, vt = np.linalg.svd(x, full_matrices=full_matrices)
-        return [s, u, vt]
+        try:
+            if not compute_uv:
+                return [np.linalg.svd(x, compute_uv=False)]
+            u, s, vt = np.linalg.svd(x, full_matrices=full_matrices)
+            return [s, u, vt]
+        except np.linalg.LinAlgError:
+            pass   # some matrix failed (NaN input): one at a time below
     gesdd, gesdd_lwork = scipy.linalg.get_lapack_funcs(("gesdd", "gesdd_lwork"), (x,))
     flags = dict(compute_uv=int(compute_uv), full_matrices=int(full_matrices))
     work, info = gesdd_lwork(m, n, **flags)   # the optimal workspace: ~10% faster

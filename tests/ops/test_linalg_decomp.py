@@ -427,3 +427,12 @@ def test_complex_derivatives_match_jax(rng):
                          atol=1e-9)
     finally:
         jax.config.update("jax_enable_x64", False)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3), (2, 17, 17)])
+def test_nan_input_gives_nan_not_an_exception(shape):
+    x = np.full(shape, np.nan, np.float32)
+    for out in (lax.linalg.eigh(x), lax.linalg.svd(x), lax.linalg.qr(x)[:1],
+                (lax.linalg.lu(x)[0],), (lax.linalg.cholesky(x),)):
+        for o in out:
+            assert np.isnan(np.asarray(o)).any()
