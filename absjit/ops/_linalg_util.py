@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
 from ..core.avals import ShapedArray
 from ..core.trace import get_aval
 from . import elementwise as ew
@@ -17,9 +16,9 @@ from . import reductions as red
 from . import structural as st
 from .linalg import dot_general
 
-__all__ = ["shape_of", "dtype_of", "check_matrix_dtype", "check_square", "const", "full",
-           "mT", "H", "matmul", "tri_mask", "tril", "triu", "eye", "diagonal",
-           "diag_embed", "real_dtype", "is_complex", "rank_error"]
+__all__ = ["shape_of", "dtype_of", "check_matrix_dtype", "const", "full", "mT", "H",
+           "matmul", "tri_mask", "tril", "triu", "eye", "diagonal", "diag_embed",
+           "real_dtype", "is_complex", "rank_error", "out_aval"]
 
 _LINALG_DTYPES = ("float32", "float64", "complex64", "complex128")
 
@@ -52,12 +51,6 @@ def check_matrix_dtype(name: str, aval) -> None:
 
 def rank_error(name: str, shape) -> ValueError:
     return ValueError(f"Argument to {name} must have shape [..., n, n], got {tuple(shape)}.")
-
-
-def check_square(name: str, aval) -> None:
-    shape = tuple(aval.shape)
-    if len(shape) < 2 or shape[-1] != shape[-2]:
-        raise rank_error(name, shape)
 
 
 def const(value, dtype):
@@ -146,11 +139,3 @@ def diag_embed(d):
 
 def out_aval(shape, dtype) -> ShapedArray:
     return ShapedArray(tuple(shape), np.dtype(dtype), False)
-
-
-def canonical_inexact(dt) -> np.dtype:
-    """The dtype an integer or bool operand computes in (the default float)."""
-    dt = np.dtype(dt)
-    if dtypes.is_inexact(dt):
-        return dt
-    return dtypes.default_float()
