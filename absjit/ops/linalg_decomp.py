@@ -239,6 +239,33 @@ impl_rules[triangular_solve_p] = _triangular_solve_impl
 ad.jvp_rules[triangular_solve_p] = _triangular_solve_jvp
 ad.transpose_rules[triangular_solve_p] = _triangular_solve_transpose
 _batch_leading(triangular_solve_p)
+_triangular_solve_batch_both = batching.batch_rules[triangular_solve_p]
+
+
+def _triangular_solve_batch(vals, dims, **params):
+    """With only ``b`` batched, the batch becomes extra right-hand sides: one solve with
+    ``a`` rather than a copy of ``a`` per batch element."""
+    from ..core.trace import get_aval
+    (a, b), (ad_, bd) = vals, dims
+    if ad_ is not None:
+        return _triangular_solve_batch_both(vals, dims, **params)
+    shape = tuple(get_aval(b).shape)
+    nd = len(shape)
+    size = shape[bd]
+    if params["left_side"]:
+        # (..., m, n) with the batch moved last -> (..., m, n * B): columns are independent.
+        b = batching.moveaxis(b, bd, nd - 1)
+        s = tuple(get_aval(b).shape)
+        x = triangular_solve_p.bind(a, st.reshape(b, s[:-2] + (s[-2] * size,)), **params)
+        return [st.reshape(x, s)], [nd - 1]
+    # Right side: (..., n, m) with the batch moved before n -> (..., B * n, m).
+    b = batching.moveaxis(b, bd, nd - 3)
+    s = tuple(get_aval(b).shape)
+    x = triangular_solve_p.bind(a, st.reshape(b, s[:-3] + (size * s[-2], s[-1])), **params)
+    return [st.reshape(x, s)], [nd - 3]
+
+
+batching.batch_rules[triangular_solve_p] = _triangular_solve_batch
 
 
 # ---------------------------------------------------------------------------

@@ -436,3 +436,21 @@ def test_nan_input_gives_nan_not_an_exception(shape):
                 (lax.linalg.lu(x)[0],), (lax.linalg.cholesky(x),)):
         for o in out:
             assert np.isnan(np.asarray(o)).any()
+
+
+@pytest.mark.parametrize("left_side", [True, False])
+@pytest.mark.parametrize("bdim", [0, 1, 3])
+def test_vmap_over_rhs_only_folds_into_one_solve(rng, left_side, bdim):
+    a = _well_conditioned(rng, (2, 4, 4), np.float32)
+    shape = [2, 4, 3] if left_side else [2, 3, 4]
+    shape.insert(bdim, 5)
+    b = _randn(rng, tuple(shape), np.float32)
+
+    def f(rhs):
+        return lax.linalg.triangular_solve(a, rhs, left_side=left_side, lower=True)
+    out = absjit.vmap(f, in_axes=bdim)(b)
+    ref = np.stack([np.asarray(f(np.take(b, i, axis=bdim))) for i in range(5)])
+    assert_close(out, ref, rtol=1e-6, atol=1e-6)
+    jaxpr = absjit.make_jaxpr(absjit.vmap(f, in_axes=bdim))(b)
+    solves = [e for e in jaxpr.jaxpr.eqns if e.primitive.name == "triangular_solve"]
+    assert len(solves) == 1 and solves[0].invars[0].aval.shape == (2, 4, 4)
