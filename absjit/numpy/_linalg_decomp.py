@@ -253,6 +253,16 @@ def _solve_with_lu(lu, perm, b, batch, vector, trans=0):
     if vector:
         b = st.reshape(b, (n, 1))
     k = shape_of(b)[-1]
+    if len(shape_of(lu)) == 2 and batch:
+        # One matrix, many right-hand sides: solve them as the columns of one (n, B*k)
+        # matrix instead of factoring copies of the matrix.
+        nb = len(batch)
+        b = _bcast(b, batch + (n, k))
+        cols = st.transpose(b, (nb,) + tuple(range(nb)) + (nb + 1,))   # (n, ..., k)
+        x = lu_solve_core(lu, perm, st.reshape(cols, (n, int(np.prod(batch)) * k)), trans)
+        x = st.transpose(st.reshape(x, (n,) + batch + (k,)),
+                         tuple(range(1, nb + 1)) + (0, nb + 1))
+        return x
     lu = _bcast(lu, batch + (n, n))
     perm = _bcast(perm, batch + (n,))
     b = _bcast(b, batch + (n, k))

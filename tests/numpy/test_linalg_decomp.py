@@ -77,6 +77,11 @@ def test_solve_broadcasts_batch_axes(rng):
     b = _randn(rng, (4, 3, 2))
     check_against_numpy(jnp.linalg.solve, np.linalg.solve, a, b, rtol=1e-4, atol=1e-5,
                         jax_fn=_jl("solve"))
+    # One matrix against a batch of right-hand sides (solved as one block of columns).
+    check_against_numpy(jnp.linalg.solve, np.linalg.solve, a[0, 0], b, rtol=1e-4,
+                        atol=1e-5, jax_fn=_jl("solve"))
+    check_grads(jnp.linalg.solve, [a[0, 0], b], order=1,
+                jax_fn=jax_numpy and (lambda a, b: jax_numpy.linalg.solve(a, b)))
 
 
 FUNCS = [  # name, kwargs, input maker
