@@ -101,12 +101,17 @@ class SVD(_Linalg):
 
 
 if __name__ == "__main__":
-    # ``python -m asv_bench.benchmarks.bench_linalg``: medians of repeated calls, in ms.
-    import timeit
+    # ``python -m asv_bench.benchmarks.bench_linalg``: medians in ms of single calls, the
+    # implementations interleaved round-robin so that a changing machine load affects
+    # them alike.
+    import time
     for name, make in WORKLOADS.items():
         impls = make()
-        row = []
-        for impl, fn in impls.items():
-            times = timeit.repeat(lambda: w._ready(fn()), number=1, repeat=200)
-            row.append(f"{impl} {1e3 * float(np.median(times)):.3f}")
-        print(f"{name}: " + ", ".join(row))
+        times = {impl: [] for impl in impls}
+        for _ in range(150):
+            for impl, fn in impls.items():
+                t0 = time.perf_counter()
+                w._ready(fn())
+                times[impl].append(time.perf_counter() - t0)
+        med = {impl: 1e3 * float(np.median(ts)) for impl, ts in times.items()}
+        print(f"{name}: " + ", ".join(f"{impl} {t:.3f}" for impl, t in med.items()))
