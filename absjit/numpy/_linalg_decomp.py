@@ -21,7 +21,10 @@ from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops._linalg_util import H, diagonal, eye, full, matmul, mT, real_dtype, shape_of
 from ..ops.linalg_decomp import lu_p, permutation_matrix, triangular_solve_p
+from ..ops.sorting import sort_p
+from ._linalg import matmul as jmatmul
 from ._promote import asarray_weak, broadcast_shapes, broadcast_to_shape, check_arraylike
+from ._shape import take_along_axis
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "inv", "solve", "det",
            "slogdet", "lstsq", "pinv", "matrix_rank", "matrix_power", "EighResult",
@@ -136,7 +139,6 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
 
 
 def _svd_hermitian(a, compute_uv, subset_by_index):
-    from ..ops.sorting import sort_p
     _square("svd", a)
     v, w = lax_linalg.eigh(a, subset_by_index=subset_by_index)
     s = ew.abs(w)
@@ -148,7 +150,6 @@ def _svd_hermitian(a, compute_uv, subset_by_index):
     idx = st.iota(np.int32, shape_of(s), nd - 1)
     s, idx, sign = sort_p.bind(s, idx, sign, dimension=nd - 1, is_stable=True, num_keys=1)
     s, idx, sign = (st.rev(t, (nd - 1,)) for t in (s, idx, sign))
-    from ._shape import take_along_axis
     u = take_along_axis(v, st.expand_dims(idx, (nd - 1,)), axis=-1)
     vshape = shape_of(u)
     signs = st.broadcast_in_dim(ew.convert_element_type(sign, get_aval(u).dtype), vshape,
@@ -417,7 +418,6 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     >>> x
     Array([1., 2.], dtype=float32)
     """
-    from ._linalg import matmul as jmatmul
     a, b = _inexact("jnp.linalg.lstsq", a, b)
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) != 2:
@@ -578,7 +578,6 @@ def matrix_power(a, n):
         n = operator.index(n)
     except TypeError as err:
         raise TypeError(f"exponent must be an integer, got {n}") from err
-    from ._linalg import matmul as jmatmul
     dt, weak = dtypes.result_type_and_weak(a)
     a = asarray_weak(a, dt, weak)
     if n == 0:

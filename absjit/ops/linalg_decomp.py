@@ -12,6 +12,7 @@ import numpy as np
 import scipy.linalg
 
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
+from ..core.trace import get_aval
 from ..interpreters import ad, batching
 from . import elementwise as ew
 from . import structural as st
@@ -25,7 +26,6 @@ def _batch_leading(prim):
     """Batching rule of a primitive that maps over leading axes: move every batch axis
     to the front (broadcasting unbatched operands) and bind once."""
     def rule(vals, dims, **params):
-        from ..core.trace import get_aval
         size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
         moved = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
         outs = prim.bind(*moved, **params)
@@ -245,7 +245,6 @@ _triangular_solve_batch_both = batching.batch_rules[triangular_solve_p]
 def _triangular_solve_batch(vals, dims, **params):
     """With only ``b`` batched, the batch becomes extra right-hand sides: one solve with
     ``a`` rather than a copy of ``a`` per batch element."""
-    from ..core.trace import get_aval
     (a, b), (ad_, bd) = vals, dims
     if ad_ is not None:
         return _triangular_solve_batch_both(vals, dims, **params)

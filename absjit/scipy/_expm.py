@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..api_transforms import vmap
 from ..core.trace import get_aval
 from ..lax.linalg import triangular_solve
 from ..numpy._linalg_decomp import _inexact, solve
@@ -141,7 +142,6 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
         raise TypeError(f"expm: A.dtype={get_aval(A).dtype} is not supported")
     fn = lambda a: _expm2d(a, upper_triangular, int(max_squarings))  # noqa: E731
     if len(shape) > 2:
-        from ..api_transforms import vmap
         for _ in shape[:-2]:
             fn = vmap(fn)
     return fn(A)
