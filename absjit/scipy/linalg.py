@@ -13,7 +13,7 @@ from ..lax import linalg as lax_linalg
 from ..numpy import _linalg_decomp as _dec
 from ..ops import elementwise as ew
 from ..ops import structural as st
-from ..ops._linalg_util import H, eye, mT, shape_of, tril, triu
+from ..ops._linalg_util import H, eye, matmul, mT, shape_of, tril, triu
 from ..ops.linalg_decomp import permutation_matrix
 from ._expm import expm
 
@@ -153,7 +153,7 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
     l_ = ew.add(tril(st.slice(lu_, (0,) * nd, batch + (m, k)), -1), eye(batch + (m, k), dt))
     u = triu(st.slice(lu_, (0,) * nd, batch + (k, n)))
     if permute_l:
-        return _dec.matmul(p, l_), u
+        return matmul(p, l_), u
     return p, l_, u
 
 
