@@ -333,3 +333,19 @@ def test_composites_under_mode(mode, rng):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # cpu: interpret fallback
         check_against_numpy(mode(f), ref, a, b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3)])
+def test_empty_matrices(shape):
+    x = np.zeros(shape, np.float32)
+    batch = shape[:-2]
+    assert jnp.linalg.inv(x).shape == shape and jnp.linalg.solve(x, x).shape == shape
+    assert_close(jnp.linalg.det(x), np.linalg.det(x).astype(np.float32))
+    sign, logdet = jnp.linalg.slogdet(x)
+    assert_close((sign, logdet), tuple(r.astype(np.float32) for r in np.linalg.slogdet(x)))
+    assert jnp.linalg.cholesky(x).shape == shape
+    assert jnp.linalg.eigh(x).eigenvalues.shape == batch + (shape[-1],)
+    u, s, vh = jnp.linalg.svd(x)
+    assert (u.shape, s.shape, vh.shape) == tuple(a.shape for a in np.linalg.svd(x))
+    assert jnp.linalg.qr(x).R.shape == np.linalg.qr(x).R.shape
+    assert jnp.linalg.pinv(np.zeros(batch + (3, 0), np.float32)).shape == batch + (0, 3)
