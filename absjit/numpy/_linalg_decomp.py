@@ -20,7 +20,7 @@ from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops._linalg_util import H, diagonal, eye, full, matmul, mT, real_dtype, shape_of
-from ..ops.linalg_decomp import lu_p, permutation_matrix, triangular_solve_p
+from ..ops.linalg_decomp import lu_p, permute_rows, triangular_solve_p, unpermute_rows
 from ..ops.sorting import sort_p
 from ._linalg import matmul as jmatmul
 from ._promote import asarray_weak, broadcast_shapes, broadcast_to_shape, check_arraylike
@@ -204,11 +204,9 @@ def lu_solve_core(lu, perm, b, trans: int = 0):
     """Solve with ``lu, perm = lax.linalg.lu(a)[::2]``: ``a x = b`` (``trans=0``),
     ``a^T x = b`` (1) or ``a^H x = b`` (2). ``lu`` (..., n, n), ``perm`` (..., n) and
     ``b`` (..., n, k) share their batch axes."""
-    n = shape_of(lu)[-1]
-    p = permutation_matrix(perm, n, get_aval(lu).dtype)
     solve = triangular_solve_p.bind
     if trans == 0:
-        x = matmul(p, b)
+        x = permute_rows(b, perm)
         x = solve(lu, x, left_side=True, lower=True, transpose_a=False, conjugate_a=False,
                   unit_diagonal=True)
         return solve(lu, x, left_side=True, lower=False, transpose_a=False,
@@ -220,7 +218,7 @@ def lu_solve_core(lu, perm, b, trans: int = 0):
               unit_diagonal=False)
     x = solve(lu, x, left_side=True, lower=True, transpose_a=True, conjugate_a=conj,
               unit_diagonal=True)
-    return matmul(mT(p), x)
+    return unpermute_rows(x, perm)
 
 
 def solve_shapes(name, a_shape, b_shape):

@@ -16,6 +16,7 @@ from ..core.trace import get_aval
 from ..interpreters import ad, batching
 from . import elementwise as ew
 from . import structural as st
+from .indexing import gather, scatter
 from ._linalg_util import (check_matrix_dtype, dtype_of, eye, full, matmul, mT,
                            out_aval, rank_error, shape_of, tril, triu)
 
@@ -320,6 +321,25 @@ def _lu_impl(x):
     return map_matrices(one, x)
 
 
+def _row_indices(perm, nb):
+    shape = shape_of(perm)
+    return [st.iota(np.int32, shape, d) for d in range(nb)] + [perm]
+
+
+def permute_rows(x, perm):
+    """``x[..., perm, :]`` for (..., m, k) ``x`` and (..., m) ``perm`` with the same batch
+    axes: one gather (a one-hot matrix product would cost O(m^2 k))."""
+    nb = len(shape_of(x)) - 2
+    return gather(x, _row_indices(perm, nb), tuple(range(nb + 1)))
+
+
+def unpermute_rows(x, perm):
+    """The inverse of :func:`permute_rows`: ``out[..., perm, :] = x`` (one scatter)."""
+    nb = len(shape_of(x)) - 2
+    return scatter(full(0, shape_of(x), dtype_of(x)), x, _row_indices(perm, nb),
+                   tuple(range(nb + 1)))
+
+
 def permutation_matrix(perm, m: int, dtype):
     """(..., m, m) one-hot matrices ``P`` with ``P @ x == x[..., perm, :]``."""
     shape = shape_of(perm) + (m,)
@@ -341,7 +361,7 @@ def _lu_jvp(primals, tangents):
     batch = tuple(batch)
     k = min(m, n)
     nb = len(batch)
-    x = matmul(permutation_matrix(perm, m, dt), da)
+    x = permute_rows(da, perm)
     # L: m x m unit lower (the first k columns of lu, padded with identity columns).
     l_part = tril(st.slice(lu, (0,) * len(shape), batch + (m, k)), -1)
     zero = np.array(0, dt)
