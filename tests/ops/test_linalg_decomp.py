@@ -454,3 +454,14 @@ def test_vmap_over_rhs_only_folds_into_one_solve(rng, left_side, bdim):
     jaxpr = absjit.make_jaxpr(absjit.vmap(f, in_axes=bdim))(b)
     solves = [e for e in jaxpr.jaxpr.eqns if e.primitive.name == "triangular_solve"]
     assert len(solves) == 1 and solves[0].invars[0].aval.shape == (2, 4, 4)
+
+
+def test_second_order_derivatives(rng):
+    # The JVP rules are built from primitives with rules, so they differentiate again.
+    a = _randn(rng, (3, 3), np.float64)
+    check_grads(lambda x: lax.linalg.eigh(x)[1], [a], order=2)
+    check_grads(lambda x: lax.linalg.svd(x, compute_uv=False), [_randn(rng, (4, 3), np.float64)],
+                order=2)
+    check_grads(lambda x: lax.linalg.qr(x, full_matrices=False)[1], [_randn(rng, (4, 3),
+                                                                            np.float64)],
+                order=2)
