@@ -36,3 +36,5 @@ __all__ = sorted({name for m in (_elementwise, _structural, _indexing, _reductio
                                  _conv, _sorting, _control_flow, _windowed, _fft,
                                  _conv_transpose, _special)
                   for name in m.__all__} | {"and_", "not_", "or_", "xor"})
+
+from . import linalg  # noqa: E402,F401  (absjit.lax.linalg: the matrix decompositions)

@@ -1,7 +1,9 @@
-"""``absjit.numpy.linalg``: norms, and the products NumPy also exposes here.
+"""``absjit.numpy.linalg``: norms, decompositions and solvers, and the products NumPy
+also exposes here.
 
-Written with ``absjit.lax`` reductions and elementwise ops; no decompositions yet
-(so matrix ``ord=2``/``-2``/``'nuc'`` norms, which need singular values, raise).
+Norms are written with ``absjit.lax`` reductions and elementwise ops (matrix
+``ord=2``/``-2``/``'nuc'`` with the singular values); the decompositions and solvers
+live in ``_linalg_decomp.py``.
 """
 from __future__ import annotations
 
@@ -12,11 +14,14 @@ from ..core.trace import get_aval
 from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
+from ..ops.linalg_spectral import svd_p
 from ._linalg import matmul, tensordot, vecdot, outer, cross  # noqa: F401
+from ._linalg_decomp import *  # noqa: F401,F403
+from ._linalg_decomp import __all__ as _decomp_all
 from ._promote import asarray_weak, check_arraylike
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "tensordot", "vecdot", "outer",
-           "cross"]
+           "cross"] + list(_decomp_all)
 
 
 def _inexact(x):
@@ -95,9 +100,14 @@ def _matrix_norm(x, row, col, ord):
         r = row - (row > col)
         return (red.reduce_max if ord == np.inf else red.reduce_min)(sums, (r,))
     if ord in (2, -2, "nuc"):
-        raise NotImplementedError(
-            f"norm: matrix ord={ord!r} needs singular values, which absjit does not "
-            "compute yet; use 'fro', 1, -1, inf or -inf")
+        # Singular values of the matrices spanned by (row, col), the other axes kept in
+        # order as batch axes.
+        ndim = len(get_aval(x).shape)
+        others = tuple(i for i in range(ndim) if i not in (row, col))
+        s = svd_p.bind(st.transpose(x, others + (row, col)), full_matrices=False,
+                       compute_uv=False)[0]
+        reduce = {2: red.reduce_max, -2: red.reduce_min, "nuc": red.reduce_sum}[ord]
+        return reduce(s, (len(others),))
     raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
 
 
@@ -110,7 +120,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
     ord : {None, int, float, inf, -inf, 'fro'}, optional
         Vector norms: None/2 (Euclidean), 1, inf, -inf, 0 (count of non-zeros), any p.
         Matrix norms (``axis`` a pair, or ``x`` 2-D with ``axis=None`` and ``ord`` given):
-        'fro', 1, -1, inf, -inf.
+        'fro', 1, -1, inf, -inf, 2, -2 (largest/smallest singular value), 'nuc' (their
+        sum).
     axis : None, int or pair of ints
     keepdims : bool
 

@@ -1,4 +1,5 @@
 """Primitives by family, each with all its rules beside its definition."""
 from . import elementwise, structural, reductions, linalg, conv, sorting, control_flow  # noqa: F401
 from . import indexing  # noqa: F401,E402
+from . import linalg_decomp, linalg_spectral  # noqa: F401,E402
 from . import call  # noqa: F401,E402

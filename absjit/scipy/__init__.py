@@ -1,5 +1,6 @@
-"""``absjit.scipy``: ``special`` functions and ``stats`` distributions, as
-``jax.scipy`` provides them (same names, dtypes and edge cases)."""
-from . import special, stats  # noqa: F401
+"""``absjit.scipy``: SciPy's API with JAX's semantics (``jax.scipy``): ``linalg``,
+``special`` functions and ``stats`` distributions, written on ``absjit.numpy`` and
+``absjit.lax``."""
+from . import linalg, special, stats  # noqa: F401
 
-__all__ = ["special", "stats"]
+__all__ = ["linalg", "special", "stats"]

@@ -216,7 +216,7 @@ def test_vecdot(rng):
 # linalg.norm
 # ---------------------------------------------------------------------------
 VECTOR_ORDS = [None, 1, 2, np.inf, -np.inf, 0, 3, 0.5, -1]
-MATRIX_ORDS = [None, "fro", 1, -1, np.inf, -np.inf]
+MATRIX_ORDS = [None, "fro", 1, -1, np.inf, -np.inf, 2, -2, "nuc"]
 
 
 @pytest.mark.parametrize("ord", VECTOR_ORDS)
@@ -265,5 +265,6 @@ def test_norm_defaults_and_errors():
         jnp.linalg.norm(np.ones(3), ord="fro")
     with pytest.raises(ValueError, match="improper number of dimensions"):
         jnp.linalg.norm(np.ones((2, 2, 2)), ord=1)
-    with pytest.raises(NotImplementedError, match="singular values"):
-        jnp.linalg.norm(np.ones((2, 2)), ord="nuc")
+    assert abs(float(jnp.linalg.norm(np.ones((2, 2)), ord="nuc")) - 2.0) < 1e-6
+    with pytest.raises(ValueError, match="invalid norm order"):
+        jnp.linalg.norm(np.ones((2, 2)), ord=3)
