@@ -35,6 +35,8 @@ NOT_LOWERED = {
     "pure_callback": "calls Python: runs between compiled pieces",
     "debug_callback": "calls Python: runs between compiled pieces",
 }
+NOT_LOWERED.update((name, "LAPACK through SciPy: runs between compiled pieces")
+                   for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"))
 
 array_rules: dict = {}
 
