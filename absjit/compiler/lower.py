@@ -232,6 +232,7 @@ class _Lowerer:
         """Statements and result values of ``closed`` applied to ``inputs``; constants
         the body closed over become :class:`~.ir.ConstArray` buffers (renderers decide
         how large a constant they accept)."""
+        closed = inline_calls(closed)  # calls nested in a loop body, too
         consts = []
         for cv, c in zip(closed.jaxpr.constvars, closed.consts):
             buf = ir.Buffer(self.names("k"), tuple(cv.aval.shape), _dt(cv))
