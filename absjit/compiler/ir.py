@@ -44,6 +44,8 @@ Statements
 ``Alias(dst, src)``              ``dst`` names the storage of ``src`` (written in place)
 ``ConstArray(buf, value)``       ``buf`` holds a small constant array (a NumPy value a
                                  loop body closed over)
+``CallPiece(piece)``             run a separately compiled piece (:mod:`.pieces`) here:
+                                 large loop bodies are outlined into such calls
 
 :func:`verify` checks a program's invariants (every value defined before use, dtypes of
 stores, shapes of copies); the IR passes end with it as jaxpr passes end with
@@ -59,7 +61,7 @@ from ..core.shapes import IxAdd, IxClamp, IxScale, is_ix
 
 __all__ = ["Buffer", "Sym", "Const", "Load", "Op", "IndexValue", "Ref", "Alloc", "Let",
            "Store", "Nest", "Reduce", "Switch", "While", "ForRange", "Opaque", "Copy",
-           "View", "Alias", "ConstArray", "Program", "IRError", "verify", "walk", "child_blocks",
+           "View", "Alias", "ConstArray", "CallPiece", "Program", "IRError", "verify", "walk", "child_blocks",
            "stmt_uses", "stmt_defs", "expr_values", "ix_values", "count_stmts"]
 
 
@@ -221,6 +223,11 @@ class ConstArray:
 
 
 @dataclasses.dataclass(eq=False)
+class CallPiece:
+    piece: object  # a compiler.pieces.Piece: params in, results defined here
+
+
+@dataclasses.dataclass(eq=False)
 class Program:
     """A whole compiled function: ``params`` in, ``outputs`` out (fresh buffers).
 
@@ -303,6 +310,8 @@ def stmt_uses(stmt) -> list:
         return [stmt.index]
     if isinstance(stmt, Opaque):
         return list(stmt.ins)
+    if isinstance(stmt, CallPiece):
+        return list(stmt.piece.params)
     if isinstance(stmt, Copy):
         return [stmt.src] + [v for ix in stmt.dst_at + stmt.src_at for v in ix_values(ix)]
     if isinstance(stmt, (View, Alias)):
@@ -322,6 +331,8 @@ def stmt_defs(stmt) -> list:
         return [stmt.out]
     if isinstance(stmt, Opaque):
         return list(stmt.outs)
+    if isinstance(stmt, CallPiece):
+        return list(stmt.piece.results)
     if isinstance(stmt, Copy):
         return [stmt.dst]
     if isinstance(stmt, (View, Alias)):
@@ -382,7 +393,7 @@ def verify(program: Program) -> Program:
             if isinstance(stmt, Reduce):
                 need(stmt.out, name)
             for v in stmt_defs(stmt):
-                if isinstance(stmt, _DEFINING) or isinstance(stmt, Opaque):
+                if isinstance(stmt, _DEFINING + (Opaque, CallPiece)):
                     defined.add(id(v))
             kids = child_blocks(stmt)
             if kids:

@@ -18,7 +18,8 @@ import dataclasses
 
 from . import ir
 
-__all__ = ["Piece", "split_program", "SINGLE_FUNCTION_MAX", "PIECE_BUDGET"]
+__all__ = ["Piece", "split_program", "outline_loops", "SINGLE_FUNCTION_MAX", "PIECE_BUDGET",
+           "OUTLINE_MIN"]
 
 # A program with at most this many IR statements compiles as one function.
 SINGLE_FUNCTION_MAX = 80
@@ -101,7 +102,8 @@ def _touches(block):
                 seen_u.add(id(v))
                 used.append(v)
         defs = ir.stmt_defs(stmt) if isinstance(stmt, (ir.Alloc, ir.Let, ir.View, ir.Alias,
-                                                       ir.Opaque, ir.ConstArray)) else []
+                                                       ir.Opaque, ir.ConstArray,
+                                                       ir.CallPiece)) else []
         for v in defs:
             if id(v) not in seen_d:
                 seen_d.add(id(v))
@@ -169,3 +171,77 @@ def split_program(program: ir.Program, unit_key=None, host=None, force: bool = F
         pieces[k] = Piece(body, used, results, w, is_host)
         later.update(id(v) for v in used)
     return pieces
+
+
+# A loop body with more IR statements than this is outlined into pieces.
+OUTLINE_MIN = 120
+
+
+def _group(units, unit_key, max_units, budget):
+    """Greedy grouping of ``[(statements, host)]`` (see :func:`split_program`)."""
+    keys = [unit_key(u) if unit_key is not None else None for u, _ in units]
+    groups, cur, first, weight, n = [], [], None, 0, 0
+    for (unit, _), key in zip(units, keys):
+        w = ir.count_stmts(unit)
+        restart = key is not None and key == first
+        if cur and (n >= max_units or weight + w > budget or restart):
+            groups.append(cur)
+            cur, weight, n = [], 0, 0
+        if not cur:
+            first = key
+        cur = cur + unit
+        weight += w
+        n += 1
+    if cur:
+        groups.append(cur)
+    return groups
+
+
+def _top_defs(stmts) -> list:
+    """Values defined at the top level of ``stmts`` (scalar code in a rank-0 nest
+    counts as top level; lets inside loops do not)."""
+    out, stack = [], list(reversed(stmts))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ir.Nest) and not stmt.vars:
+            stack.extend(reversed(stmt.body))
+            continue
+        if isinstance(stmt, (ir.Alloc, ir.Let, ir.View, ir.Alias, ir.Opaque, ir.ConstArray,
+                             ir.CallPiece)):
+            out += [v for v in ir.stmt_defs(stmt) if all(v is not o for o in out)]
+    return out
+
+
+def outline_loops(block, unit_key=None, max_units: int = PIECE_UNITS,
+                  budget: int = PIECE_BUDGET, min_size: int = OUTLINE_MIN) -> None:
+    """Replace the bodies of large ``While``/``ForRange`` loops in ``block`` (in place,
+    innermost first) by :class:`~.ir.CallPiece` statements, so a loop around a big body
+    compiles as small functions. A piece hands back every value it defines that any
+    other statement of the loop reads (the next iteration may read it)."""
+    for stmt in block:
+        if not isinstance(stmt, (ir.While, ir.ForRange)):
+            continue
+        outline_loops(stmt.body, unit_key, max_units, budget, min_size)
+        if ir.count_stmts(stmt.body) <= min_size:
+            continue
+        groups = _group(_units(stmt.body), None, max_units, budget)
+        if len(groups) <= 1:
+            continue
+        touched = [_touches(g) for g in groups]
+        # Values that exist before the loop and are redefined inside it: its carries.
+        carried = {id(v) for u, _ in touched for v in u}
+        cond_used = _touches(stmt.cond_body)[0] if isinstance(stmt, ir.While) else []
+        new_body = []
+        for k, g in enumerate(groups):
+            used, defined = touched[k]
+            elsewhere = {id(v) for j, (u, _) in enumerate(touched) if j != k for v in u}
+            elsewhere |= {id(v) for v in cond_used}
+            if isinstance(stmt, ir.While):
+                elsewhere.add(id(stmt.cond))
+            # Hand back what the rest of the loop reads, and every value defined at
+            # the group's top level that the loop carries (a carry is redefined here
+            # and may be read after the loop).
+            results = [v for v in _top_defs(g)
+                       if id(v) in elsewhere or id(v) in carried]
+            new_body.append(ir.CallPiece(Piece(g, used, results, ir.count_stmts(g))))
+        stmt.body = new_body

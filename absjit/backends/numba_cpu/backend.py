@@ -28,7 +28,7 @@ import numpy as np
 
 from ... import __version__
 from ...compiler import Unsupported, compile_to_ir, ir
-from ...compiler.pieces import split_program
+from ...compiler.pieces import PIECE_UNITS, outline_loops, split_program
 from ...core.primitive import impl_rules
 from ...errors import CompilationError
 from .. import diskcache
@@ -171,10 +171,14 @@ def _written(body) -> set:
     """Ids of buffers ``body`` writes to (directly or through an alias)."""
     out = set()
     for s in ir.walk(body):
-        if isinstance(s, ir.Store):
+        if isinstance(s, ir.CallPiece):
+            out |= _written(s.piece.body)
+        elif isinstance(s, ir.Store):
             out.add(id(s.buf))
         elif isinstance(s, ir.Copy):
             out.add(id(s.dst))
+        elif isinstance(s, ir.Reduce):
+            out.add(id(s.out))
         elif isinstance(s, ir.Alias):
             out.add(id(s.src))
     return out
@@ -202,10 +206,11 @@ def shape_guards(params, names) -> list:
 
 
 def render_function(name, params, body, results, parallel_ok, guards=False,
-                    lift_consts=False):
+                    lift_consts=False, call_piece=None):
     """Source of one function: ``(text, renderer)``; with ``lift_consts`` the function
     takes the scalar constants as trailing parameters (``renderer.consts``)."""
     r = FunctionRenderer(parallel_ok, lift_consts)
+    r.call_piece = call_piece
     pnames = r.bind_params(params)
     if guards:
         r.lines += shape_guards(params, pnames)
@@ -297,21 +302,12 @@ class NumbaCPUBackend(Backend):
                 # result is bound.
                 calls.append((fname, list(stmt.ins), [], list(stmt.outs)))
                 continue
-            src, r = render_function("piece", piece.params, piece.body, piece.results,
-                                     parallel_ok, lift_consts=True)
-            writes = _written(piece.body)
-            sig = tuple(
-                _numba_type(v.dtype, v.ndim if isinstance(v, ir.Buffer) else None,
-                            id(v) in ro or id(v) not in writes)
-                for v in piece.params) + tuple(_numba_type(c.dtype, None, True)
-                                               for c in r.consts)
-            disp = self._function(src, "piece", sig, r.uses_parallel, options, r.prims)
-            fname = f"piece_{_digest(src + repr(sig))[:12]}"
-            if fname not in globals_:
-                sources.append(f"# {fname}: " + src.replace("def piece(", f"def {fname}(", 1))
+            outline_loops(piece.body, max_units=PIECE_UNITS)
+            fname, disp, consts_k = self._compile_piece(piece, parallel_ok, ro, options,
+                                                        sources)
             globals_[fname] = disp
             cnames = []
-            for c in r.consts:
+            for c in consts_k:
                 cnames.append(f"k{len(consts)}")
                 consts.append(c)
             calls.append((fname, piece.params, cnames, piece.results))
@@ -332,6 +328,28 @@ class NumbaCPUBackend(Backend):
         exec(compile(driver, "<absjit driver>", "exec"), namespace)  # noqa: S102
         return namespace["kernel"], "# driver (Python)\n" + driver + "\n" + "\n".join(sources)
 
+    def _compile_piece(self, piece, parallel_ok, ro, options, sources):
+        """``(function name, dispatcher, constants to pass)`` for one piece; pieces it
+        calls (outlined loop bodies) are compiled first."""
+        def call_piece(sub):
+            fname, disp, consts = self._compile_piece(sub, parallel_ok, ro, options,
+                                                      sources)
+            return fname, disp, consts
+        src, r = render_function("piece", piece.params, piece.body, piece.results,
+                                 parallel_ok, lift_consts=True, call_piece=call_piece)
+        writes = _written(piece.body)
+        sig = tuple(
+            _numba_type(v.dtype, v.ndim if isinstance(v, ir.Buffer) else None,
+                        id(v) in ro or id(v) not in writes)
+            for v in piece.params) + tuple(_numba_type(c.dtype, None, True)
+                                           for c in r.consts)
+        fname = f"piece_{_digest(src + repr(sig))[:12]}"
+        disp = self._function(src.replace("def piece(", f"def {fname}(", 1), fname, sig,
+                              r.uses_parallel, options, r.prims, r.callees)
+        if all(not line.startswith(f"# {fname}:") for line in sources):
+            sources.append(f"# {fname}: " + src.replace("def piece(", f"def {fname}(", 1))
+        return fname, disp, r.consts
+
     def unit_key(self, piece, parallel_ok=True) -> str:
         """The canonical source of one unit (grouping follows repeated structure)."""
         src, _ = render_function("piece", piece.params, piece.body, piece.results,
@@ -339,7 +357,7 @@ class NumbaCPUBackend(Backend):
         return src
 
     # -- one function: memory, disk, compile -----------------------------------------
-    def _function(self, src, fn_name, sig, parallel, options, prims):
+    def _function(self, src, fn_name, sig, parallel, options, prims, callees=None):
         flags = {"parallel": bool(parallel), "fastmath": bool(options.fastmath),
                  "error_model": "numpy", "boundscheck": False}
         key_text = "\n".join([repr(self.version_key()), repr(sorted(flags.items())),
@@ -354,7 +372,8 @@ class NumbaCPUBackend(Backend):
             module_name = f"absjit_k_{digest}"
             text = f"# absjit kernel {digest}\n# flags: {sorted(flags.items())}\n" + \
                 _HEADER + src
-            disp, loaded = self._load(module_name, text, fn_name, flags, sig, src, prims)
+            disp, loaded = self._load(module_name, text, fn_name, flags, sig, src, prims,
+                                      callees or {})
             seconds = time.perf_counter() - t0
             if loaded:
                 self.stats["disk_hits"] += 1
@@ -364,7 +383,7 @@ class NumbaCPUBackend(Backend):
             self._functions[digest] = disp
         return disp
 
-    def _load(self, module_name, text, fn_name, flags, sig, src, prims):
+    def _load(self, module_name, text, fn_name, flags, sig, src, prims, callees):
         """``(dispatcher, loaded from disk)`` for one generated function. The disk cache
         is used only when it is trusted (:func:`diskcache.usable`), and Numba reads an
         entry only after its MAC checks out; any trouble with the files (deleted by a
@@ -384,6 +403,7 @@ class NumbaCPUBackend(Backend):
         module.__file__ = path
         # Object-mode blocks (debug_print) find their globals through sys.modules.
         sys.modules.setdefault(module_name, module)
+        module.__dict__.update(callees)  # outlined loop bodies this function calls
         exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102 - our own source
         fn = module.__dict__[fn_name]
         for attempt_disk in ((True, False) if use_disk else (False,)):

@@ -54,6 +54,10 @@ class FunctionRenderer:
         self.counts = {}
         self.uses_parallel = False
         self.prims = set()
+        # ``call_piece(piece) -> (name, dispatcher, constants)`` compiles an outlined
+        # loop body; ``callees`` collects the dispatchers this function calls.
+        self.call_piece = None
+        self.callees = {}
 
     # -- names -----------------------------------------------------------------------
     def _new(self, prefix):
@@ -196,6 +200,17 @@ class FunctionRenderer:
             self.emit(f"{self.name(s.dst)} = {src}", depth)
         elif isinstance(s, ir.Alias):
             self.emit(f"{self.name(s.dst)} = {self.name(s.src)}", depth)
+        elif isinstance(s, ir.CallPiece):
+            fname, disp, consts = self.call_piece(s.piece)
+            self.callees[fname] = disp
+            args = [self.value(v) for v in s.piece.params]
+            args += [self.value(ir.Const(c, c.dtype)) for c in consts]
+            call = f"{fname}({', '.join(args)})"
+            if s.piece.results:
+                outs = "".join(self.value(v) + ", " for v in s.piece.results)
+                self.emit(f"({outs}) = {call}", depth)
+            else:
+                self.emit(call, depth)
         elif isinstance(s, ir.ConstArray):
             vals = ", ".join(repr(x.item()) for x in s.value.ravel())
             self.emit(f"{self.name(s.buf)} = np.array([{vals}], {dtype_ctor(s.buf.dtype)})"
