@@ -125,3 +125,17 @@ def test_pieces_load_from_the_disk_cache_in_a_new_process(tmp_path):
     first = [int(v) for v in runs[0].stdout.split()]
     second = [int(v) for v in runs[1].stdout.split()]
     assert first[0] >= 1 and second == [0, first[0]]
+
+
+def test_large_loop_bodies_are_outlined_into_pieces():
+    from absjit import lax
+
+    def f(u, src):
+        step = jacobi(8)
+        return lax.fori_loop(0, 3, lambda i, v: step(v, src) * 0.5, u)
+    rng = np.random.default_rng(3)
+    u, s = (rng.standard_normal((12, 12)).astype(np.float32) for _ in range(2))
+    exe = compiled(f, u, s)
+    calls = [st for st in ir.walk(exe.program.body) if isinstance(st, ir.CallPiece)]
+    assert len(calls) >= 2  # the loop calls its body's pieces
+    assert_close(exe(u, s)[0], absjit.jit(f, backend="interpret")(u, s), rtol=1e-4)
