@@ -181,17 +181,20 @@ class _Lowerer:
         return got
 
     # -- emitting ------------------------------------------------------------------------
-    def materialise(self, v):
-        buf = self.buffer(v)
-        shape = buf.shape
+    def materialise(self, *values):
+        """One loop nest storing ``values`` (all of one shape): shared lazy values are
+        computed once per element."""
+        bufs = [self.buffer(v) for v in values]
+        shape = bufs[0].shape
         vars_ = self.loop_vars(len(shape))
         idx = tuple(IxVar(n) for n in vars_)
         body = _Body(self)
-        val = body.value(v, idx)
-        self.stmts.append(ir.Alloc(buf))
-        self.stmts.append(ir.Nest(vars_, shape, body.stmts + [ir.Store(buf, idx, val)],
+        stores = [ir.Store(b, idx, body.value(v, idx)) for v, b in zip(values, bufs)]
+        self.stmts += [ir.Alloc(b) for b in bufs]
+        self.stmts.append(ir.Nest(vars_, shape, body.stmts + stores,
                                   self.parallel_hint(shape)))
-        self.arrays[v] = buf
+        for v, b in zip(values, bufs):
+            self.arrays[v] = b
 
     def reduction(self, eqn):
         x, v = eqn.invars[0], eqn.outvars[0]
@@ -353,8 +356,8 @@ class _Lowerer:
                     self.while_loop(eqn)
                 else:
                     self.scan(eqn)
-            elif eqn.outvars[0] in plan.materialised:
-                self.materialise(eqn.outvars[0])
+            elif eqn.outvars[0] in plan.materialised and plan.root_of[eqn.outvars[0]] == n:
+                self.materialise(*[v for v in plan.groups[n] if v not in self.arrays])
         return self.results(copy_inputs)
 
     def results(self, copy_inputs):

@@ -77,6 +77,11 @@ class Plan:
     nests : dict
         ``Var -> frozenset`` of equation indices: the loop nests (named by their root
         equation) whose loops compute this lazy value.
+    groups : dict
+        ``root index -> [Var]``: the stored values one loop nest computes (more than one
+        for a multi-output nest), emitted at the root equation.
+    root_of : dict
+        ``Var -> root index`` for every stored fusible value.
     """
 
     def __init__(self, eqns, outvars):
@@ -105,32 +110,43 @@ class Plan:
                 needed.update(x for x in eqn.invars if isinstance(x, Var))
         return live
 
-    def _capped(self) -> set:
-        """Values stored because their fused expression grew past ``MAX_FUSED_OPS``."""
-        ops, capped = {}, set()
+    def _expressions(self):
+        """``(deps, capped)``: for each fusible value the set of fusible equations its
+        lazy expression holds (each counted once, however often the DAG reuses it), and
+        the values stored because that set grew past ``MAX_FUSED_OPS``."""
+        deps, capped = {}, set()
         for n, eqn in enumerate(self.eqns):
             if self.kinds[n] not in FUSIBLE:
                 continue
             v = eqn.outvars[0]
-            ops[v] = 1 + sum(ops.get(x, 0) for x in eqn.invars
-                             if isinstance(x, Var) and x not in capped)
-            if ops[v] > MAX_FUSED_OPS:
+            got = {n}
+            if not (self.kinds[n] == "index"
+                    and size_of(v.aval.shape) > size_of(eqn.invars[0].aval.shape)):
+                for x in eqn.invars:
+                    if isinstance(x, Var) and x in deps and x not in capped:
+                        got |= deps[x]
+                        if len(got) > MAX_FUSED_OPS:
+                            break
+            deps[v] = got
+            if len(got) > MAX_FUSED_OPS:
                 capped.add(v)
-        return capped
+                deps[v] = {n}
+        return deps, capped
 
     def _decide(self):
-        capped = self._capped()
-        cost = {}
-        for n, eqn in enumerate(self.eqns):
-            kind = self.kinds[n]
-            if kind in FUSIBLE:
-                v = eqn.outvars[0]
-                if kind == "index" and size_of(v.aval.shape) > size_of(eqn.invars[0].aval.shape):
-                    cost[v] = 0  # a broadcast reads an array: costly operands are stored
-                else:
-                    cost[v] = _cost(eqn, kind) + sum(cost.get(x, 0) for x in eqn.invars)
+        deps, capped = self._expressions()
+        # A broadcast reads an array (costly operands of it are stored): it costs 0.
+        own = [_cost(e, k) for e, k in zip(self.eqns, self.kinds)]
+        cost = {v: sum(own[i] for i in d) for v, d in deps.items()}
         mat: dict = {}
         nests: dict = {}
+        # Multi-output nests: a stored value joins the latest nest of its shape when
+        # every equation reading it comes after that nest's root, so values they share
+        # (the two words of a hash round, a value and its gradient) are computed once
+        # per element instead of being stored for two nests.
+        root_of: dict = {}
+        latest: dict = {}  # shape -> root index of the latest multi-output nest
+        self.groups: dict = {}  # root index -> stored values it computes, in order
         for n in range(len(self.eqns) - 1, -1, -1):
             eqn = self.eqns[n]
             kind = self.kinds[n]
@@ -148,8 +164,10 @@ class Plan:
                 cv = self.eqns[c].outvars[0] if self.eqns[c].outvars else None
                 if ckind in ("opaque", "control"):
                     reason = reason or f"operand of {self.eqns[c].primitive.name}"
-                elif ckind == "reduction" or cv in mat:
+                elif ckind == "reduction":
                     roots.add(c)
+                elif cv in mat:
+                    roots.add(root_of[cv])
                 else:
                     roots |= nests[cv]
                 if ckind == "index" and cost[v] > 0 and \
@@ -159,9 +177,17 @@ class Plan:
                 reason = reason or f"costly and read by {len(roots)} loop nests"
             if reason is not None:
                 mat[v] = reason
-                nests[v] = frozenset({n})
+                shape = tuple(v.aval.shape)
+                root = latest.get(shape)
+                readers = [c for c in self.consumers.get(v, []) if self.live[c]]
+                if root is None or not all(c > root for c in readers):
+                    root = latest[shape] = n
+                root_of[v] = root
+                self.groups.setdefault(root, []).insert(0, v)
+                nests[v] = frozenset({root})
             else:
                 nests[v] = frozenset(roots)
+        self.root_of = root_of
         return mat, nests
 
     def __str__(self):

@@ -62,10 +62,26 @@ def test_norm_reductions_and_their_shared_operand():
     assert text.count("[reduction] array (reduction loop)") == 2
 
 
+def test_sibling_outputs_share_one_nest_and_their_costly_operand():
+    p, jaxpr = plan_of(lambda a: (jnp.exp(a) + 1, jnp.exp(a) * 2), np.ones(5, np.float32))
+    (e,) = by_prim(p, "exp")
+    c, d = jaxpr.outvars
+    assert p.root_of[c] == p.root_of[d] and p.groups[p.root_of[d]] == [c, d]
+    assert p.eqns[e].outvars[0] not in p.materialised  # computed once per element
+
+
 def test_costly_value_read_by_two_nests_is_stored():
-    p, _ = plan_of(lambda a: (jnp.exp(a) + 1, jnp.exp(a) * 2), np.ones(5, np.float32))
+    # The sum must finish before the second nest can run: two nests, so exp is stored.
+    p, _ = plan_of(lambda a: jnp.exp(a) * jnp.sum(jnp.exp(a)), np.ones(5, np.float32))
     (e,) = by_prim(p, "exp")
     assert p.materialised[p.eqns[e].outvars[0]] == "costly and read by 2 loop nests"
+
+
+def test_a_value_read_before_a_later_nest_gets_its_own_nest():
+    # b is read by the reduction before c's nest: they cannot be one multi-output nest.
+    p, jaxpr = plan_of(lambda a: (a * 2, jnp.sum(a * 2) + a), np.ones(5, np.float32))
+    b, c = jaxpr.outvars
+    assert p.root_of[b] != p.root_of[c]
 
 
 def test_broadcast_of_a_computed_value_is_stored_once():
