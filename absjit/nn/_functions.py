@@ -120,10 +120,9 @@ def softplus(x):
 
 
 def gelu(x, approximate: bool = True):
-    """Gaussian error linear unit; the tanh approximation.
-
-    ``approximate=False`` (the exact form, with ``erf``) is not available yet: it raises
-    ``NotImplementedError``.
+    """Gaussian error linear unit: the tanh approximation, or with ``approximate=False``
+    the exact ``x * Phi(x)``, computed as ``x * erfc(-x / sqrt(2)) / 2`` (accurate for
+    large negative ``x`` too).
 
     Examples
     --------
@@ -131,10 +130,11 @@ def gelu(x, approximate: bool = True):
     >>> nn.gelu(1.0)
     Array(0.841192, dtype=float32)
     """
-    if not approximate:
-        raise NotImplementedError("absjit.nn.gelu(approximate=False) needs erf, which "
-                                  "absjit does not have yet; use approximate=True")
     x = jnp.asarray(x)
+    if not approximate:
+        from ..ops.special import erfc
+        half = np.asarray(np.sqrt(0.5), x.dtype)
+        return x * (erfc(-x * half) / 2)
     sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(x.dtype)
     cdf = 0.5 * (1.0 + jnp.tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))
     return x * cdf

@@ -23,7 +23,7 @@ from .. import dtypes, random
 from .. import numpy as jnp
 from ..ops import elementwise as ew
 
-__all__ = ["zeros", "ones", "constant", "normal", "uniform", "truncated_normal",
+__all__ = ["orthogonal", "zeros", "ones", "constant", "normal", "uniform", "truncated_normal",
            "variance_scaling", "glorot_normal", "glorot_uniform", "xavier_normal",
            "xavier_uniform", "he_normal", "he_uniform", "kaiming_normal", "kaiming_uniform",
            "lecun_normal", "lecun_uniform"]
@@ -324,3 +324,40 @@ xavier_uniform = glorot_uniform
 xavier_normal = glorot_normal
 kaiming_uniform = he_uniform
 kaiming_normal = he_normal
+
+
+def orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """Initializer of (stacks of) matrices with orthonormal columns or rows, scaled.
+
+    The matrix is the ``Q`` of a QR decomposition of a standard normal matrix, with
+    its columns' signs fixed by ``R``'s diagonal so that the result is uniformly
+    distributed over orthogonal matrices (as ``jax.nn.initializers.orthogonal``).
+    ``shape[column_axis]`` is the number of columns; the other axes are flattened into
+    rows.
+
+    Examples
+    --------
+    >>> from absjit import random
+    >>> from absjit.nn import initializers
+    >>> q = initializers.orthogonal()(random.PRNGKey(0), (3, 3))
+    >>> bool(jnp.allclose(q @ q.T, jnp.eye(3), atol=1e-5))
+    True
+    """
+    def init(key, shape, dtype=dtype):
+        shape = _shape(shape)
+        dt = _dtype(dtype)
+        if len(shape) < 2:
+            raise ValueError(f"orthogonal initializer requires at least a 2-D shape, "
+                             f"got {shape}")
+        n_cols = shape[column_axis]
+        n_rows = math.prod(shape) // n_cols if n_cols else 0
+        tall = n_rows >= n_cols
+        a = random.normal(key, (n_rows, n_cols) if tall else (n_cols, n_rows), dt)
+        q, r = jnp.linalg.qr(a)
+        q = q * jnp.sign(jnp.diagonal(r))[None, :]
+        if not tall:
+            q = q.T
+        rest = tuple(d for k, d in enumerate(shape) if k != column_axis % len(shape))
+        q = jnp.moveaxis(jnp.reshape(q, rest + (n_cols,)), -1, column_axis)
+        return (scale * q).astype(dt)
+    return init

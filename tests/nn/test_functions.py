@@ -132,9 +132,17 @@ def test_glu_rejects_odd_axis():
         nn.glu(jnp.ones(3))
 
 
-def test_gelu_exact_not_available_yet():
-    with pytest.raises(NotImplementedError, match="erf"):
-        nn.gelu(1.0, approximate=False)
+def test_gelu_exact(mode):
+    x = np.linspace(-8, 8, 33).astype(np.float32)
+    want = x * sp.ndtr(x.astype(np.float64))
+    assert_close(mode(lambda v: nn.gelu(v, approximate=False))(x), want.astype(np.float32),
+                 rtol=1e-6, atol=1e-6)
+    check_grads(lambda v: nn.gelu(v, approximate=False), (x[::4] / 2,), order=1)
+
+
+def test_logsumexp_is_scipy_special_logsumexp():
+    from absjit.scipy.special import logsumexp
+    assert nn.logsumexp is logsumexp
 
 
 def test_standardize_with_given_statistics_and_where():

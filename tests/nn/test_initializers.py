@@ -103,3 +103,20 @@ def test_bad_arguments():
         init.normal()(KEY, (2,), jnp.int32)
     with pytest.raises(ValueError, match="lower < upper"):
         init.truncated_normal(lower=1.0, upper=-1.0)
+
+
+@pytest.mark.parametrize("shape,axis", [((4, 6), -1), ((6, 4), -1), ((5, 2, 3), 0)])
+def test_orthogonal(shape, axis):
+    from absjit import random
+    q = np.asarray(init.orthogonal(scale=2.0, column_axis=axis)(
+        random.PRNGKey(3), shape))
+    assert q.shape == shape and q.dtype == np.float32
+    m = np.moveaxis(q, axis, -1).reshape(-1, shape[axis]) / 2.0
+    small = m.T @ m if m.shape[0] >= m.shape[1] else m @ m.T
+    np.testing.assert_allclose(small, np.eye(small.shape[0]), atol=1e-5)
+
+
+def test_orthogonal_rejects_vectors():
+    from absjit import random
+    with pytest.raises(ValueError, match="2-D"):
+        init.orthogonal()(random.PRNGKey(0), (5,))
