@@ -41,10 +41,14 @@ class Primitive:
         Order in which params print; the rest follow sorted by name.
     """
 
-    __slots__ = ("name", "multiple_results", "effectful", "param_order", "__weakref__")
+    __slots__ = ("name", "multiple_results", "effectful", "param_order", "module",
+                 "__weakref__")
 
     def __init__(self, name: str, multiple_results: bool = False, effectful: bool = False,
                  param_order: tuple = ()):
+        import sys
+        # The defining module: tools that check rule coverage look at absjit's own.
+        self.module = sys._getframe(1).f_globals.get("__name__", "")
         self.name = name
         self.multiple_results = multiple_results
         self.effectful = effectful
