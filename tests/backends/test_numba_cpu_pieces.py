@@ -139,3 +139,18 @@ def test_large_loop_bodies_are_outlined_into_pieces():
     calls = [st for st in ir.walk(exe.program.body) if isinstance(st, ir.CallPiece)]
     assert len(calls) >= 2  # the loop calls its body's pieces
     assert_close(exe(u, s)[0], absjit.jit(f, backend="interpret")(u, s), rtol=1e-4)
+
+
+def test_driver_type_checks_its_arguments_before_unchecked_calls():
+    rng = np.random.default_rng(4)
+    u, s = (rng.standard_normal((12, 12)).astype(np.float32) for _ in range(2))
+    exe = compiled(jacobi(6), u, s)
+    assert exe.n_pieces > 1
+    with pytest.raises(TypeError, match="C-contiguous float32"):
+        exe.fast_call(u.astype(np.float64), s)
+    with pytest.raises(TypeError):
+        exe.fast_call(np.asfortranarray(u), s)
+    # The executable's general call path normalises such buffers instead.
+    want = exe(u, s)[0]
+    assert_close(exe(np.asfortranarray(u), s)[0], want)
+    assert_close(exe(u.astype(np.float64), s)[0], want)
