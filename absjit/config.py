@@ -11,7 +11,14 @@ from __future__ import annotations
 import os
 import threading
 
-__all__ = ["Config", "config", "update", "read"]
+import numpy as np
+
+__all__ = ["Config", "ConfigError", "config", "update", "read"]
+
+
+class ConfigError(ValueError, AttributeError):
+    """An unknown config option or a value of the wrong type. A ``ValueError``; also an
+    ``AttributeError``, which is what an unknown name raised before (and in JAX)."""
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -57,20 +64,53 @@ class Config:
         return ("enable_x64", "explain_cache_misses", "default_backend",
                 "recompile_warning_threshold")
 
-    def update(self, name: str, value) -> None:
-        """Set flag ``name`` to ``value``; an unknown name is an ``AttributeError``."""
+    # What each flag accepts: a description and a check. Booleans must be real
+    # bools: ``update("enable_x64", "no")`` must not turn x64 on.
+    _accepts = {
+        "enable_x64": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
+        "explain_cache_misses": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
+        "default_backend": ("a backend name (str) or None",
+                            lambda v: v is None or isinstance(v, str)),
+        "recompile_warning_threshold": (
+            "a non-negative int",
+            lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0),
+    }
+
+    def _canonical_name(self, name) -> str:
+        """``name`` or its JAX spelling (``"jax_enable_x64"``); ``ConfigError`` for an
+        unknown name, listing the accepted ones."""
+        if isinstance(name, str) and name not in self._flags and name.startswith("jax_") \
+                and name[4:] in self._flags:
+            name = name[4:]
         if name not in self._flags:
-            raise AttributeError(
-                f"Unrecognized config option: {name!r}. Known options: {', '.join(self._flags)}")
+            raise ConfigError(
+                f"Unrecognized config option: {name!r}. Known options: "
+                f"{', '.join(self._flags)} (or their JAX spellings jax_<name>)")
+        return name
+
+    def update(self, name: str, value) -> None:
+        """Set flag ``name`` to ``value``.
+
+        ``name`` may use JAX's spelling (``"jax_enable_x64"``). An unknown name, or a
+        value of the wrong type (booleans must be ``True``/``False``), raises
+        :class:`ConfigError` (a ``ValueError``) naming what is accepted.
+        """
+        name = self._canonical_name(name)
+        what, ok = self._accepts[name]
+        if not ok(value):
+            raise ConfigError(f"config option {name!r} must be {what}, got {value!r} "
+                              f"of type {type(value).__name__}")
+        if isinstance(value, np.bool_):
+            value = bool(value)
+        elif isinstance(value, np.integer):
+            value = int(value)
         with self._lock:
             setattr(self, name, value)
             for listener in self._listeners:
                 listener(name, value)
 
     def read(self, name: str):
-        if name not in self._flags:
-            raise AttributeError(f"Unrecognized config option: {name!r}")
-        return getattr(self, name)
+        return getattr(self, self._canonical_name(name))
 
     def trace_context(self) -> tuple:
         """The flag values that change what tracing produces (part of cache keys)."""

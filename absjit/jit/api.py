@@ -263,6 +263,23 @@ _SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.RLock()
 
 
+def _check_backend_name(requested) -> None:
+    """A ``ValueError`` naming what the user typed and the backends this machine has,
+    for a backend name that is not available (``"gpu"`` on a machine without CUDA)."""
+    from ..backends.base import _ALIASES, _REGISTRY, available_backends
+    if not isinstance(requested, str):
+        raise ValueError(f"jit: backend must be a string such as 'cpu', got {requested!r}")
+    name = _ALIASES.get(requested, requested)
+    available = available_backends()
+    if name in available:
+        return
+    spelled = requested if name == requested else f"{requested}/{name}"
+    known = name in _REGISTRY or name in _ALIASES.values()
+    why = "is not available on this machine" if known else "is not a known backend"
+    raise ValueError(f"jit: backend {requested!r} {why} (no {spelled} backend); "
+                     f"available backends: {', '.join(available)} (see absjit.backends())")
+
+
 def _request_key(static_argnums, static_argnames, abstraction, backend, compiler_options):
     """A hashable summary of ``jit``'s options as given, or None when they do not hash."""
     def freeze(v):
@@ -383,6 +400,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
         spec = _arg_spec(fun, fn_name, request_key, static_argnums, static_argnames,
                          abstraction)
         if backend is not None:
+            _check_backend_name(backend)
             select_backend(backend)  # an unknown name fails here, not at the first call
         options = compiler_options if isinstance(compiler_options, CompileOptions) \
             else CompileOptions.from_dict(compiler_options)

@@ -315,9 +315,40 @@ def _tracer_aval(level, tracer):
     return level.abstractify(tracer)
 
 
+class _NaNKey:
+    """Stands for a NaN static argument in cache keys: NaN != NaN, so the raw value
+    would add a cache entry on every call. All NaNs of one Python type are equal."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return type(other) is _NaNKey and type(other.value) is type(self.value)
+
+    def __hash__(self):
+        return hash((_NaNKey, type(self.value)))
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+def _nan_safe(value):
+    """``value`` with NaN floats (also inside plain tuples) replaced by ``_NaNKey``."""
+    t = type(value)
+    if t is float or t is complex or isinstance(value, (np.floating, np.complexfloating)):
+        return _NaNKey(value) if value != value else value
+    if t is tuple and any(type(v) is tuple or v != v for v in value
+                          if isinstance(v, (float, complex, tuple, np.floating,
+                                            np.complexfloating))):
+        return tuple(_nan_safe(v) for v in value)
+    return value
+
+
 def _static(spec, name, value) -> StaticArg:
     try:
-        return StaticArg(value)
+        return StaticArg(_nan_safe(value))
     except TypeError:
         raise ValueError(
             f"Non-hashable static argument {name!r} of type {type(value)} passed to jitted "
