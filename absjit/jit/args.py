@@ -290,6 +290,13 @@ def _process(spec: _ArgSpec, args, kwargs) -> _Call:
             has_tracer = True
             avals.append(_tracer_aval(lvl, leaf))
             continue
+        if isinstance(leaf, np.ma.MaskedArray):
+            names = call.leaf_names()
+            raise ValueError(
+                f"Argument '{names[i] if i < len(names) else i}' of jitted function "
+                f"{spec.fn_name} is a NumPy masked array: masked arrays are not supported "
+                "as inputs (their mask would be ignored); use arr.filled(value) or "
+                "arr.compressed() to turn it into a plain array first.")
         try:
             get_aval(leaf)
         except TypeError:
