@@ -176,6 +176,7 @@ def test_unavailable_backend_message(name):
     msg = str(info.value)
     assert repr(name) in msg
     assert ("is not available on this machine" in msg) == (name != "nonsense")
+    assert ("unknown backend" in msg) == (name == "nonsense")
     assert "available backends: " + ", ".join(absjit.backends()) in msg
     if name == "gpu":
         assert "no gpu/cuda backend" in msg

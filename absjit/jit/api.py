@@ -273,11 +273,12 @@ def _check_backend_name(requested) -> None:
     available = available_backends()
     if name in available:
         return
+    listed = f"available backends: {', '.join(available)} (see absjit.backends())"
+    if name not in _REGISTRY and name not in _ALIASES.values():
+        raise ValueError(f"jit: unknown backend {requested!r}; {listed}")
     spelled = requested if name == requested else f"{requested}/{name}"
-    known = name in _REGISTRY or name in _ALIASES.values()
-    why = "is not available on this machine" if known else "is not a known backend"
-    raise ValueError(f"jit: backend {requested!r} {why} (no {spelled} backend); "
-                     f"available backends: {', '.join(available)} (see absjit.backends())")
+    raise ValueError(f"jit: backend {requested!r} is not available on this machine (no "
+                     f"{spelled} backend); {listed}")
 
 
 def _request_key(static_argnums, static_argnames, abstraction, backend, compiler_options):
