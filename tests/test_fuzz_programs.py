@@ -87,6 +87,16 @@ def run_program(prog, np_, lax_, x, y):
             out = _slice(np_, args[0], env[args[1]], args[2])
         elif op == "cast":
             out = env[args[0]].astype(args[1])
+        elif op == "scalar":
+            name, i, c = args
+            out = _binary(np_, name, env[i], c)
+        elif op == "compare":
+            a, b = env[args[0]], env[args[1]]
+            out = np_.where(a >= b, a, np_.zeros_like(a))
+        elif op == "clip":
+            out = np_.clip(env[args[0]], -2, 2)
+        elif op == "matmul":
+            out = np_.matmul(env[args[0]], env[args[1]])
         elif op == "cumsum":
             out = np_.cumsum(env[args[0]], axis=args[1])
         elif op == "broadcast":
@@ -139,7 +149,7 @@ def programs(draw):
     y_dtype = draw(hst.sampled_from([F32, I32, x_dtype]))
     env = [(x_shape, x_dtype), (y_shape, y_dtype)]
     steps = []
-    for _ in range(draw(hst.integers(1, 7))):
+    for _ in range(draw(hst.integers(1, 10))):
         step, aval = _draw_step(draw, env)
         if step is not None:
             steps.append(step)
@@ -152,10 +162,29 @@ def programs(draw):
 
 
 def _draw_step(draw, env):
-    i = draw(hst.integers(0, len(env) - 1))
+    # mostly the newest values: deeper chains
+    i = draw(hst.one_of(hst.integers(max(0, len(env) - 2), len(env) - 1),
+                        hst.integers(0, len(env) - 1)))
     shape, dt = env[i]
     op = draw(hst.sampled_from(["unary", "unary", "binary", "binary", "where", "reduce",
-                                "slice", "cast", "cumsum", "broadcast", "cond", "fori"]))
+                                "slice", "cast", "cumsum", "broadcast", "cond", "fori",
+                                "scalar", "compare", "clip", "matmul"]))
+    if op == "scalar":  # a Python scalar is weakly typed: int32 * 2.5 is float32
+        c = draw(hst.sampled_from([2, -3, 0.5, 2.5, -1.25]))
+        name = draw(hst.sampled_from(BINARY))
+        return ("scalar", name, i, c), (shape, F32 if isinstance(c, float) else dt)
+    if op == "compare":
+        same = [j for j, (sj, dj) in enumerate(env) if dj == dt and _bcast(shape, sj) == shape]
+        return ("compare", i, draw(hst.sampled_from(same))), (shape, dt)
+    if op == "clip":
+        return ("clip", i), (shape, dt)
+    if op == "matmul":
+        fits = [j for j, (sj, dj) in enumerate(env) if dj == dt and 1 <= len(shape) <= 2
+                and 1 <= len(sj) <= 2 and shape[-1] == sj[0]]
+        if not fits:
+            return None, None
+        j = draw(hst.sampled_from(fits))
+        return ("matmul", i, j), (shape[:-1] + env[j][0][1:], dt)
     if op == "unary":
         return ("unary", draw(hst.sampled_from(UNARY[dt])), i), (shape, dt)
     if op in ("binary", "where"):
