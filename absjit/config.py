@@ -100,6 +100,8 @@ class Config:
         if not ok(value):
             raise ConfigError(f"config option {name!r} must be {what}, got {value!r} "
                               f"of type {type(value).__name__}")
+        if name == "default_backend" and value is not None:
+            _check_backend(value)
         if isinstance(value, np.bool_):
             value = bool(value)
         elif isinstance(value, np.integer):
@@ -119,6 +121,16 @@ class Config:
     def on_update(self, listener) -> None:
         """Call ``listener(name, value)`` after every update (used to drop caches)."""
         self._listeners.append(listener)
+
+
+def _check_backend(name: str) -> None:
+    """``ConfigError`` for a default backend this machine does not have."""
+    from .backends.base import _ALIASES, available_backends
+    available = available_backends()
+    if available and _ALIASES.get(name, name) not in available:
+        raise ConfigError(f"config option 'default_backend': backend {name!r} is not "
+                          f"available on this machine; available backends: "
+                          f"{', '.join(available)} (see absjit.backends())")
 
 
 config = Config()

@@ -135,6 +135,10 @@ def test_config_update_validates_values_and_names():
         absjit.config.update("recompile_warning_threshold", True)
     with pytest.raises(ValueError, match="backend name"):
         absjit.config.update("default_backend", 3)
+    if "cuda" not in absjit.backends():
+        with pytest.raises(ValueError, match="backend 'gpu' is not available on this"):
+            absjit.config.update("default_backend", "gpu")
+        assert absjit.config.default_backend != "gpu"
 
 
 def test_config_accepts_jax_spellings():
