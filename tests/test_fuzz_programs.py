@@ -97,6 +97,18 @@ def run_program(prog, np_, lax_, x, y):
             out = np_.clip(env[args[0]], -2, 2)
         elif op == "matmul":
             out = np_.matmul(env[args[0]], env[args[1]])
+        elif op == "argreduce":
+            name, i, axis = args
+            out = getattr(np_, name)(env[i], axis=axis)
+        elif op == "sort":
+            out = getattr(np_, args[0])(env[args[1]], axis=-1)
+        elif op == "intdiv":  # any divisor, zero included: x // 0 == -1, x % 0 == x
+            out = getattr(np_, args[0])(env[args[1]], env[args[2]])
+        elif op == "take":
+            a, idx = env[args[0]], env[args[1]]
+            out = np_.take(np_.reshape(a, (-1,)), np_.reshape(idx, (-1,)), mode="clip")
+        elif op == "concat":
+            out = np_.concatenate([env[args[0]], env[args[1]]], axis=0)
         elif op == "cumsum":
             out = np_.cumsum(env[args[0]], axis=args[1])
         elif op == "broadcast":
@@ -119,7 +131,8 @@ def run_program(prog, np_, lax_, x, y):
 def describe(prog) -> str:
     """The program as readable pseudo-Python (for failure messages and reports)."""
     lines = [f"x: {prog['x_dtype']}{list(prog['x_shape'])}, "
-             f"y: {prog['y_dtype']}{list(prog['y_shape'])}"]
+             f"y: {prog['y_dtype']}{list(prog['y_shape'])}"
+             + (" (with NaN/inf/extreme values)" if prog["specials"] else "")]
     for n, step in enumerate(prog["steps"]):
         lines.append(f"v{n + 2} = {step[0]}{step[1:]}")
     lines.append(f"return {['v%d' % i for i in prog['outputs']]}")
@@ -158,7 +171,7 @@ def programs(draw):
     outputs = sorted(set([n - 1] + draw(hst.lists(hst.integers(2, n - 1) if n > 2 else
                                                   hst.just(n - 1), max_size=2))))
     return {"x_shape": x_shape, "y_shape": y_shape, "x_dtype": x_dtype, "y_dtype": y_dtype,
-            "steps": steps, "outputs": outputs}
+            "steps": steps, "outputs": outputs, "specials": draw(hst.booleans())}
 
 
 def _draw_step(draw, env):
@@ -168,7 +181,8 @@ def _draw_step(draw, env):
     shape, dt = env[i]
     op = draw(hst.sampled_from(["unary", "unary", "binary", "binary", "where", "reduce",
                                 "slice", "cast", "cumsum", "broadcast", "cond", "fori",
-                                "scalar", "compare", "clip", "matmul"]))
+                                "scalar", "compare", "clip", "matmul", "argreduce",
+                                "intdiv", "take", "concat", "sort"]))
     if op == "scalar":  # a Python scalar is weakly typed: int32 * 2.5 is float32
         c = draw(hst.sampled_from([2, -3, 0.5, 2.5, -1.25]))
         name = draw(hst.sampled_from(BINARY))
@@ -178,6 +192,30 @@ def _draw_step(draw, env):
         return ("compare", i, draw(hst.sampled_from(same))), (shape, dt)
     if op == "clip":
         return ("clip", i), (shape, dt)
+    if op == "argreduce":
+        axis = draw(hst.sampled_from([None] + list(range(len(shape)))))
+        out = () if axis is None else shape[:axis] + shape[axis + 1:]
+        return ("argreduce", draw(hst.sampled_from(["argmax", "argmin"])), i, axis), (out, I32)
+    if op == "intdiv":
+        ints = [j for j, (sj, dj) in enumerate(env) if dj == I32 and _bcast(shape, sj)]
+        if dt != I32 or not ints:
+            return None, None
+        j = draw(hst.sampled_from(ints))
+        return ("intdiv", draw(hst.sampled_from(["floor_divide", "remainder"])), i, j), \
+            (_bcast(shape, env[j][0]), I32)
+    if op == "take":
+        ints = [j for j, (_, dj) in enumerate(env) if dj == I32]
+        if not ints or not shape:
+            return None, None
+        j = draw(hst.sampled_from(ints))
+        return ("take", i, j), ((int(np.prod(env[j][0])),), dt)
+    if op == "concat":
+        same = [j for j, (sj, dj) in enumerate(env) if dj == dt and len(sj) == len(shape)
+                and sj[1:] == shape[1:]]
+        if not shape or not same:
+            return None, None
+        j = draw(hst.sampled_from(same))
+        return ("concat", i, j), ((shape[0] + env[j][0][0],) + shape[1:], dt)
     if op == "matmul":
         fits = [j for j, (sj, dj) in enumerate(env) if dj == dt and 1 <= len(shape) <= 2
                 and 1 <= len(sj) <= 2 and shape[-1] == sj[0]]
@@ -220,6 +258,9 @@ def _draw_step(draw, env):
         return ("broadcast", i, (lead,) + shape), ((lead,) + shape, dt)
     if not shape:  # slicing and cumsum need an axis
         return None, None
+    if op == "sort":
+        name = draw(hst.sampled_from(["sort", "argsort"]))
+        return ("sort", name, i), (shape, dt if name == "sort" else I32)
     if op == "cumsum":
         axis = draw(hst.integers(0, len(shape) - 1))
         return ("cumsum", i, axis), (shape, dt)
@@ -239,8 +280,17 @@ def _inputs(prog, seed):
 
     def make(shape, dt):
         if dt == F32:
-            return rng.uniform(-3, 3, shape).astype(np.float32)
-        return rng.integers(-10, 11, shape).astype(np.int32)
+            x = rng.uniform(-3, 3, shape).astype(np.float32)
+            specials = np.float32([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e30, 2.5, -0.5])
+        else:
+            x = rng.integers(-10, 11, shape).astype(np.int32)
+            specials = np.int32([0, 0, -1, 2**31 - 1, -2**31, 1])
+        if prog["specials"] and x.size:  # a few NaN, inf, -0.0, extremes, zeros
+            flat = x.reshape(-1)
+            pick = rng.random(flat.size) < 0.3
+            flat[pick] = rng.choice(specials, int(pick.sum()))
+            x = flat.reshape(shape)
+        return x
     return make(prog["x_shape"], prog["x_dtype"]), make(prog["y_shape"], prog["y_dtype"])
 
 
@@ -298,13 +348,13 @@ def test_random_programs_agree(prog, seed):
 def test_fixed_programs_agree(steps):
     # fixed programs: each step kind runs in CI whatever hypothesis draws
     prog = {"x_shape": (3,), "y_shape": (3,), "x_dtype": F32, "y_dtype": F32,
-            "steps": steps, "outputs": [len(steps) + 1]}
+            "steps": steps, "outputs": [len(steps) + 1], "specials": False}
     check_program(prog)
 
 
 def test_checker_catches_a_difference():
     # the comparison must be able to fail: a program against a perturbed answer
     prog = {"x_shape": (2,), "y_shape": (2,), "x_dtype": F32, "y_dtype": F32,
-            "steps": [("unary", "exp", 0)], "outputs": [2]}
+            "steps": [("unary", "exp", 0)], "outputs": [2], "specials": False}
     with pytest.raises(AssertionError, match="differs for the program"):
         assert_same(np.float32([1, 2]), np.float32([1, 2.1]), "output 0", prog)
