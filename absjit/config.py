@@ -1,7 +1,10 @@
 """Runtime configuration.
 
-``absjit.config.update("enable_x64", True)`` flips a flag; every flag can also be
-set through an ``ABSJIT_<NAME>`` environment variable read at import time.
+``absjit.config.update("enable_x64", True)`` flips a flag (JAX's spelling
+``"jax_enable_x64"`` works too); every flag can also be set through an
+``ABSJIT_<NAME>`` environment variable read at import time. Values are checked:
+booleans must be ``True``/``False``, and an unknown name or a value of the wrong type
+is a :class:`ConfigError` (a ``ValueError``).
 
 Flags that change what a traced function computes (``enable_x64``) are part of
 every cache key: see :func:`Config.trace_context`.

@@ -365,9 +365,13 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
         argument names to levels (``"static"`` there means static).
     backend : str, optional
         ``"cpu"``, ``"interpret"``, ... (default: ``config.default_backend``, then
-        ``"cpu"`` when available, else ``"interpret"``).
+        ``"cpu"`` when available, else ``"interpret"``). A name this machine does not
+        have is a ``ValueError`` listing ``absjit.backends()``.
     compiler_options : dict, optional
-        Backend options (``fastmath``, ``parallel``, ...); part of cache keys.
+        ``{"fastmath": bool, "parallel": bool or None, "extra": dict}`` (see
+        :class:`absjit.backends.base.CompileOptions` for what fast math may change);
+        part of cache keys. An unknown key or a value of the wrong type is a
+        ``ValueError``.
 
     Returns
     -------
