@@ -70,7 +70,8 @@ def _slice(np_, kind, a, k):
 
 def run_program(prog, np_, lax_, x, y):
     """Execute ``prog`` with ``np_``/``lax_`` being absjit's or JAX's modules."""
-    env = [x, y]
+    # as absjit/JAX arrays: eagerly, ``x.astype`` on a NumPy input would be NumPy's
+    env = [np_.asarray(x), np_.asarray(y)]
     for step in prog["steps"]:
         op, args = step[0], step[1:]
         if op == "unary":
