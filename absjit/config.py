@@ -39,6 +39,10 @@ def _env_int(name: str, default: int) -> int:
         return default
 
 
+# JAX option names whose absjit flag is not simply the name without "jax_".
+_JAX_NAMES = {"jax_platform_name": "default_backend"}
+
+
 class Config:
     """The process-wide flags.
 
@@ -82,9 +86,11 @@ class Config:
     def _canonical_name(self, name) -> str:
         """``name`` or its JAX spelling (``"jax_enable_x64"``); ``ConfigError`` for an
         unknown name, listing the accepted ones."""
-        if isinstance(name, str) and name not in self._flags and name.startswith("jax_") \
-                and name[4:] in self._flags:
-            name = name[4:]
+        if isinstance(name, str) and name not in self._flags:
+            if name in _JAX_NAMES:
+                name = _JAX_NAMES[name]
+            elif name.startswith("jax_") and name[4:] in self._flags:
+                name = name[4:]
         if name not in self._flags:
             raise ConfigError(
                 f"Unrecognized config option: {name!r}. Known options: "

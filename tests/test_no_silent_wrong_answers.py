@@ -149,6 +149,12 @@ def test_config_accepts_jax_spellings():
     absjit.config.update("jax_enable_x64", np.bool_(False))
     assert absjit.config.enable_x64 is False
     assert jnp.array(1.0).dtype == np.float32
+    before = absjit.config.default_backend
+    try:
+        absjit.config.update("jax_platform_name", "interpret")
+        assert absjit.config.read("default_backend") == "interpret"
+    finally:
+        absjit.config.update("default_backend", before)
 
 
 # -- 6. NaN static arguments -----------------------------------------------------------
