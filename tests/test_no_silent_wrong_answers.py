@@ -81,6 +81,13 @@ def test_masked_arrays_are_rejected(call):
             jax_numpy.sum(_MASKED)
 
 
+def test_masked_array_after_a_cached_call_is_rejected(mode):
+    f = mode(jnp.sum)
+    assert float(f(_MASKED.data)) == 1e9 + 4  # an entry (and its fast path) for float64[3]
+    with pytest.raises(ValueError, match="masked arrays are not supported"):
+        f(_MASKED)
+
+
 # -- 4. fastmath keeps NaN and infinity -------------------------------------------------
 def test_fastmath_keeps_nan_and_inf_semantics():
     def f(x):
