@@ -83,7 +83,7 @@ def test_masked_arrays_are_rejected(call):
 
 def test_masked_array_after_a_cached_call_is_rejected(mode):
     f = mode(jnp.sum)
-    assert float(f(_MASKED.data)) == 1e9 + 4  # an entry (and its fast path) for float64[3]
+    assert float(f(np.array([1.0, 2.0, 3.0]))) == 6.0  # an entry (and its fast path)
     with pytest.raises(ValueError, match="masked arrays are not supported"):
         f(_MASKED)
 
