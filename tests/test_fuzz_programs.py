@@ -6,7 +6,9 @@ A program is data (a list of steps over an environment of values whose shapes an
 dtypes the generator tracks), so hypothesis shrinks a failure to a short program and
 :func:`describe` prints it as Python. Every new program is a Numba compile (~0.3 s),
 so CI runs few examples, derandomised; ``ABSJIT_FUZZ_EXAMPLES=500`` runs a longer,
-random campaign.
+random campaign. ``ABSJIT_FUZZ_PARALLEL=1`` lowers the cpu backend's parallel threshold
+to 4 elements for the run, so the small programs exercise its ``prange`` loops too
+(otherwise only arrays of ``PARALLEL_MIN_SIZE`` elements and more do).
 """
 from __future__ import annotations
 
@@ -334,10 +336,19 @@ def check_program(prog, seed=0):
             assert_same(r, w, f"output {n}: absjit vs jax.jit", prog)
 
 
+@pytest.fixture
+def parallel_threshold(monkeypatch):
+    # the same setting for every example: function scope is fine here
+    if os.environ.get("ABSJIT_FUZZ_PARALLEL"):
+        import absjit.compiler.lower as lower
+        monkeypatch.setattr(lower, "PARALLEL_MIN_SIZE", 4)
+
+
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=_CAMPAIGN is None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
 @given(programs(), hst.integers(0, 2**16))
-def test_random_programs_agree(prog, seed):
+def test_random_programs_agree(parallel_threshold, prog, seed):
     check_program(prog, seed)
 
 
