@@ -23,8 +23,8 @@ def _int_pow_ref(x: int, e: int, dtype) -> int:
     bits = np.iinfo(dtype).bits
     if x == 0 and e != 0:
         return 0
-    acc = pow(x, e & 63, 1 << bits)
-    return int(np.array(acc).astype(np.uint64).astype(dtype)) if acc >= 0 else acc
+    wrapped = pow(x, e & 63, 1 << bits)  # in [0, 2**bits): reinterpret as signed
+    return wrapped - (1 << bits) if wrapped >= 1 << (bits - 1) else wrapped
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int8])
