@@ -1,7 +1,10 @@
 """Runtime configuration.
 
-``absjit.config.update("enable_x64", True)`` flips a flag; every flag can also be
-set through an ``ABSJIT_<NAME>`` environment variable read at import time.
+``absjit.config.update("enable_x64", True)`` flips a flag (JAX's spelling
+``"jax_enable_x64"`` works too); every flag can also be set through an
+``ABSJIT_<NAME>`` environment variable read at import time. Values are checked:
+booleans must be ``True``/``False``, and an unknown name or a value of the wrong type
+is a :class:`ConfigError` (a ``ValueError``).
 
 Flags that change what a traced function computes (``enable_x64``) are part of
 every cache key: see :func:`Config.trace_context`.
@@ -11,7 +14,14 @@ from __future__ import annotations
 import os
 import threading
 
-__all__ = ["Config", "config", "update", "read"]
+import numpy as np
+
+__all__ = ["Config", "ConfigError", "config", "update", "read"]
+
+
+class ConfigError(ValueError, AttributeError):
+    """An unknown config option or a value of the wrong type. A ``ValueError``; also an
+    ``AttributeError``, which is what an unknown name raised before (and in JAX)."""
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -27,6 +37,10 @@ def _env_int(name: str, default: int) -> int:
         return int(raw) if raw is not None else default
     except ValueError:
         return default
+
+
+# JAX option names whose absjit flag is not simply the name without "jax_".
+_JAX_NAMES = {"jax_platform_name": "default_backend"}
 
 
 class Config:
@@ -57,20 +71,57 @@ class Config:
         return ("enable_x64", "explain_cache_misses", "default_backend",
                 "recompile_warning_threshold")
 
-    def update(self, name: str, value) -> None:
-        """Set flag ``name`` to ``value``; an unknown name is an ``AttributeError``."""
+    # What each flag accepts: a description and a check. Booleans must be real
+    # bools: ``update("enable_x64", "no")`` must not turn x64 on.
+    _accepts = {
+        "enable_x64": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
+        "explain_cache_misses": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
+        "default_backend": ("a backend name (str) or None",
+                            lambda v: v is None or isinstance(v, str)),
+        "recompile_warning_threshold": (
+            "a non-negative int",
+            lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0),
+    }
+
+    def _canonical_name(self, name) -> str:
+        """``name`` or its JAX spelling (``"jax_enable_x64"``); ``ConfigError`` for an
+        unknown name, listing the accepted ones."""
+        if isinstance(name, str) and name not in self._flags:
+            if name in _JAX_NAMES:
+                name = _JAX_NAMES[name]
+            elif name.startswith("jax_") and name[4:] in self._flags:
+                name = name[4:]
         if name not in self._flags:
-            raise AttributeError(
-                f"Unrecognized config option: {name!r}. Known options: {', '.join(self._flags)}")
+            raise ConfigError(
+                f"Unrecognized config option: {name!r}. Known options: "
+                f"{', '.join(self._flags)} (or their JAX spellings jax_<name>)")
+        return name
+
+    def update(self, name: str, value) -> None:
+        """Set flag ``name`` to ``value``.
+
+        ``name`` may use JAX's spelling (``"jax_enable_x64"``). An unknown name, or a
+        value of the wrong type (booleans must be ``True``/``False``), raises
+        :class:`ConfigError` (a ``ValueError``) naming what is accepted.
+        """
+        name = self._canonical_name(name)
+        what, ok = self._accepts[name]
+        if not ok(value):
+            raise ConfigError(f"config option {name!r} must be {what}, got {value!r} "
+                              f"of type {type(value).__name__}")
+        if name == "default_backend" and value is not None:
+            _check_backend(value)
+        if isinstance(value, np.bool_):
+            value = bool(value)
+        elif isinstance(value, np.integer):
+            value = int(value)
         with self._lock:
             setattr(self, name, value)
             for listener in self._listeners:
                 listener(name, value)
 
     def read(self, name: str):
-        if name not in self._flags:
-            raise AttributeError(f"Unrecognized config option: {name!r}")
-        return getattr(self, name)
+        return getattr(self, self._canonical_name(name))
 
     def trace_context(self) -> tuple:
         """The flag values that change what tracing produces (part of cache keys)."""
@@ -79,6 +130,16 @@ class Config:
     def on_update(self, listener) -> None:
         """Call ``listener(name, value)`` after every update (used to drop caches)."""
         self._listeners.append(listener)
+
+
+def _check_backend(name: str) -> None:
+    """``ConfigError`` for a default backend this machine does not have."""
+    from .backends.base import _ALIASES, available_backends
+    available = available_backends()
+    if available and _ALIASES.get(name, name) not in available:
+        raise ConfigError(f"config option 'default_backend': backend {name!r} is not "
+                          f"available on this machine; available backends: "
+                          f"{', '.join(available)} (see absjit.backends())")
 
 
 config = Config()

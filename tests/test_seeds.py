@@ -97,6 +97,12 @@ def test_seed002_globals_and_iterators(seed002):
     assert seed002[i - 1] == "Array(5., dtype=float32)"
     assert seed002[i + 1].startswith("Argument 'xs'")
     assert "of type <class 'list_iterator'> is not a valid absjit type" in seed002[i + 1]
+    # fori_loop(0, 3, lambda i, a: a + next(it) ** 2, 0): the weakly typed int carry
+    # makes the body be traced again, which consumes the iterator; JAX raises an
+    # UnexpectedTracerError there, and so does absjit (not a silent Array(3.)).
+    i = seed002.index("<class 'absjit.errors.UnexpectedTracerError'>")
+    assert "gave a different program each time it was traced" in seed002[i + 1]
+    assert "Array(3., dtype=float32)" not in seed002
     assert "Array(5., dtype=float32, weak_type=True)" in seed002
     assert "Array(30., dtype=float32, weak_type=True)" in seed002
     assert "{ lambda ; a:f32[]. let b:f32[] = max 0.0 a in (b,) }" in seed002

@@ -21,13 +21,47 @@ import dataclasses
 import threading
 import warnings
 
+from numpy import bool_ as np_bool
+
 __all__ = ["Backend", "Executable", "CompileOptions", "FallbackExecutable", "register_backend",
            "get_backend", "available_backends", "registered_backends", "select_backend"]
 
 
+# LLVM fast-math flags that ``fastmath=True`` turns on. ``nnan`` and ``ninf`` are left
+# out on purpose: with them LLVM may assume no value is NaN or infinite, which folds
+# ``isnan``/``isinf`` to False and makes ``nansum`` and friends return NaN.
+FASTMATH_FLAGS = ("afn", "arcp", "contract", "nsz", "reassoc")
+
+_OPTION_TYPES = {"fastmath": "bool", "parallel": "bool or None"}
+
+
 @dataclasses.dataclass(frozen=True)
 class CompileOptions:
-    """Options that change generated code; all of them are part of cache keys."""
+    """Options that change generated code; all of them are part of cache keys.
+
+    Attributes
+    ----------
+    fastmath : bool
+        Let the compiler trade exactness for speed, with these LLVM fast-math flags
+        (:data:`FASTMATH_FLAGS`): ``reassoc`` (sums and products may be reassociated,
+        so float reductions can differ in the last bits and compensated summation may
+        lose its compensation), ``contract`` (``a * b + c`` may become one fused
+        multiply-add), ``arcp`` (``x / y`` may become ``x * (1 / y)``), ``afn``
+        (``exp``, ``log``, ``sin``... may use approximations) and ``nsz`` (the sign of
+        a zero result may be lost). NaN and infinity keep their meaning: ``isnan``,
+        ``isinf``, ``isfinite``, ``nan*`` reductions and NaN propagation stay correct
+        (the ``nnan``/``ninf`` flags are never set). Backends that do not compile
+        (``interpret``) ignore it.
+    parallel : bool or None
+        Run loops on several threads; ``None`` lets the backend decide by size.
+    extra : tuple
+        Backend-specific ``(name, value)`` pairs, sorted.
+
+    Examples
+    --------
+    >>> CompileOptions.from_dict({"fastmath": True})
+    CompileOptions(fastmath=True, parallel=None, extra=())
+    """
 
     fastmath: bool = False
     parallel: bool | None = None  # None: the backend decides by size
@@ -35,10 +69,40 @@ class CompileOptions:
 
     @classmethod
     def from_dict(cls, options: dict | None) -> "CompileOptions":
+        """Options from ``jit(..., compiler_options=...)``.
+
+        Raises ``ValueError`` for an unknown key or a value of the wrong type (a typo
+        must not be ignored silently). Backend-specific keys go in ``"extra"`` as a
+        dict.
+        """
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"compiler_options must be a dict, got {type(options).__name__}")
         options = dict(options or {})
-        fastmath = bool(options.pop("fastmath", False))
+        accepted = ", ".join(f"{k!r} ({t})" for k, t in {**_OPTION_TYPES, "extra": "dict"}.items())
+        unknown = sorted(set(options) - set(_OPTION_TYPES) - {"extra"}, key=repr)
+        if unknown:
+            raise ValueError(f"unknown compiler option(s) {', '.join(map(repr, unknown))}; "
+                             f"accepted: {accepted}")
+        fastmath = options.pop("fastmath", False)
         parallel = options.pop("parallel", None)
-        return cls(fastmath, parallel, tuple(sorted(options.items())))
+        extra = options.pop("extra", {})
+        if not isinstance(fastmath, (bool, np_bool)):
+            raise ValueError(f"compiler option 'fastmath' must be a bool, got {fastmath!r}; "
+                             f"accepted: {accepted}")
+        if parallel is not None and not isinstance(parallel, (bool, np_bool)):
+            raise ValueError(f"compiler option 'parallel' must be a bool or None, got "
+                             f"{parallel!r}; accepted: {accepted}")
+        if not isinstance(extra, dict):
+            raise ValueError(f"compiler option 'extra' must be a dict, got {extra!r}; "
+                             f"accepted: {accepted}")
+        return cls(bool(fastmath), None if parallel is None else bool(parallel),
+                   tuple(sorted(extra.items(), key=lambda kv: repr(kv[0]))))
+
+    @property
+    def numba_fastmath(self):
+        """The ``fastmath=`` argument for ``numba.njit``: ``False``, or a dict of the
+        flags in :data:`FASTMATH_FLAGS` (a dict, not a set, so its repr is stable)."""
+        return {flag: True for flag in FASTMATH_FLAGS} if self.fastmath else False
 
 
 class Executable:

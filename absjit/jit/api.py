@@ -263,6 +263,24 @@ _SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.RLock()
 
 
+def _check_backend_name(requested) -> None:
+    """A ``ValueError`` naming what the user typed and the backends this machine has,
+    for a backend name that is not available (``"gpu"`` on a machine without CUDA)."""
+    from ..backends.base import _ALIASES, _REGISTRY, available_backends
+    if not isinstance(requested, str):
+        raise ValueError(f"jit: backend must be a string such as 'cpu', got {requested!r}")
+    name = _ALIASES.get(requested, requested)
+    available = available_backends()
+    if name in available:
+        return
+    listed = f"available backends: {', '.join(available)} (see absjit.backends())"
+    if name not in _REGISTRY and name not in _ALIASES.values():
+        raise ValueError(f"jit: unknown backend {requested!r}; {listed}")
+    spelled = requested if name == requested else f"{requested}/{name}"
+    raise ValueError(f"jit: backend {requested!r} is not available on this machine (no "
+                     f"{spelled} backend); {listed}")
+
+
 def _request_key(static_argnums, static_argnames, abstraction, backend, compiler_options):
     """A hashable summary of ``jit``'s options as given, or None when they do not hash."""
     def freeze(v):
@@ -347,9 +365,13 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
         argument names to levels (``"static"`` there means static).
     backend : str, optional
         ``"cpu"``, ``"interpret"``, ... (default: ``config.default_backend``, then
-        ``"cpu"`` when available, else ``"interpret"``).
+        ``"cpu"`` when available, else ``"interpret"``). A name this machine does not
+        have is a ``ValueError`` listing ``absjit.backends()``.
     compiler_options : dict, optional
-        Backend options (``fastmath``, ``parallel``, ...); part of cache keys.
+        ``{"fastmath": bool, "parallel": bool or None, "extra": dict}`` (see
+        :class:`absjit.backends.base.CompileOptions` for what fast math may change);
+        part of cache keys. An unknown key or a value of the wrong type is a
+        ``ValueError``.
 
     Returns
     -------
@@ -383,6 +405,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
         spec = _arg_spec(fun, fn_name, request_key, static_argnums, static_argnames,
                          abstraction)
         if backend is not None:
+            _check_backend_name(backend)
             select_backend(backend)  # an unknown name fails here, not at the first call
         options = compiler_options if isinstance(compiler_options, CompileOptions) \
             else CompileOptions.from_dict(compiler_options)

@@ -290,6 +290,13 @@ def _process(spec: _ArgSpec, args, kwargs) -> _Call:
             has_tracer = True
             avals.append(_tracer_aval(lvl, leaf))
             continue
+        if isinstance(leaf, np.ma.MaskedArray):
+            names = call.leaf_names()
+            raise ValueError(
+                f"Argument '{names[i] if i < len(names) else i}' of jitted function "
+                f"{spec.fn_name} is a NumPy masked array: masked arrays are not supported "
+                "as inputs (their mask would be ignored); use arr.filled(value) or "
+                "arr.compressed() to turn it into a plain array first.")
         try:
             get_aval(leaf)
         except TypeError:
@@ -315,9 +322,40 @@ def _tracer_aval(level, tracer):
     return level.abstractify(tracer)
 
 
+class _NaNKey:
+    """Stands for a NaN static argument in cache keys: NaN != NaN, so the raw value
+    would add a cache entry on every call. All NaNs of one Python type are equal."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return type(other) is _NaNKey and type(other.value) is type(self.value)
+
+    def __hash__(self):
+        return hash((_NaNKey, type(self.value)))
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+def _nan_safe(value):
+    """``value`` with NaN floats (also inside plain tuples) replaced by ``_NaNKey``."""
+    t = type(value)
+    if t is float or t is complex or isinstance(value, (np.floating, np.complexfloating)):
+        return _NaNKey(value) if value != value else value
+    if t is tuple and any(type(v) is tuple or v != v for v in value
+                          if isinstance(v, (float, complex, tuple, np.floating,
+                                            np.complexfloating))):
+        return tuple(_nan_safe(v) for v in value)
+    return value
+
+
 def _static(spec, name, value) -> StaticArg:
     try:
-        return StaticArg(value)
+        return StaticArg(_nan_safe(value))
     except TypeError:
         raise ValueError(
             f"Non-hashable static argument {name!r} of type {type(value)} passed to jitted "

@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from ..core.trace import Tracer
-from ._promote import asarray_weak
+from ._promote import asarray_weak, reject_masked
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "logspace", "geomspace", "eye",
@@ -44,6 +44,7 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
     Array(3., dtype=float32, weak_type=True)
     """
     _reject_iterators(object)
+    reject_masked("jnp.array", object)
     want = None if dtype is None else dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
     if isinstance(object, (Array, Tracer)):
         out = object if want is None else asarray_weak(object, want, False)

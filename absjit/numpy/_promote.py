@@ -11,7 +11,8 @@ from ..ops import elementwise as ew
 from ..ops import structural as st
 
 __all__ = ["promote_args", "promote_dtypes", "broadcast_shapes", "broadcast_to_shape",
-           "asarray_weak", "promote_args_inexact", "check_arraylike", "is_arraylike"]
+           "asarray_weak", "promote_args_inexact", "check_arraylike", "is_arraylike",
+           "reject_masked"]
 
 _scalar_types = (bool, int, float, complex)
 _arraylike_types = (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)
@@ -21,8 +22,18 @@ def is_arraylike(x) -> bool:
     return isinstance(x, (Array, Tracer, np.ndarray, np.generic)) or type(x) in _scalar_types
 
 
+def reject_masked(name: str, x) -> None:
+    """``ValueError`` for a NumPy masked array: converting it would silently drop its
+    mask (JAX raises the same error)."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise ValueError(f"{name}: NumPy masked arrays are not supported as inputs (their "
+                         "mask would be ignored); use arr.filled(value) or "
+                         "arr.compressed() to turn it into a plain array first.")
+
+
 def check_arraylike(name: str, *args) -> None:
     for i, a in enumerate(args):
+        reject_masked(name, a)
         if not is_arraylike(a):
             if isinstance(a, (list, tuple)):
                 raise TypeError(f"{name} requires ndarray or scalar arguments, got "
@@ -71,6 +82,7 @@ def asarray_weak(x, dtype, weak: bool):
             return x
         return ew.convert_element_type(x, dtype, weak)
     if isinstance(x, (np.ndarray, np.generic)):
+        reject_masked("absjit", x)
         if not dtypes.is_supported(x.dtype):
             raise TypeError(f"absjit does not support arrays of dtype {x.dtype}")
         return Array._new(np.array(x, dtype=dtype), weak)

@@ -150,7 +150,16 @@ def searchsorted(a, v, side="left", sorter=None, *, method=None):
     full = vs + (n,)
     vb = st.broadcast_in_dim(v, full, tuple(range(len(vs))))
     ab = st.broadcast_in_dim(a, full, (len(vs),))
-    hit = ew.lt(ab, vb) if side == "left" else ew.le(ab, vb)
+    if side == "left":
+        hit = ew.lt(ab, vb)
+    else:
+        hit = ew.le(ab, vb)
+    if dtypes.is_inexact(get_aval(a).dtype):
+        # NaN sorts last (NumPy's and JAX's order): every non-NaN element is below a
+        # NaN query, and every element, NaN included, is at or below it.
+        v_nan = ew.ne(vb, vb)
+        below = v_nan if side == "right" else ew.bitwise_and(v_nan, ew.eq(ab, ab))
+        hit = ew.bitwise_or(hit, below)
     return red.reduce_sum(ew.convert_element_type(hit, np.int32), (len(vs),))
 
 

@@ -236,18 +236,22 @@ def divmod(x1, x2, /):  # noqa: A001 - numpy name
 
 
 def _int_pow(base, exp):
-    """``base ** exp`` for integer arrays by binary exponentiation (wraps on overflow);
-    the loop runs once per bit of the largest exponent when that is known."""
-    bits = np.iinfo(_dt(exp)).bits
-    if isinstance(exp, Array):
-        top = int(np.max(np.abs(np.asarray(exp, np.int64)), initial=0))
-        bits = max(top.bit_length(), 1)
-    acc = _full(base, 1, _shape(base), weak=get_aval(base).weak_type)
-    one = _const(exp, 1)
-    for i in range(bits):
-        take = ew.ne(ew.bitwise_and(exp, one), _const(exp, 0))
+    """``base ** exp`` for integer arrays by binary exponentiation over the exponent's
+    six low bits, as JAX's ``jnp.power`` does (its result for every input, negative
+    exponents included, where ``x ** e`` is ``x ** (e & 63)`` wrapped to the dtype;
+    ``0 ** e`` is 0 for ``e != 0``). Eager and jit run the same six steps."""
+    zero, one = _const(exp, 0), _const(exp, 1)
+    shape = _shape(base)
+    zero_base = ew.eq(base, _const(base, 0))
+    if _shape(exp) != shape:
+        exp = broadcast_to_shape(exp, shape) if shape != () else exp
+    weak = get_aval(base).weak_type
+    acc = _where(ew.bitwise_and(zero_base, ew.ne(exp, zero)), _full(base, 0, shape, weak),
+                 _full(base, 1, shape, weak))
+    for i in range(6):
+        take = ew.ne(ew.bitwise_and(exp, one), zero)
         acc = _where(take, ew.mul(acc, base), acc)
-        if i + 1 < bits:
+        if i + 1 < 6:
             exp = ew.shift_right_logical(exp, one)
             base = ew.mul(base, base)
     return acc

@@ -3,11 +3,15 @@ tracing user functions into constant-free sub-jaxprs, carry type checking, and t
 effectful twins of the primitives."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import tree_util
+from ..array import Array
+from ..errors import UnexpectedTracerError
 from ..core.avals import ShapedArray
 from ..core.jaxpr import ClosedJaxpr, Jaxpr, Var
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
-from ..core.trace import get_aval
+from ..core.trace import Tracer, get_aval
 from ..interpreters import ad, batching
 from .call import hoist_consts
 
@@ -113,6 +117,7 @@ def _carry_fixpoint(trace_body, carry_avals, fn_name: str, what: str):
     """Trace the loop body; a weakly typed carry whose dtype the body changes is
     promoted to the body's type (as JAX does) and traced again; any other change is a
     TypeError naming both types."""
+    retraced = False
     for _ in range(3):
         traced = trace_body(carry_avals)
         outs = traced[0]
@@ -133,9 +138,58 @@ def _carry_fixpoint(trace_body, carry_avals, fn_name: str, what: str):
                     f"{'shapes' if tuple(a.shape) != tuple(o.shape) else 'dtypes'} do not "
                     "match. The carry must keep its type across iterations.")
         if not changed:
+            if retraced:
+                _check_same_trace(trace_body, carry_avals, traced, fn_name, what)
             return traced, carry_avals
         carry_avals = new
+        retraced = True
     raise TypeError(f"{what} {fn_name}: the carry type does not settle")
+
+
+def _same_value(a, b) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, ClosedJaxpr) and isinstance(b, ClosedJaxpr):
+        return str(a) == str(b) and len(a.consts) == len(b.consts) and all(
+            _same_value(x, y) for x, y in zip(a.consts, b.consts))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, Tracer) or isinstance(b, Tracer):
+        return False
+    if isinstance(a, (Array, np.ndarray, np.generic)) or isinstance(b, (Array, np.ndarray,
+                                                                         np.generic)):
+        x, y = np.asarray(a), np.asarray(b)
+        return x.dtype == y.dtype and x.shape == y.shape and \
+            bool(np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"))
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - an uncomparable value counts as different
+        return False
+
+
+def _check_same_trace(trace_body, carry_avals, traced, fn_name, what):
+    """The body was traced again because the carry's type changed (a weakly typed
+    ``0`` becoming float32). A pure body traced twice at the same types gives the same
+    program; one with Python side effects (``next(iterator)``, a mutated global) does
+    not, and the loop would silently use whatever the last trace saw. Trace once more
+    and compare; a difference is an ``UnexpectedTracerError``."""
+    try:
+        again = trace_body(carry_avals)
+        same = _same_value(list(traced[1:]), list(again[1:]))
+    except Exception as err:  # noqa: BLE001 - a body that fails when re-run is impure
+        same, cause = False, err
+    else:
+        cause = None
+    if not same:
+        raise UnexpectedTracerError(
+            f"{what} {fn_name} gave a different program each time it was traced. The "
+            "body is traced more than once when the carry's type changes (a weakly typed "
+            "Python scalar initial value, such as 0, promoted to the type the body "
+            "returns), so it must be a pure function of its arguments: Python side "
+            "effects such as next(iterator), or reading state the body itself changes, "
+            "would give a wrong result. Pass the values as arguments (e.g. index an array "
+            "with the loop counter) and give the initial carry its final type (e.g. 0.0 "
+            "instead of 0).") from cause
 
 
 # plain primitive -> its effectful twin (registered by each primitive's module)

@@ -550,15 +550,24 @@ def _convert_abstract(x, *, new_dtype, weak_type):
 
 
 def float_to_int(x: np.ndarray, dt: np.dtype) -> np.ndarray:
-    """Truncate toward zero, saturate to ``dt``'s range, NaN -> 0."""
+    """Truncate toward zero, saturate to ``dt``'s range, NaN -> 0.
+
+    Written out rather than left to NumPy's ``astype``, whose result for NaN and
+    out-of-range values is unspecified and has changed between versions: only values
+    that are exactly representable in ``dt`` are ever cast.
+    """
+    dt = np.dtype(dt)
     info = np.iinfo(dt)
     with _quiet():
         t = np.trunc(x.real if x.dtype.kind == "c" else x).astype(np.float64)
-        t = np.where(np.isnan(t), 0, np.clip(t, info.min, info.max))
-        out = t.astype(dt)
-        # float64 cannot represent int64 max exactly: pin saturated values.
-        out = np.where(t >= float(info.max), info.max, out)
-        return out.astype(dt)
+        # float(info.max) rounds up for 64-bit types (2**63, 2**64): ">=" catches it.
+        high = t >= float(info.max)
+        low = t <= float(info.min)
+        bad = np.isnan(t) | high | low
+        out = np.where(bad, 0.0, t).astype(dt)
+        out = np.where(high, np.asarray(info.max, dt), out)
+        out = np.where(low, np.asarray(info.min, dt), out)
+        return np.asarray(out, dtype=dt)
 
 
 def _convert_impl(x, *, new_dtype, weak_type):

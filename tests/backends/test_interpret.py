@@ -87,5 +87,5 @@ def test_base_backend_defaults():
     assert repr(m) == "<backend 'minimal-test'>"
     with pytest.raises(NotImplementedError):
         m.compile(None, CompileOptions())
-    assert CompileOptions.from_dict({"fastmath": True, "zz": 1, "aa": 2}) == \
+    assert CompileOptions.from_dict({"fastmath": True, "extra": {"zz": 1, "aa": 2}}) == \
         CompileOptions(True, None, (("aa", 2), ("zz", 1)))

@@ -204,7 +204,31 @@ def test_kron_and_cross(rng):
     check_against_numpy(jnp.cross, np.cross, u, v, rtol=1e-5, atol=1e-6)
     check_against_numpy(_with(jnp.cross, axisa=0, axisc=0),
                         _with(np.cross, axisa=0, axisc=0), u.T.copy(), v, rtol=1e-5, atol=1e-6)
-    check_against_numpy(jnp.cross, np.cross, u[:, :2], v, rtol=1e-5, atol=1e-6)
+    check_against_numpy(jnp.cross, _cross_ref, u[:, :2], v, rtol=1e-5, atol=1e-6)
+
+
+def _cross_ref(a, b):
+    """``np.cross`` for 3-vectors only: NumPy 2.0 deprecated 2-element vectors and later
+    versions removed them (JAX keeps them), so 2-vectors get a zero z component here
+    and a 2 x 2 product is the z component of the 3-vector one."""
+    def pad(x):
+        x = np.asarray(x)
+        return np.concatenate([x, np.zeros(x.shape[:-1] + (1,), x.dtype)], -1) \
+            if x.shape[-1] == 2 else x
+    out = np.cross(pad(a), pad(b))
+    return out[..., 2] if np.shape(a)[-1] == 2 and np.shape(b)[-1] == 2 else out
+
+
+def test_cross_of_2_vectors(mode, rng):
+    a, b = _rand(rng, (4, 2), np.float32), _rand(rng, (2,), np.float32)
+    got = mode(jnp.cross)(a, b)
+    ref = a[:, 0] * b[1] - a[:, 1] * b[0]
+    np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(mode(jnp.cross)(a, b[None, :].repeat(4, 0))), ref,
+                               rtol=1e-5, atol=1e-6)
+    if jax_numpy is not None:
+        np.testing.assert_allclose(np.asarray(got), np.asarray(jax_numpy.cross(a, b)),
+                                   rtol=1e-5, atol=1e-6)
 
 
 def test_vecdot(rng):

@@ -370,7 +370,7 @@ class NumbaCPUBackend(Backend):
 
     # -- one function: memory, disk, compile -----------------------------------------
     def _function(self, src, fn_name, sig, parallel, options, prims, callees=None):
-        flags = {"parallel": bool(parallel), "fastmath": bool(options.fastmath),
+        flags = {"parallel": bool(parallel), "fastmath": options.numba_fastmath,
                  "error_model": "numpy", "boundscheck": False}
         key_text = "\n".join([repr(self.version_key()), repr(sorted(flags.items())),
                               repr(sig), src])
