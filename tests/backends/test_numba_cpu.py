@@ -503,3 +503,13 @@ def test_random_programs_match_interpret(prog, seed):
 
     got, want = both(f, x, y)
     assert_close(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_rank0_values_inside_parallel_loops():
+    # Numba's parallel lowering cannot index a 0-d array inside prange: such reads are
+    # hoisted before the loop (found by tests/test_fuzz_programs.py).
+    x = np.linspace(-1, 1, 1 << 17).astype(np.float32).reshape(2, -1)
+    check(lambda a, y: a * y, x, np.float32(2.0))
+    check(lambda a: a - jnp.mean(a), x, rtol=1e-4, atol=1e-5)
+    check(lambda a: jnp.exp(a - jnp.max(a)), x, rtol=1e-5)
+    check(lambda a: jnp.sum(a * jnp.max(a), axis=1), x, rtol=1e-4)

@@ -58,6 +58,7 @@ class FunctionRenderer:
         # loop body; ``callees`` collects the dispatchers this function calls.
         self.call_piece = None
         self.callees = {}
+        self.hoisted = {}  # id(rank-0 buffer) -> scalar read before a parallel loop
 
     # -- names -----------------------------------------------------------------------
     def _new(self, prefix):
@@ -114,6 +115,8 @@ class FunctionRenderer:
 
     def expr(self, e, dtype) -> str:
         if isinstance(e, ir.Load):
+            if not e.index and id(e.buf) in self.hoisted:
+                return self.hoisted[id(e.buf)]
             return f"{self.name(e.buf)}[{self.ix(e.index)}]"
         if isinstance(e, ir.Op):
             self.prims.add(e.prim.name)
@@ -146,9 +149,19 @@ class FunctionRenderer:
             depth += 1
         return depth
 
-    def _parallel(self, flag) -> bool:
+    def _parallel(self, flag, body=(), depth=0) -> bool:
+        """Whether a nest marked ``flag`` becomes a ``prange`` loop. Rank-0 buffers the
+        body reads are read once before it: Numba's parallel lowering cannot index a
+        0-d array inside a ``prange`` loop."""
         ok = bool(flag) and self.parallel_ok
         self.uses_parallel |= ok
+        if ok:
+            for st in ir.walk(body):
+                if isinstance(st, ir.Let) and isinstance(st.expr, ir.Load) \
+                        and not st.expr.index and id(st.expr.buf) not in self.hoisted:
+                    h = self.fresh("h")
+                    self.emit(f"{h} = {self.name(st.expr.buf)}[()]", depth)
+                    self.hoisted[id(st.expr.buf)] = h
         return ok
 
     def stmt(self, s, depth):
@@ -162,10 +175,15 @@ class FunctionRenderer:
             self.emit(f"{self.name(s.buf)}[{self.ix(s.index)}] = {self.value(s.value)}",
                       depth)
         elif isinstance(s, ir.Nest):
-            inner = self.loops(s.vars, s.shape, depth, self._parallel(s.parallel))
+            outer = dict(self.hoisted)  # hoisted reads are valid inside this loop only
+            inner = self.loops(s.vars, s.shape, depth,
+                               self._parallel(s.parallel, s.body, depth))
             self.block(s.body, inner)
+            self.hoisted = outer
         elif isinstance(s, ir.Reduce):
+            outer = dict(self.hoisted)
             self.reduce(s, depth)
+            self.hoisted = outer
         elif isinstance(s, ir.Switch):
             self.switch(s, depth)
         elif isinstance(s, ir.While):
@@ -290,7 +308,7 @@ class FunctionRenderer:
         val = None
         if all(d < a for d in kept for a in axes):
             # Reduced axes innermost: one scalar accumulator per output element.
-            par = self._parallel(s.parallel)
+            par = self._parallel(s.parallel, s.body, depth)
             inner = self.loops([s.vars[d] for d in kept], [shape[d] for d in kept], depth,
                                par)
             acc = self.fresh("acc")
