@@ -154,3 +154,21 @@ def test_driver_type_checks_its_arguments_before_unchecked_calls():
     want = exe(u, s)[0]
     assert_close(exe(np.asfortranarray(u), s)[0], want)
     assert_close(exe(u.astype(np.float64), s)[0], want)
+
+
+@pytest.mark.parametrize("lc,rc,sa,sb", [((1,), (0,), (3, 4), (4, 5)), ((0,), (0,), (4, 3), (4, 5)),
+                                         ((1,), (1,), (3, 4), (5, 4)), ((0,), (1,), (4, 3), (5, 4))])
+def test_host_products_pass_transposes_to_blas(lc, rc, sa, sb):
+    from absjit.backends.numba_cpu.backend import _host_dot
+    from absjit.core.avals import ShapedArray
+    from absjit.ops.linalg import dot_general_p
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in (sa, sb))
+    stmt = ir.Opaque(dot_general_p, [], [], [ShapedArray(sa, np.float32),
+                                             ShapedArray(sb, np.float32)],
+                     [ShapedArray((3, 5), np.float32)],
+                     {"dimension_numbers": ((lc, rc), ((), ())), "precision": None,
+                      "preferred_element_type": None})
+    (out,) = _host_dot(stmt)(a, b)
+    assert out.flags.c_contiguous and out.dtype == np.float32
+    np.testing.assert_allclose(out, np.tensordot(a, b, (lc, rc)), rtol=1e-5, atol=1e-5)
