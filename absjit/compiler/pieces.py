@@ -127,9 +127,9 @@ def split_program(program: ir.Program, unit_key=None, host=None, force: bool = F
 
     Consecutive units are grouped greedily up to ``max_units`` units and ``budget``
     statements. ``unit_key(piece)`` (a backend's hash of a unit's canonical source) lets
-    grouping follow repeated structure: a group also ends where the next unit equals
-    the group's first one, so a loop body unrolled by tracing (ten equal sweeps) gives
-    equal groups, which compile once.
+    grouping follow repeated structure: a group holding at least half its units also
+    ends where the next unit equals its first one, so a loop body unrolled by tracing
+    (ten equal sweeps) gives equal groups, which compile once.
     """
     total = ir.count_stmts(program.body)
     units = _units(program.body, host if (force or total > single_max) else None)
@@ -146,7 +146,9 @@ def split_program(program: ir.Program, unit_key=None, host=None, force: bool = F
     groups, cur, first, weight, n = [], [], None, 0, 0
     for (unit, is_host), key in zip(units, keys):
         w = ir.count_stmts(unit)
-        restart = key is not None and key == first
+        # Cut where the structure repeats, once the piece holds half its budget of
+        # units (fewer calls from the driver; equal pieces either way).
+        restart = key is not None and key == first and n >= max_units // 2
         if cur and (is_host or n >= max_units or weight + w > budget or restart):
             groups.append((cur, weight, False))
             cur, weight, n = [], 0, 0

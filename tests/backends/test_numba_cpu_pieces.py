@@ -40,7 +40,7 @@ def test_equal_sweeps_compile_once_and_match_the_reference():
     u, s = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(2))
     before = BACKEND.stats["compiles"]
     exe = compiled(jacobi(10), u, s)
-    assert exe.n_pieces >= 10
+    assert exe.n_pieces >= 5  # two sweeps a piece
     assert BACKEND.stats["compiles"] - before <= 2  # the sweep, and maybe the last one
     got = exe(u, s)[0]
     want = absjit.jit(jacobi(10), backend="interpret")(u, s)
