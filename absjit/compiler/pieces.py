@@ -116,6 +116,31 @@ def _piece(body, later):
     return Piece(body, used, [v for v in defined if id(v) in later], ir.count_stmts(body))
 
 
+def _group(units, keys, max_units, budget) -> list:
+    """Greedy grouping of ``[(statements, host)]`` into ``[(statements, weight, host)]``
+    (see :func:`split_program`); ``keys[k]`` is unit ``k``'s canonical source or None."""
+    groups, cur, first, weight, n = [], [], None, 0, 0
+    for (unit, is_host), key in zip(units, keys):
+        w = ir.count_stmts(unit)
+        # Cut where the structure repeats, once the piece holds half its budget of
+        # units (fewer calls from the driver; equal pieces either way).
+        restart = key is not None and key == first and n >= max_units // 2
+        if cur and (is_host or n >= max_units or weight + w > budget or restart):
+            groups.append((cur, weight, False))
+            cur, weight, n = [], 0, 0
+        if is_host:
+            groups.append((unit, w, True))
+            continue
+        if not cur:
+            first = key
+        cur = cur + unit
+        weight += w
+        n += 1
+    if cur:
+        groups.append((cur, weight, False))
+    return groups
+
+
 def split_program(program: ir.Program, unit_key=None, host=None, force: bool = False,
                   max_units: int = PIECE_UNITS, budget: int = PIECE_BUDGET,
                   single_max: int = SINGLE_FUNCTION_MAX):
@@ -143,25 +168,7 @@ def split_program(program: ir.Program, unit_key=None, host=None, force: bool = F
             if not units[k][1]:
                 keys[k] = unit_key(_piece(units[k][0], later))
             later.update(id(v) for v in uses[k])
-    groups, cur, first, weight, n = [], [], None, 0, 0
-    for (unit, is_host), key in zip(units, keys):
-        w = ir.count_stmts(unit)
-        # Cut where the structure repeats, once the piece holds half its budget of
-        # units (fewer calls from the driver; equal pieces either way).
-        restart = key is not None and key == first and n >= max_units // 2
-        if cur and (is_host or n >= max_units or weight + w > budget or restart):
-            groups.append((cur, weight, False))
-            cur, weight, n = [], 0, 0
-        if is_host:
-            groups.append((unit, w, True))
-            continue
-        if not cur:
-            first = key
-        cur = cur + unit
-        weight += w
-        n += 1
-    if cur:
-        groups.append((cur, weight, False))
+    groups = _group(units, keys, max_units, budget)
     infos = [_touches(body) for body, _, _ in groups]
     # What each piece must hand back: values it defines that later pieces (or the
     # program's outputs) use. Walk backwards accumulating later uses.
@@ -179,26 +186,6 @@ def split_program(program: ir.Program, unit_key=None, host=None, force: bool = F
 OUTLINE_MIN = 120
 
 
-def _group(units, unit_key, max_units, budget):
-    """Greedy grouping of ``[(statements, host)]`` (see :func:`split_program`)."""
-    keys = [unit_key(u) if unit_key is not None else None for u, _ in units]
-    groups, cur, first, weight, n = [], [], None, 0, 0
-    for (unit, _), key in zip(units, keys):
-        w = ir.count_stmts(unit)
-        restart = key is not None and key == first
-        if cur and (n >= max_units or weight + w > budget or restart):
-            groups.append(cur)
-            cur, weight, n = [], 0, 0
-        if not cur:
-            first = key
-        cur = cur + unit
-        weight += w
-        n += 1
-    if cur:
-        groups.append(cur)
-    return groups
-
-
 def _top_defs(stmts) -> list:
     """Values defined at the top level of ``stmts`` (scalar code in a rank-0 nest
     counts as top level; lets inside loops do not)."""
@@ -214,8 +201,8 @@ def _top_defs(stmts) -> list:
     return out
 
 
-def outline_loops(block, unit_key=None, max_units: int = PIECE_UNITS,
-                  budget: int = PIECE_BUDGET, min_size: int = OUTLINE_MIN) -> None:
+def outline_loops(block, max_units: int = PIECE_UNITS, budget: int = PIECE_BUDGET,
+                  min_size: int = OUTLINE_MIN) -> None:
     """Replace the bodies of large ``While``/``ForRange`` loops in ``block`` (in place,
     innermost first) by :class:`~.ir.CallPiece` statements, so a loop around a big body
     compiles as small functions. A piece hands back every value it defines that any
@@ -223,10 +210,11 @@ def outline_loops(block, unit_key=None, max_units: int = PIECE_UNITS,
     for stmt in block:
         if not isinstance(stmt, (ir.While, ir.ForRange)):
             continue
-        outline_loops(stmt.body, unit_key, max_units, budget, min_size)
+        outline_loops(stmt.body, max_units, budget, min_size)
         if ir.count_stmts(stmt.body) <= min_size:
             continue
-        groups = _group(_units(stmt.body), None, max_units, budget)
+        units = _units(stmt.body)
+        groups = [g for g, _, _ in _group(units, [None] * len(units), max_units, budget)]
         if len(groups) <= 1:
             continue
         touched = [_touches(g) for g in groups]
