@@ -65,7 +65,7 @@ class _Body:
     def value(self, x, idx):
         """The scalar value of ``x`` at ``idx``. Iterative: a chain of thousands of
         fused operations needs no deep recursion."""
-        stack = [(x, tuple(idx) if not isinstance(x, Literal) and x.aval.ndim else ())]
+        stack = [self._key(x, idx)]
         while stack:
             var, at = stack[-1]
             if isinstance(var, Literal) or (var, at) in self.memo:
@@ -78,13 +78,15 @@ class _Body:
                 stack.pop()
         return self._get(x, idx)
 
+    @staticmethod
+    def _key(x, idx):
+        """The memo key of ``x`` at ``idx`` (a rank-0 value has one element)."""
+        return (x, tuple(idx) if not isinstance(x, Literal) and x.aval.ndim else ())
+
     def _get(self, x, idx):
         if isinstance(x, Literal):
             return ir.Const(x.val[()], _dt(x))
-        return self.memo[(x, tuple(idx) if x.aval.ndim else ())]
-
-    def _key(self, x, idx):
-        return (x, tuple(idx) if not isinstance(x, Literal) and x.aval.ndim else ())
+        return self.memo[self._key(x, idx)]
 
     def _step(self, x, idx):
         """Define ``(x, idx)`` if its operands are ready; else return the operand

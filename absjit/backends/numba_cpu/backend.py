@@ -28,7 +28,7 @@ import numpy as np
 
 from ... import __version__
 from ...compiler import Unsupported, compile_to_ir, ir
-from ...compiler.pieces import PIECE_UNITS, outline_loops, split_program
+from ...compiler.pieces import outline_loops, split_program
 from ...core.primitive import impl_rules
 from ...errors import CompilationError
 from .. import diskcache
@@ -305,7 +305,6 @@ class NumbaCPUBackend(Backend):
         in_avals = [v.aval for v in closed_jaxpr.jaxpr.constvars + closed_jaxpr.jaxpr.invars]
         t0 = time.perf_counter()
         header = "\n".join(f"# {line}" for line in program.source.splitlines()) + "\n"
-        ro = _readonly_ids(program)
         if pieces is None:
             src, r = render_program(program, parallel_ok)
             sig = tuple(_numba_type(b.dtype, b.ndim, True) for b in program.params)
@@ -313,7 +312,8 @@ class NumbaCPUBackend(Backend):
             text = header + src
             n = 1
         else:
-            disp, text = self._compile_pieces(program, pieces, parallel_ok, ro, options)
+            disp, text = self._compile_pieces(program, pieces, parallel_ok,
+                                              _readonly_ids(program), options)
             text = header + text
             n = len(pieces)
         seconds = time.perf_counter() - t0
@@ -323,7 +323,7 @@ class NumbaCPUBackend(Backend):
         """Compile each distinct piece once and write the driver: a plain Python function
         that checks the argument shapes and calls the pieces (a Numba-compiled driver
         would link and re-optimise every piece's code, costing more than the pieces)."""
-        sources, globals_, calls, consts = [], {}, [], []
+        sources, globals_, calls, consts = {}, {}, [], []
         for k, piece in enumerate(pieces):
             if piece.host:
                 (stmt,) = piece.body
@@ -336,7 +336,7 @@ class NumbaCPUBackend(Backend):
                 # result is bound.
                 calls.append((fname, list(stmt.ins), [], list(stmt.outs)))
                 continue
-            outline_loops(piece.body, max_units=PIECE_UNITS)
+            outline_loops(piece.body)
             fname, disp, consts_k = self._compile_piece(piece, parallel_ok, ro, options,
                                                         sources)
             # The driver checks its arguments' types once (below), and every other
@@ -372,17 +372,17 @@ class NumbaCPUBackend(Backend):
         driver = "\n".join(lines) + "\n"
         namespace = dict(globals_)
         exec(compile(driver, "<absjit driver>", "exec"), namespace)  # noqa: S102
-        return namespace["kernel"], "# driver (Python)\n" + driver + "\n" + "\n".join(sources)
+        return namespace["kernel"], ("# driver (Python)\n" + driver + "\n"
+                                     + "\n".join(sources.values()))
 
     def _compile_piece(self, piece, parallel_ok, ro, options, sources):
         """``(function name, dispatcher, constants to pass)`` for one piece; pieces it
         calls (outlined loop bodies) are compiled first."""
-        def call_piece(sub):
-            fname, disp, consts = self._compile_piece(sub, parallel_ok, ro, options,
-                                                      sources)
-            return fname, disp, consts
-        src, r = render_function("piece", piece.params, piece.body, piece.results,
-                                 parallel_ok, lift_consts=True, call_piece=call_piece)
+        src, r = render_function(
+            "piece", piece.params, piece.body, piece.results, parallel_ok,
+            lift_consts=True,
+            call_piece=lambda sub: self._compile_piece(sub, parallel_ok, ro, options,
+                                                       sources))
         writes = _written(piece.body)
         sig = tuple(
             _numba_type(v.dtype, v.ndim if isinstance(v, ir.Buffer) else None,
@@ -390,10 +390,10 @@ class NumbaCPUBackend(Backend):
             for v in piece.params) + tuple(_numba_type(c.dtype, None, True)
                                            for c in r.consts)
         fname = f"piece_{_digest(src + repr(sig))[:12]}"
-        disp = self._function(src.replace("def piece(", f"def {fname}(", 1), fname, sig,
-                              r.uses_parallel, options, r.prims, r.callees)
-        if all(not line.startswith(f"# {fname}:") for line in sources):
-            sources.append(f"# {fname}: " + src.replace("def piece(", f"def {fname}(", 1))
+        named = src.replace("def piece(", f"def {fname}(", 1)
+        disp = self._function(named, fname, sig, r.uses_parallel, options, r.prims,
+                              r.callees)
+        sources.setdefault(fname, f"# {fname}: " + named)
         return fname, disp, r.consts
 
     def unit_key(self, piece, parallel_ok=True) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 from ...compiler import ir
 from ...compiler.printer import format_ix
 from ...core.primitive import all_primitives
+from ...core.shapes import IxAdd, IxScale, IxVar
 from .lower_arrays import array_rules
 from .lower_elementwise import (dtype_ctor, literal_expr, preserves_dtype, scalar_rules)
 
@@ -362,7 +363,6 @@ class FunctionRenderer:
 
 def _rename_ix(i, r):
     """``i`` with loop-variable names replaced by the renderer's canonical ones."""
-    from ...core.shapes import IxAdd, IxScale, IxVar
     if isinstance(i, IxVar):
         return IxVar(r.loop_var(i.name))
     if isinstance(i, IxAdd):
