@@ -16,6 +16,7 @@ import absjit.scipy.linalg as asl
 
 from . import _workloads as w
 from ._workloads import jax
+from .bench_cpu_workloads import _Workload
 
 if jax is not None:
     import jax.numpy as jax_numpy
@@ -76,20 +77,8 @@ def make_svd(m=512, n=128):
 WORKLOADS = {"cholesky+solve_triangular 256": make_cho_solve, "svd 512x128": make_svd}
 
 
-class _Linalg:
-    make = None
+class _Linalg(_Workload):
     params = [["absjit", "absjit-jit", "numpy", "scipy", "jax"]]
-    param_names = ["impl"]
-    timeout = 300
-
-    def setup(self, impl):
-        impls = type(self).make()
-        if impl not in impls:
-            raise NotImplementedError(f"{impl} is not installed")  # asv skips it
-        self.fn = impls[impl]
-
-    def time_call(self, impl):
-        w._ready(self.fn())
 
 
 class ChoSolve(_Linalg):
