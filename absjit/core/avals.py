@@ -120,7 +120,7 @@ class ConcreteArray(ShapedArray):
     Examples
     --------
     >>> ConcreteArray(np.float32(3.0), weak_type=True)
-    ConcreteArray(3.0, dtype=float32, weak_type=True)
+    ConcreteArray(3., dtype=float32, weak_type=True)
     """
 
     __slots__ = ("val",)

@@ -18,6 +18,7 @@ Examples
 >>> class PowerOfTwoLevel(ShapedLevel):
 ...     '''Round every dimension up to a power of two.'''
 >>> register_level("pow2", PowerOfTwoLevel)
+<level 'pow2'>
 >>> get_level("pow2").name
 'pow2'
 """

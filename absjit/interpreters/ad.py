@@ -235,8 +235,17 @@ class Linearized:
 
     def read(self, x):
         if isinstance(x, Literal):
-            return x.val
+            return _literal_value(x)
         return self.env[x]
+
+
+def _literal_value(lit):
+    """A literal's value as an operand: a weak literal stays weak (``2.0 * x``'s
+    gradient is weak in JAX too)."""
+    if lit.aval.weak_type:
+        from ..array import Array
+        return Array._new(_np.asarray(lit.val), True)
+    return lit.val
 
 
 def linearize_flat(fun, primal_vals, primal_avals, debug_info=None):
@@ -300,7 +309,7 @@ def partial_eval_nonlinear(closed, known_vals, linear_mask) -> Linearized:
             continue
         if eqn.primitive.effectful and not eqn.outvars and tangent_copy.get():
             continue  # a print already made by the primal copy
-        outs = eqn.primitive.bind(*[x.val if isinstance(x, Literal) else env[x]
+        outs = eqn.primitive.bind(*[_literal_value(x) if isinstance(x, Literal) else env[x]
                                     for x in eqn.invars], **eqn.params)
         if not eqn.primitive.multiple_results:
             outs = [outs]
@@ -319,6 +328,8 @@ def partial_eval_nonlinear(closed, known_vals, linear_mask) -> Linearized:
 # Set while tracing the tangent or transposed copy of a sub-jaxpr: its effects (prints)
 # already happen in the primal copy, so they are left out.
 import contextvars as _contextvars  # noqa: E402
+
+import numpy as _np  # noqa: E402
 
 tangent_copy = _contextvars.ContextVar("absjit_tangent_copy", default=False)
 
@@ -388,7 +399,7 @@ def apply_linear(lin: Linearized, tangents) -> list:
     for v, t in zip(lin.tangent_invars, tangents):
         env[v] = t
     for eqn in lin.lin_eqns:
-        outs = eqn.primitive.bind(*[x.val if isinstance(x, Literal) else env[x]
+        outs = eqn.primitive.bind(*[_literal_value(x) if isinstance(x, Literal) else env[x]
                                     for x in eqn.invars], **eqn.params)
         if not eqn.primitive.multiple_results:
             outs = [outs]

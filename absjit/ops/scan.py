@@ -287,11 +287,14 @@ def fori_loop(lower, upper, body_fun, init_val):
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import absjit.numpy as jnp
     >>> from absjit import lax
-    >>> ary = np.array([0., 1., 2.], dtype=np.float32)
+    >>> ary = jnp.array([0., 1., 2.])
     >>> lax.fori_loop(0, 3, lambda idx, acc: acc + ary[idx] ** 2, 0)
     Array(5., dtype=float32)
+
+    The body sees ``idx`` as a traced value: index absjit arrays with it, not NumPy
+    arrays (``np.ndarray.__getitem__`` needs a concrete integer).
     """
     lo, hi = _static_int(lower), _static_int(upper)
     if lo is not None and hi is not None:
