@@ -1,21 +1,34 @@
 """Seed 000, "Just In Time Compilation": jaxprs, jit, static arguments and caching.
 
-Run with ``python examples/seed_000_jit.py``. The notebook's ``%timeit`` cells are
-plain timed loops with small counts here.
+Run with ``python examples/seed_000_jit.py`` (``--quick``: one timing run per cell).
+The notebook's ``%timeit`` cells are timed loops with small counts here.
 """
-import time
+import sys
+import timeit
 from functools import partial
 
 import absjit
 import absjit.numpy as jnp
 
 
-def timed(label, fn, number=10):
-    fn()  # warm up (trace and compile)
-    t0 = time.perf_counter()
-    for _ in range(number):
-        fn()
-    print(f"{label}: {(time.perf_counter() - t0) / number * 1e3:.3f} ms per loop")
+QUICK = "--quick" in sys.argv  # fewer timing repeats (the test suite runs this)
+
+
+def _readable(seconds):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def timed(label, fn, number=10, repeat=5):
+    """What ``%timeit`` reports: the best of ``repeat`` runs of ``number`` calls, after
+    one warm-up call (tracing and compiling happen there). The best run is the one least
+    disturbed by other work on the machine."""
+    fn()
+    repeat = 1 if QUICK else repeat
+    best = min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+    print(f"{label}: {_readable(best)} per loop (best of {repeat} runs of {number} loops)")
 
 
 # -- How JAX transforms work ------------------------------------------------------
@@ -79,7 +92,7 @@ f_jit = absjit.jit(f)
 try:
     f_jit(10)  # Should raise an error.
 except absjit.errors.ConcretizationTypeError as err:
-    print(f"{type(err).__name__}: {str(err).splitlines()[0]}")
+    print(f"{type(err).__name__}: {err}")
 
 
 def g(x, n):
@@ -93,7 +106,7 @@ g_jit = absjit.jit(g)
 try:
     g_jit(10, 20)  # Should raise an error.
 except absjit.errors.ConcretizationTypeError as err:
-    print(f"{type(err).__name__}: {str(err).splitlines()[0]}")
+    print(f"{type(err).__name__}: {err}")
 
 
 @absjit.jit

@@ -2,9 +2,10 @@
 shape that depends on values, tracer prints, static arguments, static vs traced
 operations.
 
-Run with ``python examples/seed_003_think.py``.
+Run with ``python examples/seed_003_think.py`` (``--quick``: one timing run per cell).
 """
-import time
+import sys
+import timeit
 from functools import partial
 
 import numpy as np
@@ -12,6 +13,25 @@ import numpy as np
 import absjit
 import absjit.numpy as jnp
 from absjit import jit, make_jaxpr
+
+QUICK = "--quick" in sys.argv  # fewer timing repeats (the test suite runs this)
+
+
+def _readable(seconds):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def timed(label, fn, number=10, repeat=5):
+    """What ``%timeit`` reports: the best of ``repeat`` runs of ``number`` calls, after
+    one warm-up call (tracing and compiling happen there). The best run is the one least
+    disturbed by other work on the machine."""
+    fn()
+    repeat = 1 if QUICK else repeat
+    best = min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+    print(f"{label}: {_readable(best)} per loop (best of {repeat} runs of {number} loops)")
 
 
 def norm(X):
@@ -25,11 +45,7 @@ X = jnp.array(np.random.rand(10000, 10))
 print(np.allclose(norm(X), norm_compiled(X), atol=1E-6))
 
 for label, fn in (("norm", norm), ("norm_compiled", norm_compiled)):
-    fn(X).block_until_ready()
-    t0 = time.perf_counter()
-    for _ in range(10):
-        fn(X).block_until_ready()
-    print(f"{label}: {(time.perf_counter() - t0) / 10 * 1e3:.3f} ms per loop")
+    timed(label, lambda: fn(X).block_until_ready())
 
 
 def get_negatives(x):
@@ -41,7 +57,7 @@ print(repr(get_negatives(x)))
 try:
     jit(get_negatives)(x)
 except IndexError as err:
-    print(f"{type(err).__name__}: {str(err).splitlines()[0]}")
+    print(f"{type(err).__name__}: {err}")
 
 
 # -- JIT mechanics: tracing and static variables --------------------------------------
@@ -79,7 +95,7 @@ def f(x, neg):  # noqa: F811
 try:
     f(1, True)
 except absjit.errors.ConcretizationTypeError as err:
-    print(f"{type(err).__name__}: {str(err).splitlines()[0]}")
+    print(f"{type(err).__name__}: {err}")
 
 
 @partial(jit, static_argnums=(1,))
@@ -101,7 +117,7 @@ x = jnp.ones((2, 3))
 try:
     f(x)
 except absjit.errors.ConcretizationTypeError as err:
-    print(f"{type(err).__name__}: {str(err).splitlines()[0]}")
+    print(f"{type(err).__name__}: {err}")
 
 
 @jit
