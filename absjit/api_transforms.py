@@ -18,6 +18,7 @@ from .core.trace import Tracer, get_aval
 from .interpreters import ad, batching
 from .interpreters.staging import (DebugInfo, flat_arg_names, fun_signature_info,
                                    positional_names)
+from ._traceback import api_boundary
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
            "hessian", "vmap"]
@@ -87,6 +88,7 @@ def _check_level(abstraction):
 # ---------------------------------------------------------------------------
 # forward mode
 # ---------------------------------------------------------------------------
+@api_boundary
 def jvp(fun, primals, tangents, has_aux=False, abstraction=None):
     """Jacobian-vector product of ``fun`` at ``primals`` along ``tangents``.
 
@@ -176,6 +178,7 @@ def _linearize(fun, primals, has_aux, abstraction, transform):
     return lin, mask, in_tree, avals, box
 
 
+@api_boundary
 def linearize(fun, *primals, has_aux=False, abstraction=None):
     """``fun(*primals)`` and a function computing its JVP at ``primals``.
 
@@ -194,6 +197,7 @@ def linearize(fun, *primals, has_aux=False, abstraction=None):
     out_tree = _box_get(box, "tree")
     out = tree_util.tree_unflatten(out_tree, [_as_array(p) for p in lin.out_primals])
 
+    @api_boundary
     def f_jvp(*tangents):
         t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
         if t_tree != in_tree:
@@ -218,6 +222,7 @@ def linearize(fun, *primals, has_aux=False, abstraction=None):
 # ---------------------------------------------------------------------------
 # reverse mode
 # ---------------------------------------------------------------------------
+@api_boundary
 def vjp(fun, *primals, has_aux=False, abstraction=None):
     """``fun(*primals)`` and its pullback (vector-Jacobian product).
 
@@ -243,6 +248,7 @@ def _vjp(fun, primals, has_aux, abstraction, transform):
     out_primals = [_as_array(p) for p in lin.out_primals]
     out = tree_util.tree_unflatten(out_tree, out_primals)
 
+    @api_boundary
     def pullback(ct):
         ct_leaves, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
@@ -314,6 +320,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, abstraction=None):
     """
     name = _fun_name(fun)
 
+    @api_boundary
     def value_and_grad_f(*args, **kwargs):
         single, nums = _argnums_tuple(argnums, len(args), name)
         for i in nums:
@@ -380,6 +387,7 @@ def grad(fun, argnums=0, has_aux=False, abstraction=None):
     """
     vg = value_and_grad(fun, argnums, has_aux, abstraction)
 
+    @api_boundary
     def grad_f(*args, **kwargs):
         (out, g) = vg(*args, **kwargs)
         if has_aux:
@@ -442,6 +450,7 @@ def jacfwd(fun, argnums=0, has_aux=False, abstraction=None):
     """
     name = _fun_name(fun)
 
+    @api_boundary
     def jacfun(*args):
         single, nums = _argnums_tuple(argnums, len(args), name)
         dyn = tuple(args[i] for i in nums)
@@ -487,6 +496,7 @@ def jacrev(fun, argnums=0, has_aux=False, abstraction=None):
     """
     name = _fun_name(fun)
 
+    @api_boundary
     def jacfun(*args):
         single, nums = _argnums_tuple(argnums, len(args), name)
         dyn = tuple(args[i] for i in nums)
@@ -597,6 +607,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
 
+    @api_boundary
     def vmap_f(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

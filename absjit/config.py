@@ -64,12 +64,15 @@ class Config:
         self.explain_cache_misses: bool = _env_bool("ABSJIT_EXPLAIN_CACHE_MISSES", False)
         self.default_backend: str | None = os.environ.get("ABSJIT_DEFAULT_BACKEND") or None
         self.recompile_warning_threshold: int = _env_int("ABSJIT_RECOMPILE_WARNING_THRESHOLD", 32)
+        # "auto": tracebacks of errors raised through absjit's API leave out absjit's own
+        # frames; "off": every frame is shown.
+        self.traceback_filtering: str = os.environ.get("ABSJIT_TRACEBACK_FILTERING", "auto")
         self._listeners: list = []
 
     @property
     def _flags(self) -> tuple:
         return ("enable_x64", "explain_cache_misses", "default_backend",
-                "recompile_warning_threshold")
+                "recompile_warning_threshold", "traceback_filtering")
 
     # What each flag accepts: a description and a check. Booleans must be real
     # bools: ``update("enable_x64", "no")`` must not turn x64 on.
@@ -81,6 +84,7 @@ class Config:
         "recompile_warning_threshold": (
             "a non-negative int",
             lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0),
+        "traceback_filtering": ("'auto' or 'off'", lambda v: v in ("auto", "off")),
     }
 
     def _canonical_name(self, name) -> str:

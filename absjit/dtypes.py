@@ -12,6 +12,7 @@ integer, float and complex kinds that Python scalars (and weak arrays) take.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -29,7 +30,7 @@ __all__ = [
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float0",
     "canonicalize_dtype", "promote_types", "result_type", "dtype_of", "is_weakly_typed",
     "short_name", "issubdtype", "default_int", "default_float", "default_complex",
-    "is_python_scalar", "check_user_dtype",
+    "is_python_scalar", "check_user_dtype", "user_dtype",
 ]
 
 bool_ = np.dtype(np.bool_)
@@ -107,6 +108,22 @@ def canonicalize_dtype(dtype) -> np.dtype:
     if dt not in _supported and dt != float0:
         check_user_dtype(dt)
     return _canonicalize(dt, config.enable_x64)
+
+
+def user_dtype(dtype, what: str = "dtype") -> np.dtype:
+    """The dtype absjit stores for a dtype the user asked for explicitly (``dtype=``,
+    ``astype``). With x64 off a 64-bit request is narrowed, with a warning as in JAX
+    (Python shows it once per calling line)."""
+    requested = check_user_dtype(dtype, what)
+    dt = _canonicalize(requested, config.enable_x64)
+    # ``dtype=int``/``float``/``complex`` mean "the default" of that kind: no warning.
+    if dt != requested and not any(dtype is t for t in (int, float, complex)):
+        warnings.warn(
+            f"Explicitly requested dtype {requested} is not available, and will be "
+            f"truncated to dtype {dt}. To enable more dtypes, set the enable_x64 "
+            "configuration option (absjit.config.update('enable_x64', True)) or the "
+            "ABSJIT_ENABLE_X64 shell environment variable.", UserWarning, stacklevel=3)
+    return dt
 
 
 def default_int() -> np.dtype:

@@ -139,6 +139,22 @@ class Tracer:
         val = self.aval._array(self)
         return np.asarray(val, dtype=dtype)
 
+    def item(self, *args):
+        return self._concrete("item").item(*args)
+
+    def tolist(self):
+        return self._concrete("tolist").tolist()
+
+    def _concrete(self, method: str) -> np.ndarray:
+        """The value, when this tracer's level knows it (``concrete``); otherwise the
+        concretization error that names ``method``."""
+        value = getattr(self.aval, "concrete_value", lambda: None)()
+        if value is None:
+            from ..errors import ConcretizationTypeError
+            raise ConcretizationTypeError(
+                self, f"The problem arose with the `{method}` method.")
+        return np.asarray(value)
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of unsized object")

@@ -26,11 +26,17 @@ from ..core.primitive import impl_rules
 from ..core.trace import (Trace, Tracer, abstract_eval, current_dynamic, get_aval, new_main,
                           to_numpy)
 from .. import tree_util
+from .._traceback import api_boundary
 
 __all__ = ["DebugInfo", "DynamicJaxprTrace", "DynamicJaxprTracer", "JaxprBuilder",
            "trace_to_jaxpr", "make_jaxpr", "fun_signature_info", "flat_arg_names"]
 
 _EMPTY = frozenset()
+
+
+# Transformations whose traced function is a body the user hands to a primitive:
+# its arguments cannot be made static.
+_BODY_TRANSFORMS = frozenset({"scan", "while_loop", "cond", "fori_loop", "switch", "map"})
 
 
 class DebugInfo:
@@ -184,6 +190,13 @@ class DynamicJaxprTrace(Trace):
             base = sorted({_base_name(n) for n in names})
             msg += ("This concrete value was not available in Python because it depends on "
                     f"the value of the argument{plural} {quoted}.\n")
+            if info.transform in _BODY_TRANSFORMS:
+                msg += (f"The arguments of a {info.transform} body are always traced. "
+                        "Possible fixes: express the value-dependent choice with lax.cond "
+                        "or jnp.where; index absjit arrays (jnp.array), not NumPy arrays, "
+                        "with traced indices; compute values that must stay Python values "
+                        "outside the body and close over them.")
+                return msg
             msg += (f"Possible fixes: mark {', '.join(repr(b) for b in base)} static "
                     f"(static_argnames={base!r}) if it takes few values; trace it at the "
                     f"concrete level (abstraction={{{base[0]!r}: 'concrete'}}); or express "
@@ -260,6 +273,7 @@ def flat_arg_names(names, args, kwargs=None) -> list:
     return out
 
 
+@api_boundary
 def make_jaxpr(fun, static_argnums=(), abstraction=None):
     """Trace ``fun`` and return a function that builds its jaxpr.
 

@@ -49,7 +49,7 @@ def _binop(fn_name, reflected=False):
 
 def _astype(self, dtype, copy=False):
     from ..ops.elementwise import convert_element_type
-    dt = dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+    dt = dtypes.user_dtype(dtype)
     if self.dtype == dt and not self.weak_type:
         return self
     return convert_element_type(self, dt, False)

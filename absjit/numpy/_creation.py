@@ -45,7 +45,7 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
     """
     _reject_iterators(object)
     reject_masked("jnp.array", object)
-    want = None if dtype is None else dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+    want = None if dtype is None else dtypes.user_dtype(dtype)
     if isinstance(object, (Array, Tracer)):
         out = object if want is None else asarray_weak(object, want, False)
     elif type(object) in (bool, int, float, complex):
@@ -138,7 +138,7 @@ def full(shape, fill_value, dtype=None):
         dt, weak = dtypes.result_type_and_weak(fill_value)
         weak = False
     else:
-        dt, weak = dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype)), False
+        dt, weak = dtypes.user_dtype(dtype), False
     if isinstance(fill_value, Tracer) or (isinstance(fill_value, Array) and np.ndim(fill_value)):
         from ._promote import broadcast_to_shape
         return broadcast_to_shape(asarray_weak(fill_value, dt, weak), shape)
@@ -176,8 +176,7 @@ def _like(name, fill):
         sh = np.shape(a) if shape is None else shape
         if isinstance(a, Tracer) and shape is None:
             from ._promote import broadcast_to_shape
-            val = asarray_weak(fill if fill is not None else 0, dtypes.canonicalize_dtype(
-                dtypes.check_user_dtype(dt)), False)
+            val = asarray_weak(fill if fill is not None else 0, dtypes.user_dtype(dt), False)
             return broadcast_to_shape(val, tuple(sh))
         return full(sh, fill if fill is not None else 0, dt)
     fn.__name__ = name
@@ -242,7 +241,7 @@ def arange(start, stop=None, step=None, dtype=None):
         kinds = [type(v) for v in (start, stop, step)]
         dt = dtypes.default_float() if float in kinds else dtypes.default_int()
     else:
-        dt = dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+        dt = dtypes.user_dtype(dtype)
     if dt.kind in "iu" and all(type(v) in (int, bool) for v in (start, stop, step)):
         n = len(range(int(start), int(stop), int(step)))
         out = st.iota(dt, (n,))
@@ -270,7 +269,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     num = int(num)
     if num < 0:
         raise ValueError(f"jnp.linspace: number of samples, {num}, must be non-negative")
-    out_dt = None if dtype is None else dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+    out_dt = None if dtype is None else dtypes.user_dtype(dtype)
     start, stop = promote_args_inexact("linspace", start, stop)
     work_dt = start.dtype if hasattr(start, "dtype") else dtypes.default_float()
     if out_dt is not None and dtypes.is_inexact(out_dt):
@@ -320,7 +319,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     out = uf.power(asarray_weak(base, exps.dtype, True) if type(base) in (int, float)
                    else base, exps)
     if dtype is not None:
-        out = asarray_weak(out, dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype)), False)
+        out = asarray_weak(out, dtypes.user_dtype(dtype), False)
     return out
 
 
@@ -356,7 +355,7 @@ def eye(N, M=None, k=0, dtype=None):
     if n < 0 or m < 0:
         raise ValueError(f"jnp.eye: negative dimensions are not allowed, got ({n}, {m})")
     dt = dtypes.default_float() if dtype is None else \
-        dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+        dtypes.user_dtype(dtype)
     idt = dtypes.default_int()
     row, col = st.iota(idt, (n, m), 0), st.iota(idt, (n, m), 1)
     if k:
@@ -407,7 +406,7 @@ def indices(dimensions, dtype=None, sparse=False):
     from ..ops import structural as st
     dims = _shape_tuple(dimensions, "indices")
     dt = dtypes.default_int() if dtype is None else \
-        dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+        dtypes.user_dtype(dtype)
     if sparse:
         return tuple(st.reshape(st.iota(dt, (d,)), [d if j == i else 1 for j in range(len(dims))])
                      for i, d in enumerate(dims))
@@ -435,7 +434,7 @@ def tri(N, M=None, k=0, dtype=None):
     M = N if M is None else st.operator_index(M, "tri")
     k = st.operator_index(k, "tri")
     dt = dtypes.default_float() if dtype is None else \
-        dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+        dtypes.user_dtype(dtype)
     return ew.convert_element_type(_tri_mask(N, M, k), dt, False)
 
 

@@ -50,7 +50,7 @@ def _cast(x, dt):
 
 
 def _user_dtype(dtype):
-    return None if dtype is None else dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+    return None if dtype is None else dtypes.user_dtype(dtype)
 
 
 def _promote_integers(dt):

@@ -239,7 +239,7 @@ def concatenate(arrays, axis=0, dtype=None):
                              f"{ax}, got {[_shape_of(b) for b in arrs]}")
     out = arrs[0] if len(arrs) == 1 else st.concatenate(arrs, ax)
     if dtype is not None:
-        out = asarray_weak(out, dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype)), False)
+        out = asarray_weak(out, dtypes.user_dtype(dtype), False)
     return out
 
 

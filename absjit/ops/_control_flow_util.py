@@ -3,6 +3,8 @@ tracing user functions into constant-free sub-jaxprs, carry type checking, and t
 effectful twins of the primitives."""
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .. import tree_util
@@ -26,10 +28,49 @@ def _shaped(x) -> ShapedArray:
     return get_aval(x).to_shaped()
 
 
+def _positional_names(fun) -> list:
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):  # builtins, some callables
+        return []
+    return [p.name for p in params
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def user_view(wrapper, user_fun, roots, what: str | None = None):
+    """Mark ``wrapper`` (a function absjit wrote around ``user_fun``, such as
+    ``fori_loop``'s scan body) so that errors raised while tracing it name
+    ``user_fun`` and its parameters. ``roots(args)`` maps the wrapper's positional
+    arguments to ``[(parameter index or name, the value it receives), ...]``;
+    ``what`` names the user's API (``fori_loop``) in place of the primitive's."""
+    wrapper._user_view = (user_fun, roots, what)
+    return wrapper
+
+
+def _leaf_names(fun, in_tree, n: int):
+    """The user's function and a name for each flattened input: the parameter's name
+    followed by the leaf's pytree path (``carry[0]``, ``params['w']``)."""
+    from .._tree_paths import keystr
+    user_fun, roots, _ = getattr(fun, "_user_view", (fun, None, None))
+    params = _positional_names(user_fun)
+    args = tree_util.tree_unflatten(in_tree, list(range(n)))
+    pairs = list(enumerate(args)) if roots is None else roots(*args)
+    names = [f"arg{i}" for i in range(n)]
+    for which, value in pairs:
+        if isinstance(which, str):
+            base = which
+        else:
+            base = params[which] if which < len(params) else f"arg{which}"
+        for path, leaf in tree_util.tree_flatten_with_path(value)[0]:
+            names[leaf] = base + keystr(path)
+    return user_fun, names
+
+
 def _trace(fun, in_avals, in_tree, what: str):
     """Trace ``fun(*unflatten(in_tree, avals))`` to a constant-free ClosedJaxpr.
 
     Returns ``(closed, consts, out_tree)``; ``closed`` takes ``consts + leaves``.
+    Errors while tracing name the user's function and arguments (see :func:`user_view`).
     """
     from ..interpreters.staging import DebugInfo, trace_to_jaxpr
     box = []
@@ -41,8 +82,9 @@ def _trace(fun, in_avals, in_tree, what: str):
         box.append(out_tree)
         return out_leaves
 
-    names = [f"arg{i}" for i in range(len(in_avals))]
-    closed, _ = trace_to_jaxpr(flat_fun, list(in_avals), DebugInfo.of(fun, names, what),
+    user_fun, names = _leaf_names(fun, in_tree, len(in_avals))
+    what = getattr(fun, "_user_view", (None, None, None))[2] or what
+    closed, _ = trace_to_jaxpr(flat_fun, list(in_avals), DebugInfo.of(user_fun, names, what),
                                transform=what)
     closed, consts = hoist_consts(closed)
     return closed, consts, box[-1]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._traceback import api_boundary
 from .. import dtypes, tree_util
 from ..core.jaxpr import ClosedJaxpr, Jaxpr, Var
 from ..core.fusion import ControlFlow, def_fusion
@@ -118,6 +119,7 @@ def _trace_branches(branches, ops, names, swap=False):
     return tuple(padded), all_consts, leaves, trees[0]
 
 
+@api_boundary
 def cond(pred, true_fun, false_fun, *operands):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged as one
     ``cond`` equation (both branches are traced; only one runs).
@@ -150,6 +152,7 @@ def _bind_cond(index, funs, operands, names, swap=False):
     return tree_util.tree_unflatten(out_tree, outs)
 
 
+@api_boundary
 def switch(index, branches, *operands):
     """``branches[index](*operands)``, ``index`` clamped to ``[0, len(branches) - 1]``.
 
@@ -270,6 +273,7 @@ abstract_eval_rules[while_p] = _while_abstract
 impl_rules[while_p] = _while_impl
 
 
+@api_boundary
 def while_loop(cond_fun, body_fun, init_val):
     """Repeat ``val = body_fun(val)`` while ``cond_fun(val)``; staged as one ``while``.
 

@@ -318,7 +318,7 @@ argmin_p = _make_arg("argmin", np.argmin)
 
 def _arg_params(name, x, axis, index_dtype):
     (ax,) = _axes_param(name, x, (axis,))
-    idt = dtypes.canonicalize_dtype(dtypes.check_user_dtype(index_dtype))
+    idt = dtypes.user_dtype(index_dtype)
     return dict(axes=(ax,), index_dtype=idt)
 
 

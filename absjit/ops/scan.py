@@ -18,7 +18,8 @@ from ..core.trace import get_aval
 from ..interpreters import ad, batching
 from .call import eval_jaxpr_numpy
 from ._control_flow_util import (_bind, _carry_fixpoint, _convert_to, _effectful_twin,
-                                 _eval, _from_fun, _name, _shaped, _trace)
+                                 _eval, _from_fun, _name, _shaped, _trace, user_view)
+from .._traceback import api_boundary
 
 __all__ = ["scan_p", "scan", "fori_loop", "map"]
 
@@ -76,6 +77,7 @@ abstract_eval_rules[scan_p] = _scan_abstract
 impl_rules[scan_p] = _scan_impl
 
 
+@api_boundary
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns the final
     carry and the stacked ``y``.
@@ -279,6 +281,7 @@ def _static_int(x):
     return None
 
 
+@api_boundary
 def fori_loop(lower, upper, body_fun, init_val):
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``.
 
@@ -302,6 +305,8 @@ def fori_loop(lower, upper, body_fun, init_val):
             i, val = carry
             return (i + np.int32(1), body_fun(i, val)), None
         scanned.__name__ = _name(body_fun)
+        user_view(scanned, body_fun, lambda carry, _: [(0, carry[0]), (1, carry[1])],
+                  "fori_loop")
         (_, out), _ = scan(scanned, (np.int32(lo), init_val), None, length=max(hi - lo, 0))
         return out
     from .control_flow import while_loop
@@ -316,9 +321,11 @@ def fori_loop(lower, upper, body_fun, init_val):
         i, u, val = c
         return i + np.int32(1), u, body_fun(i, val)
     body.__name__ = _name(body_fun)
+    user_view(body, body_fun, lambda c: [(0, c[0]), ("upper", c[1]), (1, c[2])], "fori_loop")
     return while_loop(cond_fun, body, (lower, upper, init_val))[2]
 
 
+@api_boundary
 def map(f, xs):  # noqa: A001 - lax.map
     """``f`` applied to every slice of ``xs`` along axis 0, stacked (a ``scan``).
 

@@ -876,7 +876,7 @@ def iota(dtype, shape, dimension=0):
     """
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    dt = dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
+    dt = dtypes.user_dtype(dtype)
     return iota_p.bind(dtype=dt, shape=tuple(int(operator_index(s, "iota")) for s in shape),
                        dimension=int(dimension))
 

@@ -24,8 +24,7 @@ __all__ = ["uniform", "normal", "randint", "bernoulli", "categorical", "choice",
 
 
 def float_dtype(name: str, dtype, allow_complex=False) -> np.dtype:
-    dt = dtypes.default_float() if dtype is None else dtypes.canonicalize_dtype(
-        dtypes.check_user_dtype(dtype))
+    dt = dtypes.default_float() if dtype is None else dtypes.user_dtype(dtype)
     ok = dtypes.is_inexact(dt) if allow_complex else dtypes.is_float(dt)
     if not ok:
         kind = "a float or complex" if allow_complex else "a float"
@@ -171,8 +170,7 @@ def randint(key, shape, minval, maxval, dtype=None):
     Array([9, 0, 2, 3], dtype=int32)
     """
     key = check_key("randint", key)
-    dt = dtypes.default_int() if dtype is None else dtypes.canonicalize_dtype(
-        dtypes.check_user_dtype(dtype))
+    dt = dtypes.default_int() if dtype is None else dtypes.user_dtype(dtype)
     if not dtypes.is_integer(dt):
         raise TypeError(f"randint only accepts integer dtypes, got {dt}")
     shape = check_param_shapes("randint", shape, minval, maxval)
@@ -233,8 +231,7 @@ def bernoulli(key, p=0.5, shape=None, mode="low"):
 def rademacher(key, shape=(), dtype=None):
     """Random signs ``±1`` with equal probability (integers by default)."""
     key = check_key("rademacher", key)
-    dt = dtypes.default_int() if dtype is None else dtypes.canonicalize_dtype(
-        dtypes.check_user_dtype(dtype))
+    dt = dtypes.default_int() if dtype is None else dtypes.user_dtype(dtype)
     shape = canonical_shape("rademacher", shape)
     b = bernoulli(key, 0.5, shape).astype(dt)
     return (2 * b - 1).astype(dt)

@@ -238,8 +238,7 @@ def poisson(key, lam, shape=None, dtype=None):
     dtype('int32')
     """
     key = check_key("poisson", key)
-    dt = dtypes.default_int() if dtype is None else dtypes.canonicalize_dtype(
-        dtypes.check_user_dtype(dtype))
+    dt = dtypes.default_int() if dtype is None else dtypes.user_dtype(dtype)
     if not dtypes.is_integer(dt):
         raise TypeError(f"poisson: dtype must be an integer dtype, got {dt}")
     shape = check_param_shapes("poisson", shape, lam)

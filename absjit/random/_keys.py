@@ -271,8 +271,7 @@ def bits(key, shape=(), dtype=None) -> jnp.ndarray:
     Array([4070199207, 4202968722], dtype=uint32)
     """
     key = check_key("bits", key)
-    dt = dtypes.default_uint() if dtype is None else dtypes.canonicalize_dtype(
-        dtypes.check_user_dtype(dtype))
+    dt = dtypes.default_uint() if dtype is None else dtypes.user_dtype(dtype)
     if not (dtypes.is_integer(dt) and dt.kind == "u"):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dt}")
     return random_bits(key, dt.itemsize * 8, canonical_shape("bits", shape))

@@ -1,0 +1,75 @@
+"""Tracebacks without absjit's own frames.
+
+An error raised inside a user's function while absjit traces it passes through a dozen
+frames of absjit's tracer, caches and primitives before it reaches the user. Like JAX,
+absjit removes those frames from the traceback at its API boundary (``jit``, the
+transformations, the control-flow functions), so that the user sees their own code:
+
+    File "model.py", line 12, in <module>
+      loss = step(params, batch)
+    File "absjit/_traceback.py", line 61, in wrapper      (the one frame left)
+    File "model.py", line 7, in step
+      if x > 0:
+    TracerBoolConversionError: ...
+
+``absjit.config.update("traceback_filtering", "off")`` (or
+``ABSJIT_TRACEBACK_FILTERING=off``) keeps every frame, for debugging absjit itself.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import types
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_NOTE = ("--------------------\n"
+         "absjit left its own frames out of this traceback; to see them, set "
+         "absjit.config.update('traceback_filtering', 'off').")
+
+
+def _is_internal(frame) -> bool:
+    return frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+
+
+def filter_traceback(tb):
+    """``tb`` without the frames of absjit's own modules (``None`` if nothing is left)."""
+    kept = []
+    while tb is not None:
+        if not _is_internal(tb.tb_frame):
+            kept.append(tb)
+        tb = tb.tb_next
+    out = None
+    for entry in reversed(kept):
+        out = types.TracebackType(out, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return out
+
+
+def api_boundary(fun):
+    """Wrap a public entry point: an exception leaving it has absjit's frames removed
+    from its traceback (unless filtering is off). Nested boundaries filter once each;
+    filtering an already filtered traceback changes nothing."""
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        try:
+            return fun(*args, **kwargs)
+        except Exception as err:
+            from .config import config
+            if config.traceback_filtering == "off" or not _has_user_frame(err.__traceback__):
+                raise
+            filtered = filter_traceback(err.__traceback__)
+            notes = getattr(err, "__notes__", ())
+            if _NOTE not in notes and hasattr(err, "add_note"):
+                err.add_note(_NOTE)
+            raise err.with_traceback(filtered)
+    return wrapper
+
+
+def _has_user_frame(tb) -> bool:
+    """Filter only when the error passed through user code (a user function that
+    raised while being traced): an error raised by absjit itself, e.g. on bad input,
+    keeps its frames so that the raising line is visible."""
+    while tb is not None:
+        if not _is_internal(tb.tb_frame):
+            return True
+        tb = tb.tb_next
+    return False
