@@ -341,6 +341,14 @@ def is_bool(dt) -> bool:
 
 
 def finfo(dt):
+    """Machine limits of a floating dtype, as ``np.finfo`` (``bfloat16`` included).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> float(jnp.finfo(jnp.float32).eps)
+    1.1920928955078125e-07
+    """
     dt = to_numpy_dtype(dt)
     if bfloat16 is not None and dt == bfloat16:
         return _ml_dtypes.finfo(dt)
@@ -348,4 +356,12 @@ def finfo(dt):
 
 
 def iinfo(dt):
+    """Machine limits of an integer dtype, as ``np.iinfo``.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> int(jnp.iinfo(jnp.int8).max)
+    127
+    """
     return np.iinfo(to_numpy_dtype(dt))

@@ -179,7 +179,7 @@ def _like(name, fill):
             val = asarray_weak(fill if fill is not None else 0, dtypes.user_dtype(dt), False)
             return broadcast_to_shape(val, tuple(sh))
         return full(sh, fill if fill is not None else 0, dt)
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{name}(a)``: an array shaped like ``a``."
     return fn
 

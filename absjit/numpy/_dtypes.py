@@ -86,6 +86,15 @@ def can_cast(from_, to, casting="safe") -> bool:
 
 
 def isdtype(dt, kind) -> bool:
+    """Whether ``dt`` is of ``kind`` (a dtype, or a name such as ``"real floating"``,
+    ``"integral"``, ``"numeric"``), as the array API's ``isdtype``.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.isdtype(jnp.float32, "real floating"), jnp.isdtype(jnp.int32, "real floating")
+    (True, False)
+    """
     return np.isdtype(dtypes.to_numpy_dtype(dt), kind)
 
 

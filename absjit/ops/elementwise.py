@@ -231,6 +231,11 @@ and_p, bitwise_and = _define("and", np.bitwise_and, "int_or_bool", 2)
 or_p, bitwise_or = _define("or", np.bitwise_or, "int_or_bool", 2)
 xor_p, bitwise_xor = _define("xor", np.bitwise_xor, "int_or_bool", 2)
 not_p, bitwise_not = _define("not", np.invert, "int_or_bool", 1)
+# ``and``/``or``/``not`` are Python keywords: the functions are named after their
+# ``bitwise_*`` spelling (``lax.and_`` is the same function).
+for _fn in (bitwise_and, bitwise_or, bitwise_xor, bitwise_not):
+    _fn.__name__ = _fn.__qualname__ = "bitwise_" + _fn.__name__
+del _fn
 
 real_p, real = _define("real", np.real, "inexact", 1, out_dtype=_real_dtype)
 imag_p, imag = _define("imag", np.imag, "inexact", 1, out_dtype=_real_dtype)
