@@ -1,13 +1,18 @@
 """Run the benchmark workloads outside asv and print one table of ratios.
 
-Usage: ``python scripts/compare.py [--quick]``. Each time is the best of several
-repeats of a steady-state call (compiled beforehand). Ratios below 1 mean absjit is
-faster. Targets are DESIGN.md §10's.
+Usage: ``env -u OPENBLAS_CORETYPE python scripts/compare.py [--quick] [--json PATH]``.
+Each time is the median of several repeats of a steady-state call (compiled
+beforehand), absjit and the others measured in the same process. Ratios below 1 mean
+absjit is faster. ``--json`` also writes the figures with a description of the machine
+(CPU, cores, load average), which ``scripts/plot_bench.py`` draws.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,11 +28,26 @@ import _workloads as w  # noqa: E402
 import absjit  # noqa: E402
 
 
-def best_seconds(fn, repeat):
+def median_seconds(fn, repeat):
+    """The median over ``repeat`` runs of the mean time of one call (seconds)."""
     t = timeit.Timer(lambda: w._ready(fn()))
     number, _ = t.autorange()
     number = max(number // 4, 1)
-    return min(t.repeat(repeat, number)) / number
+    return statistics.median(t.repeat(repeat, number)) / number
+
+
+def machine() -> dict:
+    """What the figures were measured on."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f
+                       if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "load_average": os.getloadavg()[0],
+            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+            "python": platform.python_version(), "absjit": absjit.__version__}
 
 
 def dispatch_times(repeat):
@@ -35,16 +55,16 @@ def dispatch_times(repeat):
     out = {}
     f = absjit.jit(lambda x: x + 1)
     f(x10)
-    out["absjit"] = best_seconds(lambda: f(x10), repeat)
+    out["absjit"] = median_seconds(lambda: f(x10), repeat)
     if w.jax is not None:
         jf = w.jax.jit(lambda x: x + 1)
         xj = w.jax.device_put(x10)
         jf(xj)
-        out["jax"] = best_seconds(lambda: jf(xj), repeat)
+        out["jax"] = median_seconds(lambda: jf(xj), repeat)
     if w.numba is not None:
         nf = w.numba.njit(lambda x: x + np.float32(1))
         nf(x10)
-        out["numba"] = best_seconds(lambda: nf(x10), repeat)
+        out["numba"] = median_seconds(lambda: nf(x10), repeat)
     return out
 
 
@@ -65,7 +85,7 @@ def loop_ratio(lib, jnp_mod, n=20):
         for _ in range(n):
             gj(x)
     fresh(), plain()
-    return best_seconds(fresh, 3) / best_seconds(plain, 3)
+    return median_seconds(fresh, 3) / median_seconds(plain, 3)
 
 
 _FRESH = (
@@ -88,14 +108,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--only", nargs="*", help="workload names")
+    ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        print("warning: OPENBLAS_CORETYPE is set; BLAS runs slower than on a user's machine "
+              "(run with env -u OPENBLAS_CORETYPE)", file=sys.stderr)
+    load_before = os.getloadavg()[0]
     repeat = 3 if args.quick else 7
     rows = []
     for name, make in w.WORKLOADS.items():
         if args.only and name not in args.only:
             continue
         impls = make()
-        times = {k: best_seconds(fn, repeat) for k, fn in impls.items()}
+        times = {k: median_seconds(fn, repeat) for k, fn in impls.items()}
         rows.append((name, times))
     rows.append(("dispatch x+1 (10)", dispatch_times(repeat)))
 
@@ -112,7 +137,13 @@ def main():
         print(f"{name:<20}{cell('absjit')}{cell('jax')}{cell('numba')}{cell('numba-prange')}"
               f"{cell('numpy')}{ratio('jax')}{ratio('numba')}{ratio('numba-prange')}"
               f"{ratio('numpy')}")
-    print("(times in ms)")
+    print(f"(times in ms, medians; load average {load_before:.2f} before, "
+          f"{os.getloadavg()[0]:.2f} after)")
+    if args.json:
+        info = machine()
+        info["load_average"] = max(load_before, info["load_average"])
+        with open(args.json, "w") as f:
+            json.dump({"machine": info, "times_s": dict(rows)}, f, indent=1)
 
     import absjit.numpy as jnp
     print(f"jit-in-a-loop, fresh lambda / plain, 20 iterations: absjit "
@@ -124,10 +155,10 @@ def main():
     env = dict(os.environ, ABSJIT_CACHE_DIR=tempfile.mkdtemp(prefix="absjit-compare-"))
     env.pop("ABSJIT_DISABLE_DISK_CACHE", None)
     cold = fresh_process("absjit", env)
-    warm = min(fresh_process("absjit", env) for _ in range(3))
+    warm = statistics.median(fresh_process("absjit", env) for _ in range(3))
     line = f"fresh process to first selu result: absjit cold {cold:.2f}s, warm disk {warm:.2f}s"
     if w.jax is not None:
-        jx = min(fresh_process("jax", env) for _ in range(3))
+        jx = statistics.median(fresh_process("jax", env) for _ in range(3))
         line += f", jax {jx:.2f}s (ratio {warm / jx:.2f})"
     print(line)
 
