@@ -34,6 +34,7 @@ from ...errors import CompilationError
 from .. import diskcache
 from ..base import Backend, Executable
 from .lower_arrays import array_rules
+from . import threads
 from .lower_elementwise import scalar_rules
 from .render import FunctionRenderer, shape_text
 
@@ -317,6 +318,8 @@ class NumbaCPUBackend(Backend):
             text = header + text
             n = len(pieces)
         seconds = time.perf_counter() - t0
+        # the thread policy runs before kernels with prange loops or BLAS products
+        disp = threads.guard(disp, parallel="prange(" in text, blas=_calls_blas(program))
         return NumbaExecutable(disp, text, in_avals, program, n, seconds)
 
     def _compile_pieces(self, program, pieces, parallel_ok, ro, options):
@@ -404,6 +407,8 @@ class NumbaCPUBackend(Backend):
 
     # -- one function: memory, disk, compile -----------------------------------------
     def _function(self, src, fn_name, sig, parallel, options, prims, callees=None):
+        if parallel:
+            threads.configure_layer()  # a fork-safe layer, before Numba starts one
         flags = {"parallel": bool(parallel), "fastmath": options.numba_fastmath,
                  "error_model": "numpy", "boundscheck": False}
         key_text = "\n".join([repr(self.version_key()), repr(sorted(flags.items())),
