@@ -16,6 +16,7 @@
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import importlib.util
 import os
@@ -287,6 +288,8 @@ class NumbaCPUBackend(Backend):
 
     # -- compile ---------------------------------------------------------------------
     def compile(self, closed_jaxpr, options) -> Executable:
+        gc_was_on = gc.isenabled()
+        gc.disable()  # planning makes no garbage cycles: long programs plan ~30% faster
         try:
             program = compile_to_ir(closed_jaxpr, options)
             par = options.parallel
@@ -303,6 +306,9 @@ class NumbaCPUBackend(Backend):
                                    host=_runs_on_host, force=bool(unrendered))
         except Unsupported as e:
             return self.fallback(closed_jaxpr, options, e.names)
+        finally:
+            if gc_was_on:
+                gc.enable()
         in_avals = [v.aval for v in closed_jaxpr.jaxpr.constvars + closed_jaxpr.jaxpr.invars]
         t0 = time.perf_counter()
         header = "\n".join(f"# {line}" for line in program.source.splitlines()) + "\n"
