@@ -21,6 +21,14 @@ so whoever can write the cache can run code in this process. Therefore
   never block (files are opened non-blocking, without following links);
 * :func:`clear` renames each entry aside before deleting it, so a concurrent clear or
   a concurrent reader never sees half a directory; a vanished entry means a compile.
+
+Size cap: ``ABSJIT_CACHE_MAX_BYTES`` (default :data:`DEFAULT_MAX_BYTES`, 2 GiB; a number
+of bytes, optionally with a ``k``/``M``/``G`` suffix) bounds each backend's directory.
+absjit stamps an entry's ``.mac`` file with the time it was last used (written, or
+authenticated before a load: absjit's own record, not the file system's atime); after
+writing an entry, when the directory is over the cap, the least recently used entries
+are deleted until it is under 90% of it. Deleting an entry another process is about to
+load costs that process a compile, never a failed call.
 """
 from __future__ import annotations
 
@@ -37,13 +45,16 @@ import warnings
 
 __all__ = ["cache_root", "kernel_dir", "numba_dir", "enabled", "usable", "write_module",
            "cache_files", "verify_or_purge", "record_mac", "purge", "clear", "info",
-           "BACKEND_DIR"]
+           "max_bytes", "evict", "BACKEND_DIR", "DEFAULT_MAX_BYTES"]
 
 log = logging.getLogger("absjit.diskcache")
 
 BACKEND_DIR = "numba_cpu"  # the directory of the default (cpu) backend
 _SECRET = ".secret"
 _MAX_ENTRY_BYTES = 1 << 28  # a Numba cache file larger than this is not ours
+#: The default cap on one backend's cache directory (``ABSJIT_CACHE_MAX_BYTES``).
+DEFAULT_MAX_BYTES = 2 << 30
+_LOW_WATER = 0.9  # eviction goes down to this fraction of the cap
 _lock = threading.Lock()
 _refused: set = set()  # roots refused this process (warned once each)
 
@@ -253,6 +264,7 @@ def verify_or_purge(module_name: str, backend: str = BACKEND_DIR) -> bool:
     try:
         expected = _read_regular(_mac_path(module_name, backend), 1024).decode("ascii")
         if hmac.compare_digest(_mac(module_name, files, backend), expected.strip()):
+            _touch(_mac_path(module_name, backend))  # last used: now (the LRU's clock)
             return True
         reason = "its MAC does not match"
     except (OSError, UnicodeDecodeError, ValueError) as e:
@@ -270,7 +282,97 @@ def record_mac(module_name: str, backend: str = BACKEND_DIR) -> None:
             _atomic_write(_mac_path(module_name, backend),
                           _mac(module_name, files, backend).encode())
         except OSError:
-            pass
+            return
+        evict(backend=backend, keep=module_name)
+
+
+# -- size cap ------------------------------------------------------------------------
+def max_bytes() -> int:
+    """The cap on one backend's cache directory: ``ABSJIT_CACHE_MAX_BYTES`` (bytes, or
+    with a ``k``/``M``/``G`` suffix, powers of 1024), default :data:`DEFAULT_MAX_BYTES`.
+
+    Raises
+    ------
+    ValueError
+        When the variable is not a positive size.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ["ABSJIT_CACHE_MAX_BYTES"] = "512M"
+    >>> max_bytes()
+    536870912
+    >>> del os.environ["ABSJIT_CACHE_MAX_BYTES"]
+    """
+    text = os.environ.get("ABSJIT_CACHE_MAX_BYTES", "").strip()
+    if not text:
+        return DEFAULT_MAX_BYTES
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}.get(text[-1].lower())
+    try:
+        value = int(float(text[:-1] if scale else text) * (scale or 1))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValueError(f"ABSJIT_CACHE_MAX_BYTES={text!r} is not a positive size (bytes, "
+                         "or a number with a k, M or G suffix, e.g. 2G)")
+    return value
+
+
+def _touch(path: str) -> None:
+    try:
+        os.utime(path, follow_symlinks=False)
+    except (OSError, NotImplementedError):
+        pass
+
+
+def _entries(backend: str) -> dict:
+    """``{module name: [bytes, last used (ns)]}`` for every entry of a backend."""
+    entries: dict = {}
+    for directory in (kernel_dir(backend), numba_dir(backend)):
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            if not name.startswith("absjit_k_"):
+                continue
+            module = name.split(".", 1)[0]
+            try:
+                st = os.lstat(os.path.join(directory, name))
+            except OSError:
+                continue  # deleted under us
+            e = entries.setdefault(module, [0, 0, 0])
+            e[0] += st.st_size
+            if name.endswith(".mac"):
+                e[1] = st.st_mtime_ns  # the use stamp
+            e[2] = max(e[2], st.st_mtime_ns)
+    # an entry without a MAC (being written, or left by a crash): its newest file's time
+    return {m: (size, used or newest) for m, (size, used, newest) in entries.items()}
+
+
+def evict(backend: str = BACKEND_DIR, keep: str | None = None, limit: int | None = None
+          ) -> int:
+    """Delete least-recently-used entries of a backend while its directory is over
+    ``limit`` (default :func:`max_bytes`), down to 90% of it; ``keep`` is never
+    deleted. Returns the number of entries deleted. Safe against other processes
+    doing the same (a file already gone is skipped)."""
+    limit = max_bytes() if limit is None else limit
+    entries = _entries(backend)
+    total = sum(size for size, _ in entries.values())
+    if total <= limit:
+        return 0
+    target = int(limit * _LOW_WATER)
+    dropped = 0
+    for module, (size, _) in sorted(entries.items(), key=lambda kv: kv[1][1]):
+        if total <= target:
+            break
+        if module == keep:
+            continue
+        purge(module, backend=backend)
+        total -= size
+        dropped += 1
+    log.debug("absjit disk cache: evicted %d entries (cap %d bytes)", dropped, limit)
+    return dropped
 
 
 def purge(module_name: str, keep_module: bool = False, backend: str = BACKEND_DIR) -> None:
@@ -322,4 +424,5 @@ def info() -> dict:
         except OSError:
             pass
     modules = [p for p in files if p.endswith(".py")]
-    return {"directory": root, "kernels": len(modules), "files": len(files), "bytes": size}
+    return {"directory": root, "kernels": len(modules), "files": len(files), "bytes": size,
+            "max_bytes": max_bytes()}

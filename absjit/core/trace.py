@@ -204,6 +204,12 @@ def _unsupported(x) -> TypeError:
     return TypeError(f"Argument '{x!r}' of type {type(x)} is not a valid absjit type.")
 
 
+def _masked(x) -> ValueError:
+    return ValueError("NumPy masked arrays are not supported as inputs (their mask would "
+                      "be ignored); use arr.filled(value) or arr.compressed() to turn it "
+                      "into a plain array first.")
+
+
 def get_aval(x) -> AbstractValue:
     """The ``ShapedArray`` of a concrete value, or a tracer's aval."""
     if isinstance(x, Tracer):
@@ -215,6 +221,8 @@ def get_aval(x) -> AbstractValue:
     if t is float or t is int or t is bool or t is complex:
         return ShapedArray((), dtypes.python_scalar_dtype(x), t is not bool)
     if isinstance(x, (np.ndarray, np.generic)):
+        if t is not np.ndarray and isinstance(x, np.ma.MaskedArray):
+            raise _masked(x)
         if not dtypes.is_supported(x.dtype) and x.dtype != dtypes.float0:
             raise TypeError(f"Argument of dtype {x.dtype} is not a valid absjit array "
                             "(object, string and datetime arrays are not supported)")
@@ -231,6 +239,8 @@ def to_numpy(x) -> np.ndarray:
     if t is float or t is int or t is bool or t is complex:
         return np.asarray(x, dtype=dtypes.python_scalar_dtype(x))
     if isinstance(x, (np.ndarray, np.generic)):
+        if t is not np.ndarray and isinstance(x, np.ma.MaskedArray):
+            raise _masked(x)
         dt = dtypes.canonicalize_dtype(x.dtype)
         return np.asarray(x, dtype=dt)
     if isinstance(x, Tracer):

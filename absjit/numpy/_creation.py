@@ -52,12 +52,12 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
         if want is None:
             out = asarray_weak(object, dtypes.python_scalar_dtype(object), type(object) is not bool)
         else:
-            out = Array._new(np.asarray(object, dtype=want), False)
+            out = Array._new(_cast(np.asarray(object), want), False)
     elif isinstance(object, (np.ndarray, np.generic)):
         if not dtypes.is_supported(object.dtype):
             raise TypeError(f"jnp.array: unsupported dtype {object.dtype}")
         dt = want or dtypes.canonicalize_dtype(object.dtype)
-        out = Array._new(np.array(object, dtype=dt, copy=True), False)
+        out = Array._new(_cast(object, dt), False)
     elif isinstance(object, (list, tuple)):
         out = _array_from_sequence(object, want)
     elif hasattr(object, "__array__"):
@@ -69,6 +69,17 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
         from ..ops.structural import reshape
         out = reshape(out, (1,) * (ndmin - np.ndim(out)) + tuple(np.shape(out)))
     return out
+
+
+def _cast(x, dt):
+    """A NumPy copy of ``x`` as ``dt``; float -> integer by absjit's rule (truncate,
+    saturate, NaN -> 0), not by NumPy's ``astype``, whose out-of-range results differ
+    between versions."""
+    x = np.asarray(x)
+    if np.dtype(dt).kind in "iu" and x.dtype.kind in "fc":
+        from ..ops.elementwise import float_to_int
+        return float_to_int(x, dt)
+    return np.array(x, dtype=dt, copy=True)
 
 
 def _array_from_sequence(seq, want):
@@ -86,8 +97,12 @@ def _array_from_sequence(seq, want):
         return Array._new(np.array(seq, dtype=want or dtypes.default_float()), False)
     dt = want or dtypes.result_type(*[_as_np_leaf(x) for x in leaves])
     try:
-        raw = np.array([_as_np_seq(x) for x in seq] if isinstance(seq, (list, tuple)) else seq,
-                       dtype=dt)
+        nested = [_as_np_seq(x) for x in seq] if isinstance(seq, (list, tuple)) else seq
+        if np.dtype(dt).kind in "iu" and any(isinstance(x, float) or getattr(
+                x, "dtype", np.dtype(int)).kind in "fc" for x in leaves):
+            raw = _cast(np.array(nested), dt)  # floats to an integer dtype: our rule
+        else:
+            raw = np.array(nested, dtype=dt)
     except ValueError as e:
         raise ValueError(f"jnp.array: sequence is ragged or malformed: {e}") from None
     return Array._new(raw, False)

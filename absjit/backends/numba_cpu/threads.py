@@ -1,0 +1,312 @@
+"""Threads for the cpu backend: a fork-safe threading layer, and a thread count that
+yields to other work on the machine.
+
+**Layer.** Numba's ``prange`` loops run on a threading layer chosen once per process.
+GNU OpenMP (``omp``, what Numba picks on Linux when TBB is missing) is not fork-safe: a
+child forked after a parallel kernel ran is killed when it runs one, and a
+``multiprocessing`` fork pool hangs. absjit therefore asks for ``tbb`` (a dependency of
+the package on the platforms it has wheels for), which survives ``fork`` and is safe for
+concurrent callers. Without TBB it uses ``workqueue``, which is fork-safe but aborts
+the process when two threads launch parallel kernels at once, so absjit's parallel
+kernels then run one at a time (a lock). A layer the user chose (``NUMBA_THREADING_LAYER``
+or ``numba.config.THREADING_LAYER``) is left alone.
+
+**Thread count.** A parallel kernel that splits its work over every core while other
+processes keep those cores busy waits for its slowest thread: on a busy machine it is
+many times slower than running on one thread. Before a parallel kernel or a BLAS
+product runs (at most every :data:`CHECK_INTERVAL` seconds), absjit measures how many
+cores *other* processes used since the last check (the machine's busy time from
+``/proc/stat`` less this process's CPU time; the 1-minute load average where there is no
+``/proc/stat``) and uses the cores left free, at least one (:func:`choose_threads`). The
+same count applies to Numba's threads (per calling thread, ``numba.set_num_threads``)
+and to the BLAS libraries' threads (OpenBLAS via SciPy and NumPy), and absjit never runs
+a ``prange`` kernel and a BLAS product in the same kernel, so the two pools never spin
+against each other. ``ABSJIT_ADAPTIVE_THREADS=0`` turns the adaptation off (every
+kernel uses ``NUMBA_NUM_THREADS`` threads and BLAS keeps its own setting).
+
+>>> from absjit.backends.numba_cpu import threads
+>>> threads.choose_threads(available=2, others_busy=1.0)
+1
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import math
+import os
+import threading
+import time
+
+__all__ = ["choose_threads", "configure_layer", "guard", "info", "LoadMonitor",
+           "CHECK_INTERVAL"]
+
+log = logging.getLogger("absjit.threads")
+
+#: Seconds between two measurements of the machine's load (the window they average).
+CHECK_INTERVAL = 0.1
+#: Cores other processes must use (in a window) before one of ours is given up; below
+#: it, the noise of an idle machine (daemons, our own Python) does not cost a thread.
+SLACK = 0.3
+
+_LAYER_LOCK = threading.Lock()
+_layer = None            # the layer absjit asked for ("tbb", "workqueue") or the user's
+_serialize = False       # workqueue: one parallel kernel at a time
+_RUN_LOCK = threading.Lock()
+
+
+def choose_threads(available: int, others_busy: float, slack: float = SLACK) -> int:
+    """How many threads a parallel kernel should use.
+
+    Parameters
+    ----------
+    available : int
+        Threads the kernel may use at most (``NUMBA_NUM_THREADS``, the cores this
+        process may run on).
+    others_busy : float
+        Cores that other processes kept busy recently (0.0 on an idle machine).
+    slack : float
+        Busy cores ignored as noise before a thread is given up.
+
+    Returns
+    -------
+    int
+        ``available`` less the cores others use (rounded up once past ``slack``), at
+        least 1.
+
+    Examples
+    --------
+    >>> choose_threads(2, 0.05), choose_threads(2, 0.7), choose_threads(8, 2.5)
+    (2, 1, 5)
+    """
+    taken = max(0, math.ceil(others_busy - slack))
+    return max(1, min(int(available), int(available) - taken))
+
+
+def _proc_stat_busy():
+    """Seconds of CPU time the whole machine has spent busy since boot, or None."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != b"cpu":
+        return None
+    vals = [int(v) for v in fields[1:]]
+    # user nice system idle iowait irq softirq steal (guest is counted in user)
+    busy = sum(vals[:8]) - vals[3] - (vals[4] if len(vals) > 4 else 0)
+    return busy / _CLK_TCK
+
+
+try:
+    _CLK_TCK = os.sysconf("SC_CLK_TCK")
+except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+    _CLK_TCK = 100
+
+
+class LoadMonitor:
+    """Measures how many cores other processes keep busy, from the change in the
+    machine's busy time less this process's own CPU time over a window.
+
+    ``read`` and ``clock`` are injectable for tests: ``read()`` returns
+    ``(machine busy seconds or None, this process's CPU seconds)``.
+    """
+
+    def __init__(self, read=None, clock=time.monotonic, interval=CHECK_INTERVAL):
+        self._read = read or (lambda: (_proc_stat_busy(), time.process_time()))
+        self._clock = clock
+        self.interval = interval
+        self._last = None  # (wall, machine busy, own cpu)
+        self.others_busy = 0.0
+
+    def sample(self) -> float:
+        """Update and return ``others_busy`` (cores used by other processes)."""
+        now = self._clock()
+        busy, own = self._read()
+        if busy is None:  # no /proc/stat: the load average, less our own thread
+            try:
+                self.others_busy = max(0.0, os.getloadavg()[0] - 1.0)
+            except (OSError, AttributeError):
+                self.others_busy = 0.0
+            return self.others_busy
+        last, self._last = self._last, (now, busy, own)
+        if last is not None and now > last[0]:
+            self.others_busy = max(0.0, ((busy - last[1]) - (own - last[2]))
+                                   / (now - last[0]))
+        return self.others_busy
+
+    def due(self) -> bool:
+        return self._last is None or self._clock() - self._last[0] >= self.interval
+
+
+def _enabled() -> bool:
+    return os.environ.get("ABSJIT_ADAPTIVE_THREADS", "1").strip().lower() not in (
+        "0", "false", "no", "off")
+
+
+def configure_layer() -> str:
+    """Ask Numba for a fork-safe threading layer before its first parallel kernel:
+    ``tbb`` when it loads, else ``workqueue`` (parallel kernels then run one at a time).
+    A layer the user set is kept. Returns the layer asked for."""
+    global _layer, _serialize
+    if _layer is not None:
+        return _layer
+    with _LAYER_LOCK:
+        if _layer is not None:
+            return _layer
+        import numba
+        from numba.np.ufunc import parallel as npp
+        chosen = str(numba.config.THREADING_LAYER)
+        if getattr(npp, "_is_initialized", False):
+            chosen = numba.threading_layer()  # already running: nothing to choose
+        elif chosen == "default" and not os.environ.get("NUMBA_THREADING_LAYER"):
+            chosen = "tbb" if _tbb_loads() else "workqueue"
+            numba.config.THREADING_LAYER = chosen
+        _serialize = chosen == "workqueue"
+        _layer = chosen
+        log.debug("absjit: Numba threading layer %s", chosen)
+        return chosen
+
+
+def _tbb_loads() -> bool:
+    try:
+        from numba.np.ufunc import parallel as npp
+        npp._check_tbb_version_compatible()
+        from numba.np.ufunc import tbbpool  # noqa: F401
+        return True
+    except Exception:  # noqa: BLE001 - any import problem means no TBB
+        return False
+
+
+# -- the BLAS libraries' thread counts ---------------------------------------------------
+_BLAS_SETTERS = None
+_SETTER_NAMES = ("openblas_set_num_threads", "openblas_set_num_threads64_",
+                 "scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_")
+_GETTER_NAMES = tuple(n.replace("set_", "get_") for n in _SETTER_NAMES)
+
+
+def _blas_libraries():
+    """``[(set_num_threads, initial thread count)]`` for each OpenBLAS loaded in this
+    process (NumPy's and SciPy's are separate libraries)."""
+    paths = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.rsplit(None, 1)[-1]
+                if "openblas" in os.path.basename(path).lower() and ".so" in path:
+                    paths.add(path)
+    except OSError:
+        return []
+    found = []
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
+        except OSError:
+            continue
+        for sname, gname in zip(_SETTER_NAMES, _GETTER_NAMES):
+            setter, getter = getattr(lib, sname, None), getattr(lib, gname, None)
+            if setter is not None and getter is not None:
+                setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, \
+                    ctypes.c_int
+                found.append((setter, int(getter())))
+                break
+    return found
+
+
+def _set_blas_threads(n):
+    global _BLAS_SETTERS
+    if _BLAS_SETTERS is None:
+        import scipy.linalg  # noqa: F401 - the BLAS Numba's np.dot and the driver use
+        _BLAS_SETTERS = _blas_libraries()
+    for setter, initial in _BLAS_SETTERS:
+        setter(max(1, min(n, initial)))
+
+
+# -- the policy, applied before a parallel or BLAS kernel runs ---------------------------
+class _Policy:
+    def __init__(self):
+        self.monitor = LoadMonitor()
+        self.lock = threading.Lock()
+        self.threads = None        # the count chosen at the last check
+        self.blas_threads = None   # the count applied to BLAS
+        self.local = threading.local()
+        self.pid = os.getpid()
+
+    def _available(self):
+        import numba
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+        return max(1, min(int(numba.config.NUMBA_NUM_THREADS), cores))
+
+    def current(self) -> int:
+        if self.pid != os.getpid():  # a forked child starts measuring afresh
+            self.__init__()
+        if self.threads is None or self.monitor.due():
+            with self.lock:
+                if self.threads is None or self.monitor.due():
+                    self.threads = choose_threads(self._available(),
+                                                  self.monitor.sample())
+        return self.threads
+
+    def before_parallel(self):
+        n = self.current()
+        if getattr(self.local, "n", None) != n:
+            import numba
+            numba.set_num_threads(n)  # per calling thread in Numba
+            self.local.n = n
+
+    def before_blas(self):
+        n = self.current()
+        if self.blas_threads != n:
+            _set_blas_threads(n)
+            self.blas_threads = n
+
+
+_POLICY = _Policy()
+
+
+def guard(dispatcher, parallel: bool, blas: bool):
+    """Wrap a compiled kernel so the thread policy runs before each call; the kernel
+    itself when it neither runs ``prange`` loops nor calls BLAS (no overhead)."""
+    if not (parallel or blas) or not _enabled():
+        if parallel and _serialize:
+            def locked(*args):
+                with _RUN_LOCK:
+                    return dispatcher(*args)
+            return locked
+        return dispatcher
+    policy = _POLICY
+    if parallel:
+        if _serialize:
+            def call(*args):
+                policy.before_parallel()
+                with _RUN_LOCK:
+                    return dispatcher(*args)
+        else:
+            def call(*args):
+                policy.before_parallel()
+                return dispatcher(*args)
+    else:
+        def call(*args):
+            policy.before_blas()
+            return dispatcher(*args)
+    call.__wrapped__ = dispatcher
+    return call
+
+
+def info() -> dict:
+    """The threading set-up: layer, adaptive or not, cores other processes use, the
+    thread count chosen at the last check."""
+    import numba
+    return {"layer_requested": _layer, "layer": (numba.threading_layer()
+                                                 if _layer is not None and _is_running()
+                                                 else None),
+            "adaptive": _enabled(), "others_busy": round(_POLICY.monitor.others_busy, 2),
+            "threads": _POLICY.threads, "blas_threads": _POLICY.blas_threads,
+            "max_threads": _POLICY._available()}
+
+
+def _is_running() -> bool:
+    from numba.np.ufunc import parallel as npp
+    return bool(getattr(npp, "_is_initialized", False))
