@@ -89,6 +89,23 @@ def unlowerable(jaxpr, rules) -> list:
     return sorted(missing)
 
 
+class _RuleTable:
+    """The rule of a primitive, by name, for absjit's own primitives (the effectful twin
+    of ``scan``/``while``/``cond`` is another object with the same name and rules);
+    primitives defined elsewhere (a test's, a user's) have none."""
+
+    def __init__(self, by_name):
+        self._by_name = by_name
+
+    def __contains__(self, prim) -> bool:
+        return prim.name in self._by_name and prim.module.startswith("absjit.")
+
+    def __getitem__(self, prim):
+        if prim not in self:
+            raise KeyError(prim.name)
+        return self._by_name[prim.name]
+
+
 class _Lowering:
     """Walks jaxprs under ``jax.jit`` tracing. One per compile."""
 
@@ -243,11 +260,9 @@ class XlaBackend(Backend):
         if self._rules is None:
             with self._lock:
                 if self._rules is None:
-                    from ...core.primitive import all_primitives
                     from . import rules_arrays  # noqa: F401 - registers its rules
                     from .rules import xla_rules
-                    prims = all_primitives()
-                    self._rules = {prims[n]: r for n, r in xla_rules.items() if n in prims}
+                    self._rules = _RuleTable(xla_rules)
         import jax
         return jax
 

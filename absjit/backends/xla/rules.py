@@ -95,6 +95,41 @@ for _name, _fn in _BINARY.items():
     xla_rules[_name] = _binary_rule(_fn)
 
 
+def _complex_lt(x, y, or_equal=False):
+    """NumPy's order of complex numbers: by real part, then imaginary part."""
+    xr, yr, xi, yi = lax.real(x), lax.real(y), lax.imag(x), lax.imag(y)
+    tie = (lax.le if or_equal else lax.lt)(xi, yi)
+    return lax.bitwise_or(lax.lt(xr, yr), lax.bitwise_and(lax.eq(xr, yr), tie))
+
+
+def _ordered(name, fn):
+    """Comparisons, max and min: XLA orders no complex numbers, NumPy orders them
+    lexicographically (and propagates NaN in max/min)."""
+    def rule(ctx, x, y):
+        shape = _out_shape(ctx)
+        x, y = _bcast(x, shape), _bcast(y, shape)
+        if np.dtype(x.dtype).kind != "c":
+            return [fn(x, y)]
+        if name == "lt":
+            return [_complex_lt(x, y)]
+        if name == "le":
+            return [_complex_lt(x, y, True)]
+        if name == "gt":
+            return [_complex_lt(y, x)]
+        if name == "ge":
+            return [_complex_lt(y, x, True)]
+        nan = lax.bitwise_or(lax.ne(x, x), lax.ne(y, y))
+        pick_x = _complex_lt(y, x) if name == "max" else _complex_lt(x, y)
+        out = lax.select(pick_x, x, y)
+        either = lax.select(lax.ne(x, x), x, y)
+        return [lax.select(nan, either, out)]
+    return rule
+
+
+for _name in ("lt", "le", "gt", "ge", "max", "min"):
+    xla_rules[_name] = _ordered(_name, _BINARY[_name])
+
+
 @register("abs")
 def _abs(ctx, x):
     return [lax.abs(x)]
@@ -254,13 +289,14 @@ def _slice(ctx, x, *, start_indices, limit_indices, strides):
 
 @register("dynamic_slice")
 def _dynamic_slice(ctx, x, *idx, slice_sizes):
-    # XLA clamps the start indices into range exactly as absjit's rule does.
-    return [lax.dynamic_slice(x, list(idx), tuple(slice_sizes))]
+    # XLA clamps the start indices into range exactly as absjit's rule does (negative
+    # starts clamp to 0; jax's wrapper would wrap them instead, so that is turned off).
+    return [lax.dynamic_slice(x, list(idx), tuple(slice_sizes), allow_negative_indices=False)]
 
 
 @register("dynamic_update_slice")
 def _dynamic_update_slice(ctx, x, update, *idx):
-    return [lax.dynamic_update_slice(x, update, list(idx))]
+    return [lax.dynamic_update_slice(x, update, list(idx), allow_negative_indices=False)]
 
 
 @register("concatenate")
