@@ -247,6 +247,8 @@ def _select_n(ctx, which, *cases):
         which = lax.clamp(_full(0, wdt), which, _full(len(cases) - 1, wdt))
         if len(cases) == 2:
             which = lax.ne(which, _full(0, wdt, shape))
+        else:  # XLA takes an int32 case index
+            which = lax.convert_element_type(which, np.int32)
     return [lax.select_n(which, *cases)]
 
 
