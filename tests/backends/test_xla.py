@@ -217,3 +217,16 @@ def test_results_stay_on_the_device_between_calls(resident_backend):
     np.testing.assert_array_equal(np.asarray(z), (x * 2 + w) * 2 + w)
     assert_close(jnp.sin(z), np.sin((x * 2 + w) * 2 + w))   # eager ops read a host copy
     assert "Array([" in repr(z) and z.block_until_ready() is z
+
+
+def test_chained_calls_hand_xla_buffers_back_without_copies():
+    from absjit.backends.xla.backend import xla_buffer
+    f = xla(lambda a: a * 2.0 + 1.0)
+    x = np.arange(4, dtype=np.float32)
+    y = f(x)
+    back = xla_buffer(np.asarray(y))
+    assert isinstance(back, jax.Array)   # the buffer XLA wrote, not a copy
+    assert back.unsafe_buffer_pointer() == np.asarray(y).ctypes.data
+    sliced = np.asarray(y)[1:]
+    assert xla_buffer(sliced) is sliced   # a part of it is copied in as usual
+    assert_close(f(y), (x * 2 + 1) * 2 + 1)

@@ -15,7 +15,9 @@
    float32 one stays float32 whatever jax's global flag says.
 
 Buffers: on the CPU platform the executable takes NumPy arrays and returns NumPy views
-of XLA's result buffers (``np.asarray`` on a CPU ``jax.Array`` is zero-copy). On other
+of XLA's result buffers (``np.asarray`` on a CPU ``jax.Array`` is zero-copy); such a
+view passed to a later call goes back as its ``jax.Array`` (:func:`xla_buffer`), so a
+chain of calls copies nothing; other NumPy inputs are copied in by jax. On other
 platforms (``resident``) results stay ``jax.Array``s on the device; ``absjit.Array``
 holds them and ``np.asarray`` copies to the host only when asked.
 
@@ -39,7 +41,8 @@ from ...errors import CompilationError
 from .. import diskcache
 from ..base import Backend, Executable
 
-__all__ = ["XlaBackend", "XlaExecutable", "unlowerable", "configure_persistent_cache"]
+__all__ = ["XlaBackend", "XlaExecutable", "unlowerable", "configure_persistent_cache",
+           "xla_buffer"]
 
 _LOCK = threading.Lock()
 # Dtypes jax narrows unless 64-bit mode is on.
@@ -164,6 +167,28 @@ class _EqnContext:
         return value
 
 
+def xla_buffer(b):
+    """The ``jax.Array`` behind ``b`` when ``b`` is the whole NumPy view of one (a
+    result of an earlier XLA call on the CPU): passed back as it is, so chained calls
+    copy nothing. Any other array is returned unchanged (jax copies it in: XLA wants
+    64-byte aligned buffers, and DLPack as jax reads it cannot export read-only
+    arrays).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.ones(3)
+    >>> xla_buffer(x) is x
+    True
+    """
+    m = getattr(b, "base", None)
+    if type(m) is memoryview:
+        a = m.obj
+        if type(a).__name__ == "ArrayImpl" and a.shape == b.shape and a.dtype == b.dtype:
+            return a
+    return b
+
+
 class XlaExecutable(Executable):
     """A jaxpr compiled by XLA: called with buffers (consts, then args); returns NumPy
     arrays on the CPU platform, ``jax.Array``s on the device otherwise."""
@@ -177,6 +202,8 @@ class XlaExecutable(Executable):
         self.compile_seconds = compile_seconds
 
     def __call__(self, *buffers):
+        if not self.resident:
+            buffers = [xla_buffer(b) for b in buffers]
         if self._x64:
             import jax
             with jax.enable_x64(True):
