@@ -99,7 +99,7 @@ def test_cpu_and_xla_agree_on_the_op_suite(name):
             np.testing.assert_array_equal(x, c, err_msg=f"{name} output {n}")
 
 
-@settings(max_examples=8, deadline=None, derandomize=True,
+@settings(max_examples=4, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(programs(), hst.integers(0, 2**16))
 def test_random_programs_agree_on_cpu_and_xla(prog, seed):
