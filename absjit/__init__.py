@@ -42,6 +42,7 @@ try:  # the cpu backend needs Numba; without it jit runs on the interpret backen
     from . import cache  # noqa: E402,F401  (absjit.cache.clear(), absjit.cache.info())
 except ImportError:  # pragma: no cover
     pass
+from .backends import xla as _xla_backend  # noqa: E402,F401  (jax is imported on first use)
 from .jit import jit, clear_caches  # noqa: E402
 from .jit import compile_cache as _compile_cache  # noqa: E402
 from .jit.runtime import block_until_ready, device_put  # noqa: E402

@@ -11,7 +11,7 @@ import numpy as np
 from . import dtypes
 from .core.avals import ShapedArray
 
-__all__ = ["Array"]
+__all__ = ["Array", "DeviceArray"]
 
 
 class Array:
@@ -209,3 +209,55 @@ class Array:
 
 def _reconstruct(value, weak_type):
     return Array._new(np.array(value), weak_type)
+
+
+class DeviceArray(Array):
+    """An :class:`Array` whose buffer lives on an accelerator (a ``jax.Array`` from the
+    xla backend on a GPU or TPU): jitted calls take and return the device buffer
+    directly, so results stay on the device between them. Anything that needs the
+    values on the host (NumPy, printing, eager ops) reads ``_value``: one copy to the
+    host, made on first use and kept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = DeviceArray._wrap(np.arange(3.0), False)  # any buffer with shape and dtype
+    >>> a.shape, np.asarray(a).sum()
+    ((3,), np.float64(3.0))
+    """
+
+    __slots__ = ("_buf", "_host")
+
+    @classmethod
+    def _wrap(cls, buf, weak_type=False, aval=None) -> "DeviceArray":
+        self = object.__new__(cls)
+        self._buf, self._host, self._weak_type = buf, None, bool(weak_type)
+        self._aval = aval if aval is not None else ShapedArray(buf.shape, buf.dtype,
+                                                               bool(weak_type))
+        return self
+
+    @property
+    def _value(self) -> np.ndarray:
+        host = self._host
+        if host is None:
+            host = self._host = np.asarray(self._buf)
+            if host.flags.writeable:
+                host.flags.writeable = False
+        return host
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+    ndim = property(lambda self: len(self._aval.shape))
+
+    @property
+    def device(self):
+        return getattr(self._buf, "device", "cpu")
+
+    def devices(self) -> set:
+        return {self.device}
+
+    def block_until_ready(self) -> "DeviceArray":
+        wait = getattr(self._buf, "block_until_ready", None)
+        if wait is not None:
+            wait()
+        return self

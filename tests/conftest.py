@@ -1,7 +1,8 @@
 """Shared test fixtures.
 
 ``mode`` parametrizes a test over every way absjit can run a function: ``eager`` (op by
-op, the NumPy reference interpreter) and ``jit-<backend>`` for each available backend.
+op, the NumPy reference interpreter) and ``jit-<backend>`` for each available backend
+(``jit-xla`` where jax is installed: XLA on the CPU platform).
 Write ``mode(f)(*args)`` instead of ``f(*args)`` to get all of them.
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ import absjit  # noqa: E402
 # kernel (~0.1-0.5 s of Numba compile on this hardware), so those get fewer.
 EXAMPLES = int(os.environ.get("ABSJIT_HYPOTHESIS_EXAMPLES", "25"))
 COMPILED_EXAMPLES = int(os.environ.get("ABSJIT_HYPOTHESIS_COMPILED_EXAMPLES", "6"))
-_COMPILING_MODES = ("jit-cpu", "jit-cuda")
+_COMPILING_MODES = ("jit-cpu", "jit-cuda", "jit-xla")
 
 settings.register_profile(
     "default", max_examples=EXAMPLES,

@@ -51,6 +51,14 @@ def test_cpu_lowering_or_documented_fallback(name, prim):
         assert isinstance(kind, (IndexMap, Value, Reduction, ControlFlow, Call))
 
 
+@pytest.mark.parametrize("name,prim", PRIMS, ids=[n for n, _ in PRIMS])
+def test_xla_rule_or_documented_reason(name, prim):
+    pytest.importorskip("jax")
+    from absjit.backends.xla import rules, rules_arrays  # noqa: F401 - registers rules
+    assert name in rules.xla_rules or name in rules.NOT_LOWERED, \
+        f"{name}: no XLA rule and no documented reason"
+
+
 def test_documented_exceptions_are_current():
     """A listed exception that now has its rule must leave the list."""
     prims = all_primitives()
@@ -62,3 +70,11 @@ def test_documented_exceptions_are_current():
         assert prims[name] not in lower_arrays.array_rules, f"{name} is lowered now"
     for name in lower_elementwise.NOT_LOWERED:
         assert prims[name] not in lower_elementwise.scalar_rules, f"{name} is lowered now"
+    try:
+        from absjit.backends.xla import rules, rules_arrays  # noqa: F401
+    except ImportError:  # the xla extra is not installed
+        return
+    for name in rules.NOT_LOWERED:
+        assert name in prims and name not in rules.xla_rules, f"{name} has an XLA rule now"
+    for name in rules.xla_rules:
+        assert name in prims, f"XLA rule for {name}, which absjit does not define"

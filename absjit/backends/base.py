@@ -12,8 +12,20 @@ likewise. ``jit`` wraps outputs into :class:`absjit.Array` with the output avals
 constants are passed at call time, so one compiled executable serves every closure with
 the same jaxpr text.
 
-Selection (DESIGN §7): ``jit(..., backend=...)``, then ``config.default_backend``, then
-``"cpu"`` when available, else ``"interpret"``. ``"tpu"`` is routed to ``"xla"``.
+Selection and routing (DESIGN §7) is one pure function, :func:`route_backend`, of the
+requested name (``jit(..., backend=...)``, then ``config.default_backend``), the
+backends and platforms this machine has, and what the requested backend could not lower:
+
+* ``"tpu"`` means ``"xla"`` (``"gpu"`` means ``"cuda"``); with nothing requested, a
+  machine whose default jax platform is a TPU gets ``"xla"``, any other ``"cpu"`` when
+  available, else ``"interpret"``;
+* a name this machine does not have is a ``ValueError`` listing the available ones,
+  except ``"xla"`` without jax: an ``ImportError`` subclass saying
+  ``pip install absjit[xla]``;
+* a program holding a primitive or dtype a Numba backend (``cpu``, ``cuda``) cannot lower
+  even equation by equation runs on ``"xla"`` when jax is installed, else on
+  ``"interpret"`` — one ``RuntimeWarning`` per primitive naming it and where it ran
+  (:meth:`Backend.fallback`).
 """
 from __future__ import annotations
 
@@ -24,7 +36,8 @@ import warnings
 from numpy import bool_ as np_bool
 
 __all__ = ["Backend", "Executable", "CompileOptions", "FallbackExecutable", "register_backend",
-           "get_backend", "available_backends", "registered_backends", "select_backend"]
+           "get_backend", "available_backends", "registered_backends", "select_backend",
+           "route_backend", "NUMBA_BACKENDS"]
 
 
 # LLVM fast-math flags that ``fastmath=True`` turns on. ``nnan`` and ``ninf`` are left
@@ -126,19 +139,22 @@ class Executable:
 
 
 class FallbackExecutable(Executable):
-    """Runs a program another backend could not lower, on the ``interpret`` backend."""
+    """Runs a program another backend could not lower, on the backend ``target``
+    (``"xla"`` or ``"interpret"``)."""
 
-    def __init__(self, inner, closed, reason):
+    def __init__(self, inner, closed, reason, target="interpret"):
         self._inner = inner
         self._closed = closed
         self.reason = reason
+        self.target = target
+        self.fast_call = getattr(inner, "fast_call", None)
 
     def __call__(self, *buffers):
         return self._inner(*buffers)
 
     def as_text(self) -> str:
-        return f"# runs on the interpret backend: no lowering for {self.reason}\n" + \
-            str(self._closed)
+        text = self._inner.as_text() if self.target != "interpret" else str(self._closed)
+        return f"# runs on the {self.target} backend: no lowering for {self.reason}\n" + text
 
 
 class Backend:
@@ -179,18 +195,37 @@ class Backend:
                           RuntimeWarning, stacklevel=stacklevel)
 
     def fallback(self, closed_jaxpr, options, names, stacklevel=4) -> "Executable":
-        """An executable for a program this backend cannot lower: the ``interpret``
-        backend runs it, with one ``RuntimeWarning`` per primitive (or dtype) named in
-        ``names``, once per process."""
+        """An executable for a program this backend cannot lower (``names``: the
+        primitives and dtypes it could not). :func:`route_backend` picks where it runs:
+        ``xla`` (compiled) when jax is installed, else ``interpret`` (NumPy); a program
+        XLA cannot compile either runs on ``interpret``. One ``RuntimeWarning`` per
+        name, once per process, says where."""
         with self._lock:
             self.stats["fallbacks"] += 1
-        self.warn_once(names, "functions using it run on the interpret backend (NumPy)",
+        target = route_backend(self.name, available_backends(), (), names)
+        if target == self.name:
+            target = "interpret"
+        inner = None
+        if target != "interpret":
+            from ..errors import CompilationError
+            try:
+                inner = get_backend(target).compile(closed_jaxpr, options)
+            except CompilationError:
+                target = "interpret"
+        how = "compiled by XLA" if target == "xla" else "NumPy"
+        self.warn_once(names, f"functions using it run on the {target} backend ({how})",
                        stacklevel + 1)
-        inner = get_backend("interpret").compile(closed_jaxpr, options)
-        return FallbackExecutable(inner, closed_jaxpr, ", ".join(names))
+        if inner is None:
+            inner = get_backend("interpret").compile(closed_jaxpr, options)
+        return FallbackExecutable(inner, closed_jaxpr, ", ".join(names), target)
 
     def compile(self, closed_jaxpr, options: CompileOptions) -> Executable:
         raise NotImplementedError
+
+    def unavailable_error(self) -> Exception:
+        """What asking for this backend raises on a machine without it."""
+        return ValueError(f"backend {self.name!r} is not available on this machine; "
+                          f"available: {', '.join(available_backends())}")
 
     def version_key(self) -> tuple:
         """Versions of everything that changes compiled code (part of cache keys)."""
@@ -211,6 +246,8 @@ class Backend:
 
 _REGISTRY: dict = {}
 _ALIASES = {"tpu": "xla", "gpu": "cuda"}
+# Backends that compile through Numba: what they cannot lower is routed elsewhere.
+NUMBA_BACKENDS = ("cpu", "cuda")
 
 
 def register_backend(backend: Backend) -> Backend:
@@ -226,7 +263,7 @@ def get_backend(name: str) -> Backend:
         raise ValueError(f"unknown backend {name!r}; available: "
                          f"{', '.join(available_backends())}") from None
     if not backend.is_available():
-        raise RuntimeError(f"backend {name!r} is not available on this machine")
+        raise backend.unavailable_error()
     return backend
 
 
@@ -238,14 +275,97 @@ def available_backends() -> list:
     return [name for name, b in _REGISTRY.items() if b.is_available()]
 
 
+def route_backend(requested, backends, platforms=(), unlowerable=()) -> str:
+    """The backend a program runs on: a pure function of what was asked for and what
+    this machine has.
+
+    Parameters
+    ----------
+    requested : str or None
+        ``jit(..., backend=...)``, else ``config.default_backend``; None for neither.
+    backends : sequence of str
+        The backends available here (``available_backends()``).
+    platforms : sequence of str
+        jax's platforms, the default first (``("tpu", "cpu")`` on a TPU host); empty
+        when jax is not installed.
+    unlowerable : iterable of str
+        Primitives or dtypes the requested backend reported it cannot lower in this
+        program (empty when choosing before anything is traced).
+
+    Returns
+    -------
+    str
+        A name in ``backends``.
+
+    Raises
+    ------
+    ValueError
+        ``requested`` names no backend available here (the message lists them).
+    absjit.backends.xla.XLANotInstalledError
+        ``"xla"``/``"tpu"`` was requested and jax is not installed (an ``ImportError``).
+
+    Examples
+    --------
+    >>> route_backend(None, ["interpret", "cpu", "xla"], ["tpu", "cpu"])
+    'xla'
+    >>> route_backend("cpu", ["interpret", "cpu", "xla"], ["cpu"], ["sort"])
+    'xla'
+    >>> route_backend("cpu", ["interpret", "cpu"], [], ["dtype float16"])
+    'interpret'
+    """
+    backends = list(backends)
+    if requested is None:
+        if platforms and platforms[0] == "tpu" and "xla" in backends:
+            name = "xla"
+        else:
+            name = next((b for b in ("cpu", "interpret") if b in backends), None)
+            if name is None:
+                raise RuntimeError("no backend is available")
+    else:
+        if not isinstance(requested, str):
+            raise ValueError(f"backend must be a string such as 'cpu', got {requested!r}")
+        name = _ALIASES.get(requested, requested)
+        if name not in backends:
+            if name == "xla":
+                from .xla import XLANotInstalledError
+                raise XLANotInstalledError()
+            spelled = requested if name == requested else f"{requested}/{name}"
+            raise ValueError(f"backend {spelled!r} is not available on this machine; "
+                             f"available: {', '.join(backends)}")
+    if name in NUMBA_BACKENDS and tuple(unlowerable):
+        return "xla" if "xla" in backends else "interpret"
+    return name
+
+
+_PLATFORMS = None
+
+
+def default_platforms() -> tuple:
+    """jax's platforms, the default first, or ``()`` without jax. jax is imported only
+    where a TPU may be present (libtpu installed, or ``JAX_PLATFORMS`` naming tpu): on
+    any other machine the answer cannot change routing, so it is ``("cpu",)``."""
+    global _PLATFORMS
+    if _PLATFORMS is None:
+        import importlib.util
+        import os
+        xla = _REGISTRY.get("xla")
+        if xla is None or not xla.is_available():
+            _PLATFORMS = ()
+        elif importlib.util.find_spec("libtpu") is not None or \
+                "tpu" in os.environ.get("JAX_PLATFORMS", "").lower():
+            import jax
+            default = jax.default_backend()
+            _PLATFORMS = (default,) + (("cpu",) if default != "cpu" else ())
+        else:
+            _PLATFORMS = ("cpu",)
+    return _PLATFORMS
+
+
 def select_backend(requested: str | None = None) -> Backend:
+    """The backend for ``jit(..., backend=requested)`` (see :func:`route_backend`)."""
     from ..config import config
-    if requested is not None:
-        return get_backend(requested)
-    if config.default_backend:
-        return get_backend(config.default_backend)
-    for name in ("cpu", "interpret"):
-        b = _REGISTRY.get(name)
-        if b is not None and b.is_available():
-            return b
-    raise RuntimeError("no backend is available")
+    if requested is None:
+        requested = config.default_backend or None
+    name = route_backend(requested, available_backends(),
+                         default_platforms() if requested is None else ())
+    return get_backend(name)

@@ -276,6 +276,9 @@ def _check_backend_name(requested) -> None:
     listed = f"available backends: {', '.join(available)} (see absjit.backends())"
     if name not in _REGISTRY and name not in _ALIASES.values():
         raise ValueError(f"jit: unknown backend {requested!r}; {listed}")
+    missing = _REGISTRY[name].unavailable_error() if name in _REGISTRY else None
+    if isinstance(missing, ImportError):  # "xla" without jax: say what to install
+        raise missing
     spelled = requested if name == requested else f"{requested}/{name}"
     raise ValueError(f"jit: backend {requested!r} is not available on this machine (no "
                      f"{spelled} backend); {listed}")

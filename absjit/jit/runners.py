@@ -9,7 +9,7 @@ import types
 import numpy as np
 
 from .. import tree_util
-from ..array import Array
+from ..array import Array, DeviceArray
 from ..core.trace import to_numpy
 
 __all__ = ["_general_runner", "_fast_runner", "_lazy_runner", "_arg_kind"]
@@ -21,6 +21,9 @@ _new = Array._new
 
 
 def _to_buffer(x, aval):
+    if type(x) is DeviceArray:  # stays on its device
+        b = x._buf
+        return b if b.dtype == aval.dtype else b.astype(aval.dtype)
     if type(x) is Array:
         v = x._value
         return v if v.dtype == aval.dtype else v.astype(aval.dtype)
@@ -28,6 +31,8 @@ def _to_buffer(x, aval):
 
 
 def _wrap_outputs(entry, outs) -> list:
+    if getattr(entry.executable, "resident", False):  # device buffers stay there
+        return [DeviceArray._wrap(o, a.weak_type, a) for o, a in zip(outs, entry.out_avals)]
     res = []
     for i, (o, aval) in enumerate(zip(outs, entry.out_avals)):
         if type(o) is not np.ndarray:
@@ -60,6 +65,9 @@ def _fast_runner(entry, arg_kinds):
     """
     n = len(arg_kinds)
     exe = entry.executable
+    if getattr(exe, "resident", False):
+        general = _general_runner(entry)
+        return lambda *args: general(args)
     fast_call = getattr(exe, "fast_call", None)
     env = {"exe": exe, "fast": fast_call, "Array": Array,
            "alloc": object.__new__, "asarray": np.asarray, "to_numpy": to_numpy,

@@ -1,0 +1,182 @@
+"""Backend selection and routing: the pure rule, unit-tested with fake machines (TPU
+included, since no test machine has one), and its use by ``jit`` and the cpu backend's
+fallback."""
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import absjit
+import absjit.numpy as jnp
+from absjit import lax
+from absjit.backends import base
+from absjit.backends.base import FallbackExecutable, route_backend
+from absjit.backends.numba_cpu import NumbaExecutable
+from absjit.backends.xla import XLANotInstalledError, XlaExecutable
+
+from ..checks import assert_close
+
+ALL = ["interpret", "cpu", "xla"]
+NO_JAX = ["interpret", "cpu"]
+NO_NUMBA = ["interpret", "xla"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_compile_cache():
+    # Equal programs share compiled code: each test here must see its own compile.
+    absjit.jit.compile_cache.clear()
+    yield
+    absjit.jit.compile_cache.clear()
+
+
+# ---------------------------------------------------------------------------
+# the pure rule
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("requested,backends,platforms,unlowerable,expected", [
+    # nothing requested: TPU hosts compile with XLA, others with Numba, else NumPy
+    (None, ALL, ("tpu", "cpu"), (), "xla"),
+    (None, ALL, ("cpu",), (), "cpu"),
+    (None, ALL, ("gpu", "cpu"), (), "cpu"),
+    (None, NO_JAX, (), (), "cpu"),
+    (None, ["interpret"], (), (), "interpret"),
+    (None, NO_NUMBA, ("tpu",), (), "xla"),
+    (None, NO_NUMBA, ("cpu",), (), "interpret"),
+    # an explicit name wins over the platform; "tpu" is another name for "xla"
+    ("cpu", ALL, ("tpu", "cpu"), (), "cpu"),
+    ("tpu", ALL, ("tpu", "cpu"), (), "xla"),
+    ("tpu", ALL, ("cpu",), (), "xla"),
+    ("xla", ALL, ("cpu",), (), "xla"),
+    ("interpret", ALL, ("tpu",), (), "interpret"),
+    # what a Numba backend cannot lower goes to XLA when jax is there, else to NumPy
+    ("cpu", ALL, ("cpu",), ("sort",), "xla"),
+    ("cpu", ALL, ("tpu", "cpu"), ("dtype float16",), "xla"),
+    ("cpu", NO_JAX, (), ("sort",), "interpret"),
+    ("cuda", ALL + ["cuda"], ("gpu", "cpu"), ("conv_general_dilated",), "xla"),
+    ("gpu", NO_JAX + ["cuda"], (), ("fft",), "interpret"),
+    # backends that are not Numba's keep the program
+    ("interpret", ALL, ("cpu",), ("sort",), "interpret"),
+    ("xla", ALL, ("cpu",), ("custom_lin",), "xla"),
+])
+def test_route_backend(requested, backends, platforms, unlowerable, expected):
+    assert route_backend(requested, backends, platforms, unlowerable) == expected
+
+
+def test_route_backend_errors():
+    with pytest.raises(ValueError, match=r"'metal'.*available: interpret, cpu, xla"):
+        route_backend("metal", ALL, ("cpu",))
+    with pytest.raises(ValueError, match=r"'gpu/cuda' is not available.*interpret, cpu"):
+        route_backend("gpu", NO_JAX, ())
+    for name in ("xla", "tpu"):
+        with pytest.raises(XLANotInstalledError, match=r"pip install absjit\[xla\]"):
+            route_backend(name, NO_JAX, ())
+    assert issubclass(XLANotInstalledError, ImportError)
+    with pytest.raises(ValueError, match="must be a string"):
+        route_backend(3, ALL, ())
+
+
+# ---------------------------------------------------------------------------
+# jit and the registry
+# ---------------------------------------------------------------------------
+def test_tpu_alias_compiles_with_xla():
+    x = np.array([3.0, 1.0, 2.0], np.float32)
+    f = absjit.jit(lambda a: jnp.sort(a) * 2, backend="tpu")
+    assert isinstance(f.lower(x).compile().executable, XlaExecutable)
+    assert_close(f(x), np.float32([2, 4, 6]))
+
+
+def test_unknown_backend_lists_the_available_ones():
+    with pytest.raises(ValueError, match=r"unknown backend 'metal'.*interpret, cpu, xla"):
+        absjit.jit(lambda x: x, backend="metal")
+
+
+def test_default_platform_tpu_selects_xla(monkeypatch):
+    monkeypatch.setattr(base, "_PLATFORMS", ("tpu", "cpu"))
+    assert base.select_backend().name == "xla"
+    assert base.select_backend("cpu").name == "cpu"
+    monkeypatch.setattr(base, "_PLATFORMS", ("cpu",))
+    assert base.select_backend().name == "cpu"
+
+
+def test_without_jax_xla_asks_for_the_extra(monkeypatch):
+    # Simulate a machine without jax: its import is blocked.
+    monkeypatch.setitem(sys.modules, "jax", None)
+    assert "xla" not in absjit.backends()
+    for name in ("xla", "tpu"):
+        with pytest.raises(XLANotInstalledError, match=r"pip install absjit\[xla\]"):
+            absjit.jit(lambda x: x + 1, backend=name)
+        with pytest.raises(ImportError):
+            base.get_backend(name)
+    # and a program the cpu backend cannot lower runs on the interpret backend
+    x = np.array([3.0, 1.0, 2.0], np.float32)
+    f = lambda a: lax.fori_loop(0, 2, lambda i, c: jnp.sort(c) * 2, a)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        exe = absjit.jit(f, backend="cpu").lower(x).compile().executable
+    assert isinstance(exe, FallbackExecutable) and exe.target == "interpret"
+    assert_close(exe(x)[0], np.float32([4, 8, 12]))
+
+
+# ---------------------------------------------------------------------------
+# the cpu backend's fallback
+# ---------------------------------------------------------------------------
+def _fresh_cpu_warnings(monkeypatch):
+    from absjit.backends.numba_cpu import BACKEND
+    monkeypatch.setattr(BACKEND, "_warned", set())
+
+
+def test_unlowerable_in_a_loop_runs_compiled_on_xla_with_one_warning(monkeypatch):
+    _fresh_cpu_warnings(monkeypatch)
+    x = np.array([3.0, 1.0, 2.0], np.float32)
+    f = lambda a: lax.fori_loop(0, 2, lambda i, c: jnp.sort(c) * 2, a)  # noqa: E731
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        exe = absjit.jit(f, backend="cpu").lower(x).compile().executable
+        absjit.jit(lambda a: lax.fori_loop(0, 3, lambda i, c: jnp.sort(c), a),
+                   backend="cpu")(x)
+    msgs = [str(w.message) for w in rec if issubclass(w.category, RuntimeWarning)]
+    assert msgs == ["absjit cpu backend: no lowering for sort; functions using it run on "
+                    "the xla backend (compiled by XLA)"]
+    assert isinstance(exe, FallbackExecutable) and exe.target == "xla"
+    assert isinstance(exe._inner, XlaExecutable)
+    assert exe.as_text().startswith("# runs on the xla backend: no lowering for sort")
+    assert_close(absjit.jit(f, backend="cpu")(x), np.float32([4, 8, 12]))
+
+
+def test_top_level_unlowerable_stays_per_equation():
+    # Pieces mode is kept: the sort runs between compiled pieces, the rest is Numba's.
+    x = np.array([3.0, 1.0, 2.0], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        exe = absjit.jit(lambda a: jnp.sort(a) + 1, backend="cpu").lower(x).compile()
+    assert isinstance(exe.executable, NumbaExecutable) and exe.executable.n_pieces == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.complex64])
+def test_unlowerable_dtypes_run_on_xla(monkeypatch, dtype):
+    _fresh_cpu_warnings(monkeypatch)
+    x = (np.arange(4) * 0.5 + 0.25).astype(dtype)
+    with pytest.warns(RuntimeWarning, match=f"dtype {np.dtype(dtype).name}; .* xla backend"):
+        exe = absjit.jit(lambda a: a * a + 1, backend="cpu").lower(x).compile().executable
+    assert exe.target == "xla"
+    got = absjit.jit(lambda a: a * a + 1, backend="cpu")(x)
+    assert_close(got, absjit.jit(lambda a: a * a + 1, backend="interpret")(x))
+
+
+def test_a_program_xla_cannot_compile_either_runs_on_interpret(monkeypatch):
+    # custom_lin has no XLA rule; make the cpu backend report it unlowerable.
+    _fresh_cpu_warnings(monkeypatch)
+    from absjit.backends.xla import BACKEND as XLA
+    from absjit.errors import CompilationError
+
+    def refuse(closed, options):
+        raise CompilationError("the xla backend has no rule for custom_lin")
+    monkeypatch.setattr(XLA, "compile", refuse)
+    x = np.array([3.0, 1.0, 2.0], np.float32)
+    f = lambda a: lax.fori_loop(0, 2, lambda i, c: jnp.sort(c) * 2, a)  # noqa: E731
+    with pytest.warns(RuntimeWarning, match="run on the interpret backend"):
+        exe = absjit.jit(f, backend="cpu").lower(x).compile().executable
+    assert exe.target == "interpret"
+    assert_close(exe(x)[0], np.float32([4, 8, 12]))
