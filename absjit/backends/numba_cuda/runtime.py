@@ -1,0 +1,231 @@
+"""The CUDA runtime side: device detection, allocation, transfers, launch sizes, and
+the device functions generated kernels call.
+
+Everything here imports ``numba.cuda`` lazily, on first use: ``import absjit`` never
+does. Whether Numba's CUDA simulator is on is decided by ``NUMBA_ENABLE_CUDASIM``,
+which Numba reads when ``numba.cuda`` is first imported.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import math
+import os
+
+import numpy as np
+
+__all__ = ["CudaOutOfMemoryError", "cuda_module", "simulator", "unavailable_reason",
+           "device_info", "launch_shape", "empty", "to_device", "as_device", "to_host",
+           "kernel_namespace", "is_device_array"]
+
+
+class CudaOutOfMemoryError(MemoryError):
+    """A device allocation failed: the message names the array that was being
+    allocated (shape, dtype, bytes) and the device's memory when it can be read."""
+
+
+def simulator() -> bool:
+    """Whether kernels run under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``)."""
+    cuda = cuda_module()
+    if cuda is not None:
+        from numba import config
+        return bool(config.ENABLE_CUDASIM)
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_module():
+    """``numba.cuda``, or None when numba-cuda is not installed."""
+    if importlib.util.find_spec("numba") is None:
+        return None
+    try:
+        if importlib.util.find_spec("numba.cuda") is None:
+            return None
+        from numba import cuda
+    except Exception:  # noqa: BLE001 - a broken CUDA toolkit is "not available"
+        return None
+    return cuda
+
+
+@functools.lru_cache(maxsize=None)
+def unavailable_reason():
+    """None when kernels can run here; otherwise why not and what to install."""
+    from ...compat import numba_cuda_problem
+    if cuda_module() is None:
+        return ("numba-cuda is not installed (pip install 'absjit[cuda]', which installs "
+                "numba-cuda; or set NUMBA_ENABLE_CUDASIM=1 with numba-cuda installed to "
+                "run kernels in Numba's CUDA simulator)")
+    problem = numba_cuda_problem()
+    if problem:
+        return problem
+    if simulator():
+        return None
+    try:
+        ok = cuda_module().is_available()
+    except Exception:  # noqa: BLE001 - driver errors mean "no GPU"
+        ok = False
+    if not ok:
+        return ("no CUDA GPU or driver was found (numba.cuda.is_available() is False); "
+                "install an NVIDIA driver, or set NUMBA_ENABLE_CUDASIM=1 to run kernels in "
+                "Numba's CUDA simulator")
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def device_info() -> dict:
+    """``{"name", "cc", "sm_count", "max_threads"}`` of the current device; the
+    simulator reports ``cc="sim"`` (a fixed cache-key part)."""
+    cuda = cuda_module()
+    if simulator():
+        return {"name": "Numba CUDA simulator", "cc": "sim", "sm_count": 1,
+                "max_threads": 1024}
+    dev = cuda.get_current_device()
+    name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+    return {"name": name, "cc": "%d.%d" % dev.compute_capability,
+            "sm_count": int(dev.MULTIPROCESSOR_COUNT),
+            "max_threads": int(dev.MAX_THREADS_PER_BLOCK)}
+
+
+def threads_per_block() -> int:
+    """256 on a GPU. The simulator runs every thread as a Python thread, so it gets
+    one warp's worth: results do not depend on it (kernels stride over the grid)."""
+    return 32 if simulator() else 256
+
+
+def launch_shape(n: int, threads: int | None = None) -> tuple:
+    """``(blocks, threads)`` for a grid-stride loop over ``n`` items: enough blocks to
+    fill every multiprocessor 32 times over, never more than the items need."""
+    threads = threads or threads_per_block()
+    info = device_info()
+    cap = 2 if simulator() else info["sm_count"] * 32
+    blocks = max(1, min(cap, math.ceil(max(n, 1) / threads)))
+    return blocks, threads
+
+
+def _describe_memory() -> str:
+    try:
+        free, total = cuda_module().current_context().get_memory_info()
+        return f"; device memory: {free} of {total} bytes free"
+    except Exception:  # noqa: BLE001 - best effort only
+        return ""
+
+
+def _is_oom(e) -> bool:
+    text = f"{type(e).__name__} {e}".upper()
+    return getattr(e, "code", None) == 2 or "OUT_OF_MEMORY" in text or \
+        "OUT OF MEMORY" in text or isinstance(e, MemoryError)
+
+
+def _raise_oom(e, shape, dtype, what):
+    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    raise CudaOutOfMemoryError(
+        f"CUDA out of memory while allocating {what} of shape {tuple(shape)} and dtype "
+        f"{np.dtype(dtype).name} ({nbytes} bytes){_describe_memory()}") from e
+
+
+def empty(shape, dtype):
+    """A fresh device array; :class:`CudaOutOfMemoryError` (with the sizes) on OOM."""
+    try:
+        return cuda_module().device_array(tuple(shape), np.dtype(dtype))
+    except Exception as e:  # noqa: BLE001 - only OOM is translated
+        if _is_oom(e):
+            _raise_oom(e, shape, dtype, "a device array")
+        raise
+
+
+def to_device(value):
+    """A host value copied to a fresh device array (C-contiguous)."""
+    value = np.ascontiguousarray(value)
+    try:
+        return cuda_module().to_device(value)
+    except Exception as e:  # noqa: BLE001
+        if _is_oom(e):
+            _raise_oom(e, value.shape, value.dtype, "a copy of a host array")
+        raise
+
+
+def is_device_array(x) -> bool:
+    cuda = cuda_module()
+    return cuda is not None and cuda.is_cuda_array(x) if hasattr(
+        x, "__cuda_array_interface__") else _is_sim_array(x)
+
+
+def _is_sim_array(x) -> bool:
+    return type(x).__name__ == "FakeCUDAArray"
+
+
+def as_device(x, dtype=None):
+    """``x`` as a device array: an absjit device Array's buffer, a device array as is,
+    any object with ``__cuda_array_interface__`` (CuPy, PyTorch) as a zero-copy view,
+    anything else copied from the host."""
+    buf = getattr(x, "_device", None)
+    if buf is None:
+        if _is_sim_array(x):
+            buf = x
+        elif hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray):
+            buf = cuda_module().as_cuda_array(x)
+        else:
+            host = getattr(x, "_value", None)
+            host = np.asarray(x if host is None else host)
+            if dtype is not None and host.dtype != dtype:
+                host = host.astype(dtype)
+            return to_device(host)
+    if dtype is not None and np.dtype(buf.dtype) != np.dtype(dtype):
+        return to_device(to_host(buf).astype(dtype))
+    return buf
+
+
+def to_host(buf) -> np.ndarray:
+    """A host copy of a device array (waits for the kernels writing it)."""
+    return buf.copy_to_host()
+
+
+# -- device functions the kernels call -----------------------------------------------
+def _idiv_source(dt) -> str:
+    """Integer division truncating toward zero; ``x // 0 == -1``; ``MIN // -1 == MIN``
+    (the rules of ``absjit.ops.elementwise``), as Python source of a device function."""
+    ctor = f"np.{np.dtype(dt).name}"
+    if np.dtype(dt).kind == "i":
+        return (f"def _idiv_{dt}(x, y):\n"
+                f"    if y == 0:\n        return {ctor}(-1)\n"
+                f"    if y == -1:\n        return {ctor}(-x)\n"
+                f"    q = x // y\n"
+                f"    if x % y != 0 and (x < 0) != (y < 0):\n        q += 1\n"
+                f"    return {ctor}(q)\n")
+    return (f"def _idiv_{dt}(x, y):\n"
+            f"    if y == 0:\n        return {ctor}(-1)\n"
+            f"    return {ctor}(x // y)\n")
+
+
+_INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_namespace() -> dict:
+    """The globals generated kernels see: ``np``, ``math`` (the NumPy-backed stand-in
+    under the simulator), ``cuda``, ``numba`` and the ``_idiv_*`` device functions."""
+    import numba
+
+    from .device_rules import SIM_MATH
+    cuda = cuda_module()
+    ns = {"np": np, "math": SIM_MATH if simulator() else math, "cuda": cuda,
+          "numba": numba}
+    helpers: dict = {"np": np}
+    for dt in _INT_DTYPES:
+        exec(_idiv_source(dt), helpers)  # noqa: S102 - our own template
+        ns[f"_idiv_{dt}"] = cuda.jit(device=True, inline=True)(helpers[f"_idiv_{dt}"])
+    return ns
+
+
+def host_namespace() -> dict:
+    """The globals of host drivers: scalar code between launches runs as Python with
+    NumPy scalars (the cpu table's ``_exp_*``/``_log_*`` names map to NumPy)."""
+    ns = {"np": np, "math": math}
+    helpers: dict = {"np": np}
+    for dt in _INT_DTYPES:
+        exec(_idiv_source(dt), helpers)  # noqa: S102
+        ns[f"_idiv_{dt}"] = helpers[f"_idiv_{dt}"]
+    for dt in ("float32", "float64"):
+        ns[f"_exp_{dt}"] = np.exp
+        ns[f"_log_{dt}"] = np.log
+    return ns
