@@ -25,7 +25,7 @@ import weakref
 import numpy as np
 
 from .. import tree_util
-from ..array import Array
+from ..array import Array, CudaArray
 from ..backends.base import CompileOptions, select_backend
 from ..config import config
 from ..core.avals import ShapedArray
@@ -137,6 +137,8 @@ def _fast_key(args):
             key += (v.shape, v.dtype, x._weak_type)
         elif t is float or t is int or t is bool:
             key.append(t)
+        elif t is CudaArray:  # the flag also says "on the GPU"
+            key += (x.shape, x.dtype, (x._weak_type, "gpu"))
         elif t is np.ndarray:
             key += (x.shape, x.dtype, None)
         else:

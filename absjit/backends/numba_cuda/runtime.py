@@ -229,3 +229,54 @@ def host_namespace() -> dict:
         ns[f"_exp_{dt}"] = np.exp
         ns[f"_log_{dt}"] = np.log
     return ns
+
+
+# -- arrays on the device: what absjit.CudaArray and the device API call -----------------
+def synchronize() -> None:
+    """Wait for every kernel launched so far (launches are asynchronous)."""
+    cuda_module().synchronize()
+
+
+def device_names() -> list:
+    """One name per visible device."""
+    if simulator():
+        return [device_info()["name"]]
+    names = []
+    for gpu in cuda_module().gpus:
+        n = gpu.name
+        names.append(n.decode() if isinstance(n, bytes) else str(n))
+    return names
+
+
+def array_interface(buf) -> dict:
+    """``__cuda_array_interface__`` (version 3) of ``buf``, marked read-only. Under the
+    simulator the pointer is the host memory the simulated device array lives in."""
+    if hasattr(buf, "__cuda_array_interface__"):
+        cai = dict(buf.__cuda_array_interface__)
+    else:  # the simulator's arrays are NumPy arrays underneath
+        host = buf._ary
+        cai = {"shape": tuple(host.shape), "typestr": host.dtype.str,
+               "data": (host.__array_interface__["data"][0], False), "version": 3,
+               "strides": None if host.flags.c_contiguous else tuple(host.strides)}
+    cai["data"] = (cai["data"][0], True)
+    return cai
+
+
+def dlpack(array, **kwargs):
+    """A DLPack capsule of ``array``'s device buffer, made by CuPy (zero-copy)."""
+    try:
+        import cupy
+    except Exception as e:  # noqa: BLE001
+        raise BufferError("DLPack export of a CUDA absjit.Array needs CuPy (pip install "
+                          "cupy-cuda12x); __cuda_array_interface__ works without it "
+                          "(torch.as_tensor(a, device='cuda'))") from e
+    return cupy.asarray(array._device).__dlpack__(
+        **{k: v for k, v in kwargs.items() if v is not None})
+
+
+def put(value, weak_type: bool = False):
+    """``value`` (a host array, an absjit Array, or a CUDA array of another library) as
+    an absjit ``CudaArray``; a foreign CUDA array is wrapped without a copy."""
+    from ...array import CudaArray
+    buf = as_device(value)
+    return CudaArray._new_device(buf, weak_type)
