@@ -226,7 +226,11 @@ def get_backend(name: str) -> Backend:
         raise ValueError(f"unknown backend {name!r}; available: "
                          f"{', '.join(available_backends())}") from None
     if not backend.is_available():
-        raise RuntimeError(f"backend {name!r} is not available on this machine")
+        from ..errors import BackendUnavailableError
+        reason = getattr(backend, "unavailable_reason", lambda: None)()
+        raise BackendUnavailableError(
+            f"backend {name!r} is not available on this machine; available backends: "
+            f"{', '.join(available_backends())}" + (f". Reason: {reason}" if reason else ""))
     return backend
 
 

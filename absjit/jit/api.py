@@ -269,6 +269,7 @@ def _check_backend_name(requested) -> None:
     """A ``ValueError`` naming what the user typed and the backends this machine has,
     for a backend name that is not available (``"gpu"`` on a machine without CUDA)."""
     from ..backends.base import _ALIASES, _REGISTRY, available_backends
+    from ..errors import BackendUnavailableError
     if not isinstance(requested, str):
         raise ValueError(f"jit: backend must be a string such as 'cpu', got {requested!r}")
     name = _ALIASES.get(requested, requested)
@@ -279,8 +280,10 @@ def _check_backend_name(requested) -> None:
     if name not in _REGISTRY and name not in _ALIASES.values():
         raise ValueError(f"jit: unknown backend {requested!r}; {listed}")
     spelled = requested if name == requested else f"{requested}/{name}"
-    raise ValueError(f"jit: backend {requested!r} is not available on this machine (no "
-                     f"{spelled} backend); {listed}")
+    reason = getattr(_REGISTRY.get(name), "unavailable_reason", lambda: None)()
+    raise BackendUnavailableError(
+        f"jit: backend {requested!r} is not available on this machine (no {spelled} "
+        f"backend); {listed}" + (f". Reason: {reason}" if reason else ""))
 
 
 def _request_key(static_argnums, static_argnames, abstraction, backend, compiler_options):
