@@ -53,7 +53,7 @@ def device_put(x, device=None):
         if platform == "gpu":
             if isinstance(leaf, CudaArray):
                 return leaf
-            if hasattr(leaf, "__cuda_array_interface__") and not isinstance(leaf, Array):
+            if runtime.is_device_array(leaf) and not isinstance(leaf, Array):
                 return runtime.put(leaf)
             value = to_numpy(leaf)
             return runtime.put(value, dtypes.is_weakly_typed(leaf))

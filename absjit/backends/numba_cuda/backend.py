@@ -180,7 +180,8 @@ class DriverRenderer(FunctionRenderer):
         return super().expr(e, dtype)
 
     def _args(self, params) -> str:
-        return ", ".join(self.value(v) for v in params)
+        return ", ".join(self.loop_var(v[1]) if isinstance(v, tuple) else self.value(v)
+                         for v in params)
 
     def stmt(self, s, depth):
         b = self.backend
@@ -190,6 +191,10 @@ class DriverRenderer(FunctionRenderer):
         elif isinstance(s, ir.Store):
             idx = "".join(self._ix(i) + ", " for i in s.index)
             self.emit(f"_store({self.name(s.buf)}, ({idx}), {self.value(s.value)})", depth)
+        elif isinstance(s, ir.Nest) and not s.vars:
+            # A rank-0 nest is scalar code (a loop counter, a carry, a branch index):
+            # it runs on the host, and the scalars it defines stay host values.
+            self.block(s.body, depth)
         elif isinstance(s, ir.Nest):
             src, params, n = K.render_nest(s)
             self._launch(src, params, n, depth)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...compiler import Unsupported, ir
+from ...core.shapes import IxAdd, IxScale, IxVar
 from ..numba_cpu.lower_elementwise import dtype_ctor, literal_expr, preserves_dtype
 from ..numba_cpu.render import FunctionRenderer, _Aval
 from .device_rules import device_scalar_rules
@@ -63,12 +64,63 @@ def free_values(stmts) -> list:
     return out
 
 
+def _ix_vars(ix, out):
+    stack = [ix]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, IxVar):
+            out.append(x.name)
+        elif isinstance(x, IxAdd):
+            stack += [x.a, x.b]
+        elif isinstance(x, IxScale):
+            stack.append(x.a)
+
+
+def outer_loop_vars(stmts) -> list:
+    """Names of loop variables ``stmts`` index with but do not bind: the host loops
+    around a launch (a ``scan`` writing row ``i`` of its stacked output). They become
+    trailing kernel parameters."""
+    own, used = set(), []
+    for st in ir.walk(stmts):
+        if isinstance(st, (ir.Nest, ir.Reduce)):
+            own.update(st.vars)
+        elif isinstance(st, ir.ForRange):
+            own.add(st.var)
+        index = []
+        if isinstance(st, ir.Let):
+            if isinstance(st.expr, ir.Load):
+                index = list(st.expr.index)
+            elif isinstance(st.expr, ir.IndexValue):
+                index = [st.expr.ix]
+        elif isinstance(st, ir.Store):
+            index = list(st.index)
+        elif isinstance(st, ir.Copy):
+            index = list(st.dst_at) + list(st.src_at)
+        for ix in index:
+            _ix_vars(ix, used)
+    out = []
+    for name in used:
+        if name not in own and name not in out:
+            out.append(name)
+    return out
+
+
+def kernel_params(stmts) -> list:
+    """A kernel's parameters: :func:`free_values`, then ``("loop", name)`` for each of
+    :func:`outer_loop_vars`."""
+    return free_values(stmts) + [("loop", v) for v in outer_loop_vars(stmts)]
+
+
 class KernelRenderer(FunctionRenderer):
     """The cpu renderer with the device scalar table, no ``prange``, and reductions
     nested in a kernel folded by one thread."""
 
     def __init__(self):
         super().__init__(parallel_ok=False)
+
+    def bind_params(self, params) -> list:
+        names = super().bind_params([p for p in params if not isinstance(p, tuple)])
+        return names + [self.loop_var(p[1]) for p in params if isinstance(p, tuple)]
 
     def expr(self, e, dtype):
         if isinstance(e, ir.Op):
@@ -135,7 +187,7 @@ def _head(r, params):
 def render_nest(stmt) -> tuple:
     """``(source, params, n)`` of a kernel running ``stmt`` (a :class:`ir.Nest`) with
     one thread per element of its ``n``-element index space."""
-    params = free_values([stmt])
+    params = kernel_params([stmt])
     r = KernelRenderer()
     pnames = _head(r, params)
     n = _size(stmt.shape)
@@ -151,7 +203,7 @@ def render_nest(stmt) -> tuple:
 
 def render_copy(stmt) -> tuple:
     """``(source, params, n)`` of a kernel for a :class:`ir.Copy`."""
-    params = free_values([stmt])
+    params = kernel_params([stmt])
     r = KernelRenderer()
     pnames = _head(r, params)
     src_shape = stmt.src.shape[len(stmt.src_at):]
@@ -192,7 +244,7 @@ def render_reduce(stmt, threads: int, per: int) -> tuple:
     None when each output has one block. With ``per > 1`` the first kernel takes one
     more trailing parameter, the partials (``kept * per`` accumulators)."""
     m = stmt.monoid
-    params = free_values([stmt])
+    params = kernel_params([stmt])
     kept = [d for d in range(len(stmt.shape)) if d not in stmt.axes]
     kvars = [stmt.vars[d] for d in kept]
     kshape = [stmt.shape[d] for d in kept]
@@ -252,7 +304,7 @@ def render_reduce(stmt, threads: int, per: int) -> tuple:
 
 def render_serial_reduce(stmt) -> tuple:
     """``(source, params, n)``: one thread per output element folds its reduction."""
-    params = free_values([stmt])
+    params = kernel_params([stmt])
     r = KernelRenderer()
     pnames = _head(r, params)
     kept = [d for d in range(len(stmt.shape)) if d not in stmt.axes]

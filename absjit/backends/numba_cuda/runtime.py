@@ -135,7 +135,9 @@ def empty(shape, dtype):
 
 def to_device(value):
     """A host value copied to a fresh device array (C-contiguous)."""
-    value = np.ascontiguousarray(value)
+    value = np.asarray(value)
+    if not value.flags.c_contiguous:  # (np.ascontiguousarray would make 0-d 1-d)
+        value = value.copy(order="C")
     try:
         return cuda_module().to_device(value)
     except Exception as e:  # noqa: BLE001
@@ -145,9 +147,10 @@ def to_device(value):
 
 
 def is_device_array(x) -> bool:
-    cuda = cuda_module()
-    return cuda is not None and cuda.is_cuda_array(x) if hasattr(
-        x, "__cuda_array_interface__") else _is_sim_array(x)
+    """Whether ``x`` is a device array of Numba or of another library (anything with
+    ``__cuda_array_interface__``: CuPy, PyTorch), or of the simulator."""
+    return (hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray)) \
+        or _is_sim_array(x)
 
 
 def _is_sim_array(x) -> bool:
