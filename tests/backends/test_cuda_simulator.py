@@ -45,7 +45,7 @@ def test_cuda_suite_passes_under_the_simulator():
 def no_cuda(monkeypatch):
     """The cuda backend as on a machine without numba-cuda."""
     runtime.unavailable_reason.cache_clear()
-    monkeypatch.setattr(runtime, "cuda_module", lambda: None)
+    monkeypatch.setattr(runtime, "installed", lambda: False)
     yield
     monkeypatch.undo()
     runtime.unavailable_reason.cache_clear()
@@ -73,6 +73,7 @@ def test_no_gpu_and_no_simulator_is_a_runtime_error(monkeypatch):
     runtime.unavailable_reason.cache_clear()
     monkeypatch.setattr(runtime, "cuda_module", lambda: fake)
     monkeypatch.setattr(runtime, "simulator", lambda: False)
+    monkeypatch.setattr(runtime, "_driver_present", lambda: True)
     monkeypatch.setattr(compat, "numba_cuda_problem", lambda: None)
     try:
         assert not BACKEND.is_available()

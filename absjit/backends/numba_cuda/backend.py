@@ -56,13 +56,14 @@ def _package_hash() -> str:
 class _Launch:
     """One kernel launch with sizes fixed at compile time: ``launch(*device arrays)``."""
 
-    __slots__ = ("kernel", "blocks", "threads", "source")
+    __slots__ = ("kernel", "blocks", "threads", "source", "configured")
 
     def __init__(self, kernel, blocks, threads, source):
         self.kernel, self.blocks, self.threads, self.source = kernel, blocks, threads, source
+        self.configured = kernel[blocks, threads]  # made once, not per launch
 
     def __call__(self, *args):
-        self.kernel[self.blocks, self.threads](*args)
+        self.configured(*args)
 
 
 class _TreeLaunch:

@@ -7,10 +7,12 @@ which Numba reads when ``numba.cuda`` is first imported.
 """
 from __future__ import annotations
 
+import ctypes.util
 import functools
 import importlib.util
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -25,50 +27,71 @@ class CudaOutOfMemoryError(MemoryError):
 
 
 def simulator() -> bool:
-    """Whether kernels run under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``)."""
-    cuda = cuda_module()
-    if cuda is not None:
+    """Whether kernels run under Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``,
+    read by Numba when ``numba.cuda`` is first imported)."""
+    if "numba.cuda" in sys.modules:
         from numba import config
         return bool(config.ENABLE_CUDASIM)
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 
 
+def installed() -> bool:
+    """Whether numba-cuda is installed (its top-level package ``numba_cuda``; looked up
+    without importing Numba)."""
+    try:
+        return importlib.util.find_spec("numba_cuda") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _driver_present() -> bool:
+    """Whether a CUDA driver library can be found (checked before importing numba.cuda,
+    which takes a second or two)."""
+    return ctypes.util.find_library("cuda") is not None or any(
+        os.path.exists(p) for p in ("/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+                                    "/usr/lib64/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"))
+
+
 @functools.lru_cache(maxsize=None)
 def cuda_module():
-    """``numba.cuda``, or None when numba-cuda is not installed."""
-    if importlib.util.find_spec("numba") is None:
+    """``numba.cuda``, or None when it cannot be imported."""
+    if not installed():
         return None
     try:
-        if importlib.util.find_spec("numba.cuda") is None:
-            return None
         from numba import cuda
     except Exception:  # noqa: BLE001 - a broken CUDA toolkit is "not available"
         return None
     return cuda
 
 
+_NO_GPU = ("no CUDA GPU or driver was found (numba.cuda.is_available() is False); "
+           "install an NVIDIA driver, or set NUMBA_ENABLE_CUDASIM=1 to run kernels in "
+           "Numba's CUDA simulator")
+
+
 @functools.lru_cache(maxsize=None)
 def unavailable_reason():
     """None when kernels can run here; otherwise why not and what to install."""
-    from ...compat import numba_cuda_problem
-    if cuda_module() is None:
+    from ... import compat
+    if not installed():
         return ("numba-cuda is not installed (pip install 'absjit[cuda]', which installs "
                 "numba-cuda; or set NUMBA_ENABLE_CUDASIM=1 with numba-cuda installed to "
                 "run kernels in Numba's CUDA simulator)")
-    problem = numba_cuda_problem()
+    problem = compat.numba_cuda_problem()
     if problem:
         return problem
+    if not simulator() and not _driver_present():
+        return _NO_GPU
+    cuda = cuda_module()
+    if cuda is None:
+        return "numba.cuda failed to import (reinstall numba-cuda: pip install 'absjit[cuda]')"
     if simulator():
         return None
     try:
-        ok = cuda_module().is_available()
+        ok = cuda.is_available()
     except Exception:  # noqa: BLE001 - driver errors mean "no GPU"
         ok = False
-    if not ok:
-        return ("no CUDA GPU or driver was found (numba.cuda.is_available() is False); "
-                "install an NVIDIA driver, or set NUMBA_ENABLE_CUDASIM=1 to run kernels in "
-                "Numba's CUDA simulator")
-    return None
+    return None if ok else _NO_GPU
 
 
 @functools.lru_cache(maxsize=None)
