@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 
 __all__ = ["numba_versions", "host_cpu_name", "dispatcher_cache_counts", "num_threads",
-           "pin_disk_cache", "numba_cuda_version", "numba_cuda_problem",
+           "pin_disk_cache", "pin_cuda_disk_cache", "numba_cuda_version", "numba_cuda_problem",
            "NUMBA_CUDA_NUMPY_PIN"]
 
 
@@ -131,3 +131,33 @@ def numba_cuda_problem(numpy_module=None, version=None):
                 f"<= 0.30.4 references); install {NUMBA_CUDA_NUMPY_PIN!r} "
                 f"(pip install 'absjit[cuda]' pins it) or a newer numba-cuda")
     return None
+
+
+def pin_cuda_disk_cache(dispatcher, directory: str) -> None:
+    """:func:`pin_disk_cache` for a ``numba.cuda.jit`` dispatcher: its kernels are cached
+    in ``directory`` only. Relies on numba-cuda's ``CUDACache``/``CUDACacheImpl`` and
+    ``numba.cuda.core.caching`` (numba-cuda 0.30)."""
+    from numba.cuda.core import caching
+    from numba.cuda.dispatcher import CUDACache, CUDACacheImpl
+
+    class _Pinned(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+
+        def get_cache_path(self):
+            return directory
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            self = cls(py_func, py_file)
+            self.ensure_cache_path()
+            return self
+
+    class _Impl(CUDACacheImpl):
+        _locator_classes = [_Pinned]
+
+    class _Cache(CUDACache):
+        _impl_class = _Impl
+
+    dispatcher._cache = _Cache(dispatcher.py_func)

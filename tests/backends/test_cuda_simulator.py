@@ -105,3 +105,21 @@ def test_cuda_and_test_extras_pin_a_numpy_numba_cuda_works_with():
     from packaging.specifiers import SpecifierSet
     pin = SpecifierSet(compat.NUMBA_CUDA_NUMPY_PIN[len("numpy"):])
     assert "2.4.6" in pin and "2.5.0" not in pin
+
+
+def test_gpu_kernels_are_disk_cached_inside_absjits_cache(tmp_path, monkeypatch):
+    # The disk-cache wiring of a real GPU, short of compiling: numba-cuda's kernel cache
+    # for a generated module is pinned to <cache root>/numba_cuda/__pycache__.
+    from absjit.backends import diskcache
+    monkeypatch.setenv("ABSJIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(runtime, "simulator", lambda: False)
+    runtime.kernel_namespace.cache_clear()
+    try:
+        disp = BACKEND._load("absjit_cuda_0123", "def kernel(a):\n    a[0] = 1\n", False)
+    finally:
+        runtime.kernel_namespace.cache_clear()
+    module = tmp_path / "cache" / "numba_cuda" / "absjit_cuda_0123.py"
+    assert module.read_text().endswith("def kernel(a):\n    a[0] = 1\n")
+    assert disp.absjit_module == "absjit_cuda_0123"
+    assert disp._cache._cache_path == diskcache.numba_dir("numba_cuda")
+    assert str(tmp_path / "cache") in disp._cache._cache_path

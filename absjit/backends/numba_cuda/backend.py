@@ -53,17 +53,35 @@ def _package_hash() -> str:
     return h.hexdigest()[:16]
 
 
-class _Launch:
-    """One kernel launch with sizes fixed at compile time: ``launch(*device arrays)``."""
+DISK_DIR = "numba_cuda"  # this backend's folder in the disk cache
 
-    __slots__ = ("kernel", "blocks", "threads", "source", "configured")
+
+class _Launch:
+    """One kernel launch with sizes fixed at compile time: ``launch(*device arrays)``.
+    The first launch compiles the kernel for its argument types (numba-cuda compiles
+    lazily); when the kernel is disk-cached, the files it wrote are authenticated
+    then."""
+
+    __slots__ = ("kernel", "blocks", "threads", "source", "configured", "first")
 
     def __init__(self, kernel, blocks, threads, source):
         self.kernel, self.blocks, self.threads, self.source = kernel, blocks, threads, source
         self.configured = kernel[blocks, threads]  # made once, not per launch
+        self.first = getattr(kernel, "absjit_module", None) is not None
 
     def __call__(self, *args):
         self.configured(*args)
+        if self.first:
+            self.first = False
+            _authenticate(self.kernel)
+
+
+def _authenticate(kernel) -> None:
+    """MAC the disk-cache files a kernel's first compile wrote (if it is disk-cached)."""
+    module = getattr(kernel, "absjit_module", None)
+    if module is not None:
+        from .. import diskcache
+        diskcache.record_mac(module, DISK_DIR)
 
 
 class _TreeLaunch:
@@ -89,7 +107,7 @@ class _DotOp:
     no batch dimensions: CuPy's matmul (cuBLAS) when CuPy is installed and the dtype is
     a float, else the tiled kernel."""
 
-    def __init__(self, backend, stmt):
+    def __init__(self, backend, stmt, fastmath=False):
         (lc, rc), _ = stmt.params["dimension_numbers"]
         la, ra = stmt.in_avals
         self.out_shape = tuple(stmt.out_avals[0].shape)
@@ -107,7 +125,8 @@ class _DotOp:
         self.tile = 4 if rt.simulator() else 16
         if self.cupy is None:
             src = K.dot_source(self.trans_a, self.trans_b, self.dtype, self.tile)
-            self.kernel = backend.kernel(src)
+            self.kernel = backend.kernel(src, fastmath)
+            self.first = True
             self.source = src
         else:
             self.source = "# dot_general: cupy.matmul (cuBLAS)\n"
@@ -125,6 +144,9 @@ class _DotOp:
         t = self.tile
         grid = (-(-self.N // t), -(-self.M // t))
         self.kernel[grid, (t, t)](a2, b2, o2, self.M, self.N, self.K)
+        if self.first:
+            self.first = False
+            _authenticate(self.kernel)
         return (out,)
 
 
@@ -162,9 +184,10 @@ class DriverRenderer(FunctionRenderer):
     """Writes the host driver. Scalar code runs as Python with the cpu spellings; array
     statements become calls of launch objects (``_k0`` …) held in the driver's globals."""
 
-    def __init__(self, backend):
+    def __init__(self, backend, fastmath=False):
         super().__init__(parallel_ok=False)
         self.backend = backend
+        self.fastmath = bool(fastmath)
         self.env: dict = {}
         self.kernel_sources: list = []
         self.host_prims: list = []
@@ -207,7 +230,7 @@ class DriverRenderer(FunctionRenderer):
         elif isinstance(s, ir.Opaque):
             self.prims.add(s.prim.name)
             if s.prim.name == "dot_general" and _dot_fits(s):
-                op = _DotOp(b, s)
+                op = _DotOp(b, s, self.fastmath)
             else:
                 op = _HostOp(s)
                 self.host_prims.append(s.prim.name)
@@ -225,7 +248,7 @@ class DriverRenderer(FunctionRenderer):
 
     def _launch(self, src, params, n, depth):
         blocks, threads = rt.launch_shape(n)
-        launch = _Launch(self.backend.kernel(src), blocks, threads, src)
+        launch = _Launch(self.backend.kernel(src, self.fastmath), blocks, threads, src)
         name = self._callable(launch, src)
         self.emit(f"{name}({self._args(params)})", depth)
 
@@ -238,12 +261,13 @@ class DriverRenderer(FunctionRenderer):
             self._launch(src, params, n, depth)
             return
         first_src, params, second_src = K.render_reduce(s, threads, per)
-        first = _Launch(self.backend.kernel(first_src), min(nk * per, max_blocks), threads,
-                        first_src)
+        first = _Launch(self.backend.kernel(first_src, self.fastmath),
+                        min(nk * per, max_blocks), threads, first_src)
         second = None
         if second_src is not None:
             b2, t2 = rt.launch_shape(nk)
-            second = _Launch(self.backend.kernel(second_src), b2, t2, second_src)
+            second = _Launch(self.backend.kernel(second_src, self.fastmath), b2, t2,
+                             second_src)
         out_index = next(i for i, v in enumerate(params) if v is s.out)
         tree = _TreeLaunch(first, second, nk, per, s.monoid.acc_dtype, out_index)
         name = self._callable(tree, first_src + (second_src or ""))
@@ -263,10 +287,10 @@ def _store(buf, index, value):
         buf[index] = value
 
 
-def render_driver(backend, program) -> tuple:
-    """``(driver function, text)`` for ``program``: text is the driver's source then
-    every kernel's."""
-    r = DriverRenderer(backend)
+def render_driver(backend, program, fastmath=False) -> tuple:
+    """``(driver function, text, renderer)`` for ``program``: text is the driver's
+    source then every kernel's."""
+    r = DriverRenderer(backend, fastmath)
     pnames = r.bind_params(program.params)
     r.block(program.body, 1)
     rets = [r.value(v) for v in program.outputs]
@@ -365,22 +389,51 @@ class CudaBackend(Backend):
     def to_host(self, buffer):
         return rt.to_host(buffer)
 
-    def kernel(self, source: str):
-        """The ``cuda.jit`` dispatcher of a kernel's source, once per source and device
-        (the key holds the compute capability and the numba-cuda version)."""
-        digest = hashlib.sha256((repr(self.version_key()) + source).encode()).hexdigest()
+    def kernel(self, source: str, fastmath: bool = False):
+        """The ``cuda.jit`` dispatcher of a kernel's source, once per source, flags and
+        device in this process (the key holds the compute capability and the
+        numba-cuda version), and on a GPU also in the disk cache (:meth:`_load`)."""
+        key = "\n".join([repr(self.version_key()), f"fastmath={bool(fastmath)}", source])
+        digest = hashlib.sha256(key.encode()).hexdigest()[:32]
         with self._lock:
             hit = self._kernels.get(digest)
             if hit is not None:
                 self.stats["memory_hits"] += 1
                 return hit
             t0 = time.perf_counter()
-            env = dict(rt.kernel_namespace())
-            exec(compile(source, f"<absjit cuda kernel {digest[:12]}>", "exec"), env)  # noqa: S102
-            disp = rt.cuda_module().jit(env["kernel"])
+            disp = self._load(f"absjit_cuda_{digest}", source, bool(fastmath))
             self._kernels[digest] = disp
             self.stats["compiles"] += 1
             self.stats["compile_seconds"] += time.perf_counter() - t0
+        return disp
+
+    def _load(self, module_name, source, fastmath):
+        """A dispatcher for ``source``. On a GPU with a usable disk cache the source is a
+        real module file under ``<cache root>/numba_cuda/`` and numba-cuda's kernel cache
+        is pinned beside it; its files are read only after their MAC checks out
+        (:mod:`absjit.backends.diskcache`) and authenticated after each compile
+        (:class:`_Launch`). The simulator has no compiled code to cache."""
+        from ... import compat
+        from .. import diskcache
+        cuda = rt.cuda_module()
+        path = f"<absjit cuda kernel {module_name}>"
+        use_disk = not rt.simulator() and diskcache.usable(DISK_DIR)
+        text = f"# absjit cuda kernel {module_name}\n" + source
+        if use_disk:
+            try:
+                path = diskcache.write_module(module_name, text, DISK_DIR)
+                diskcache.verify_or_purge(module_name, DISK_DIR)
+            except OSError:
+                use_disk = False
+        env = dict(rt.kernel_namespace())
+        exec(compile(text, path, "exec"), env)  # noqa: S102 - our own source
+        disp = cuda.jit(fastmath=fastmath)(env["kernel"])
+        if use_disk:
+            try:
+                compat.pin_cuda_disk_cache(disp, diskcache.numba_dir(DISK_DIR))
+                disp.absjit_module = module_name  # _Launch authenticates new files
+            except Exception:  # noqa: BLE001 - numba-cuda internals moved: no disk cache
+                pass
         return disp
 
     def fallback(self, closed_jaxpr, options, names, stacklevel=4):
@@ -398,7 +451,7 @@ class CudaBackend(Backend):
         try:
             program = compile_to_ir(closed_jaxpr, options)
             _check_dtypes(program)
-            driver, text, r = render_driver(self, program)
+            driver, text, r = render_driver(self, program, options.fastmath)
         except Unsupported as e:
             return self.fallback(closed_jaxpr, options, e.names)
         if r.host_prims:

@@ -237,9 +237,10 @@ def kernel_namespace() -> dict:
     ns = {"np": np, "math": SIM_MATH if simulator() else math, "cuda": cuda,
           "numba": numba}
     helpers: dict = {"np": np}
+    inline = {} if simulator() else {"forceinline": True}
     for dt in _INT_DTYPES:
         exec(_idiv_source(dt), helpers)  # noqa: S102 - our own template
-        ns[f"_idiv_{dt}"] = cuda.jit(device=True, inline=True)(helpers[f"_idiv_{dt}"])
+        ns[f"_idiv_{dt}"] = cuda.jit(device=True, **inline)(helpers[f"_idiv_{dt}"])
     return ns
 
 
