@@ -189,6 +189,27 @@ def test_structural_ops():
                      jnp.flip(x, 0), jnp.expand_dims(x, 0) + 1.0), x, rtol=1e-5)
 
 
+def test_array_ops_run_on_the_device_without_warnings():
+    x = f32(4, 5)
+    i = np.array([3, 0, 3, 1, 0], np.int32)
+    a = RNG.integers(-9, 9, (6,)).astype(np.int32)
+
+    def f(x, i, a):
+        return (
+            x.at[i].add(2.0), x.at[i].set(x[1]), x.at[i].min(-1.0), x.at[i].max(0.5),
+            x.at[i].multiply(2.0), a.at[jnp.array([0, 0, 5])].add(a[:3]),
+            a.at[jnp.array([2, 9, -20])].set(7, mode="drop"),
+            jnp.concatenate([x, x[:2]], axis=0), jnp.concatenate([x[:, :1], x], axis=1),
+            lax.pad(x, 0.5, ((1, 2, 1), (-1, 1, 0))), jnp.cumsum(x, axis=0),
+            lax.cumprod(x, axis=1, reverse=True), lax.cummax(a), lax.cummin(x, axis=0),
+            lax.dynamic_update_slice(x, x[:2, :2] * 10.0, (jnp.int32(3), jnp.int32(-2))))
+    text = absjit.jit(f, backend="cuda").lower(x, i, a).compile().as_text()
+    assert "host copies" not in text and text.count("cuda.atomic.add") == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no host fallback
+        check(f, x, i, a, rtol=1e-5)
+
+
 # -- control flow -----------------------------------------------------------------------
 def test_fori_loop_with_array_carry():
     def f(x):

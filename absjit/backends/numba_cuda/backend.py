@@ -36,6 +36,7 @@ from ..base import Backend, Executable, get_backend
 from ..numba_cpu.backend import SUPPORTED_DTYPES
 from ..numba_cpu.render import FunctionRenderer, shape_text
 from . import kernels as K
+from .array_ops import array_ops
 from . import runtime as rt
 
 __all__ = ["CudaBackend", "CudaExecutable", "render_driver"]
@@ -231,6 +232,8 @@ class DriverRenderer(FunctionRenderer):
             self.prims.add(s.prim.name)
             if s.prim.name == "dot_general" and _dot_fits(s):
                 op = _DotOp(b, s, self.fastmath)
+            elif s.prim in array_ops:
+                op = array_ops[s.prim](b, s, self.fastmath, **s.params)
             else:
                 op = _HostOp(s)
                 self.host_prims.append(s.prim.name)
