@@ -118,6 +118,25 @@ def test_reductions_int_prod_and_arg():
     x = f32(5, 6)
     x[1, 2] = np.nan
     check(lambda x: (jnp.argmax(x, axis=1), jnp.argmin(x, axis=0), x.max(axis=1)), x)
+    y = f32(200, 3)
+    y[50, 1] = np.nan  # NaN wins in a column reduction's partials and its tree too
+    check(lambda y: (y.max(axis=0), y.min(axis=0), y.sum(axis=0)), y, rtol=2e-5)
+
+
+def test_reduction_strategies():
+    from absjit.backends.base import CompileOptions
+    from absjit.backends.numba_cuda import kernels
+    from absjit.compiler import compile_to_ir, ir
+
+    def f(x, y):
+        return x.sum(0), y.sum(1), x.max(), jnp.argmax(x, 0), x.sum(1)
+    x, y = f32(300, 5), f32(5, 300)
+    body = compile_to_ir(absjit.make_jaxpr(f)(x, y), CompileOptions()).body
+    plan = [kernels.reduce_plan(s, runtime.threads_per_block(),
+                                runtime.launch_shape(1 << 40)[0])[0]
+            for s in body if isinstance(s, ir.Reduce)]
+    assert plan == ["columns", "tree", "tree", "serial", "serial"]
+    check(f, x, y, rtol=2e-5)
 
 
 def test_float32_sum_accumulates_in_float64():

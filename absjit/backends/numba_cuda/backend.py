@@ -263,6 +263,18 @@ class DriverRenderer(FunctionRenderer):
             src, params, n = K.render_serial_reduce(s)
             self._launch(src, params, n, depth)
             return
+        if kind == "columns":
+            first_src, params, second_src = K.render_column_reduce(s, threads, per)
+            blocks, _ = rt.launch_shape(nk * per)
+            first = _Launch(self.backend.kernel(first_src, self.fastmath), blocks, threads,
+                            first_src)
+            second = _Launch(self.backend.kernel(second_src, self.fastmath),
+                             min(nk, max_blocks), threads, second_src)
+            out_index = next(i for i, v in enumerate(params) if v is s.out)
+            tree = _TreeLaunch(first, second, nk, per, s.monoid.acc_dtype, out_index)
+            name = self._callable(tree, first_src + second_src)
+            self.emit(f"{name}({self._args(params)})", depth)
+            return
         first_src, params, second_src = K.render_reduce(s, threads, per)
         first = _Launch(self.backend.kernel(first_src, self.fastmath),
                         min(nk * per, max_blocks), threads, first_src)

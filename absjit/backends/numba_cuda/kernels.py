@@ -30,7 +30,7 @@ from ..numba_cpu.render import FunctionRenderer, _Aval
 from .device_rules import device_scalar_rules
 
 __all__ = ["KernelRenderer", "free_values", "render_nest", "render_reduce",
-           "render_serial_reduce", "reduce_plan", "render_copy", "dot_source",
+           "render_serial_reduce", "render_column_reduce", "reduce_plan", "render_copy", "dot_source",
            "numba_type", "TREE_MIN_EXTENT"]
 
 # A reduction whose reduced extent is at least this runs as a block tree reduction.
@@ -226,16 +226,88 @@ def render_copy(stmt) -> tuple:
 
 
 def reduce_plan(stmt, threads: int, max_blocks: int) -> tuple:
-    """``(kind, kept size, reduced size, blocks per output)``: ``"serial"`` (one thread
-    per output) or ``"tree"``."""
-    kept = _size(stmt.shape[d] for d in range(len(stmt.shape)) if d not in stmt.axes)
+    """``(kind, kept size, reduced size, blocks per output or column groups)``.
+
+    * ``"serial"``: one thread per output (``argmax``/``argmin``, short reductions, or
+      enough outputs to fill the device on their own);
+    * ``"columns"``: the kept axes are innermost (``X.sum(0)``): ``groups`` threads per
+      output each fold a strided set of rows, so a warp reads consecutive elements;
+      a tree per output then folds the groups' partials;
+    * ``"tree"``: blocks per output fold the reduced elements (consecutive threads read
+      consecutive elements), a tree in shared memory, and a second pass over the blocks'
+      partials when an output has several blocks.
+    """
+    kept_dims = [d for d in range(len(stmt.shape)) if d not in stmt.axes]
+    kept = _size(stmt.shape[d] for d in kept_dims)
     red = _size(stmt.shape[a] for a in stmt.axes)
+    slots = threads * max_blocks
     if stmt.monoid.arg or red < TREE_MIN_EXTENT:
         return "serial", kept, red, 1
+    if kept > 1 and min(kept_dims) > max(stmt.axes):
+        groups = min(-(-red // 8), slots // kept)
+        if groups <= 1:
+            return "serial", kept, red, 1
+        return "columns", kept, red, groups
     # Enough blocks per output to fill the device when there are few outputs; each
     # thread folds at least 8 elements before the tree.
     per = max(1, min(max_blocks // max(kept, 1), -(-red // (threads * 8))))
     return "tree", kept, red, per
+
+
+def render_column_reduce(stmt, threads: int, groups: int) -> tuple:
+    """``(first, params, second)``: the ``"columns"`` reduction of :func:`reduce_plan`.
+    ``first`` takes the statement's parameters and then ``partial`` (``groups * kept``
+    accumulators); ``second(out, partial)`` folds each output's partials in a block."""
+    m = stmt.monoid
+    params = kernel_params([stmt])
+    kept = [d for d in range(len(stmt.shape)) if d not in stmt.axes]
+    kvars, kshape = [stmt.vars[d] for d in kept], [stmt.shape[d] for d in kept]
+    rvars, rshape = [stmt.vars[a] for a in stmt.axes], [stmt.shape[a] for a in stmt.axes]
+    nk, nr = _size(kshape), _size(rshape)
+    acc_dt = np.dtype(m.acc_dtype)
+    r = KernelRenderer()
+    pnames = _head(r, params) + ["partial"]
+    r.emit(f"for t in range(cuda.grid(1), {groups * nk}, cuda.gridsize(1)):", 1)
+    r.emit(f"k = t % {nk}", 2)
+    r.emit(f"g = t // {nk}", 2)
+    r.split_index("k", kvars, kshape, 2)
+    acc = r.fresh("acc")
+    r.emit(f"{acc} = {literal_expr(m.identity, acc_dt)}", 2)
+    r.emit(f"for e in range(g, {nr}, {groups}):", 2)
+    r.split_index("e", rvars, rshape, 3)
+    r.block(stmt.body, 3)
+    r._fold(stmt, acc, r.value(stmt.value), "e", 3, stmt.value.dtype)
+    r.emit(f"partial[t] = {acc}", 2)
+    first = _source(r, pnames)
+    r2 = KernelRenderer()
+    out_name = r2.bind_params([stmt.out])[0]
+    r2.emit(f"sm = cuda.shared.array({threads}, {numba_type(acc_dt)})", 1)
+    r2.emit("tid = cuda.threadIdx.x", 1)
+    r2.emit(f"for k in range(cuda.blockIdx.x, {nk}, cuda.gridDim.x):", 1)
+    a2 = r2.fresh("acc")
+    r2.emit(f"{a2} = {literal_expr(m.identity, acc_dt)}", 2)
+    r2.emit(f"for g in range(tid, {groups}, {threads}):", 2)
+    r2.emit(f"{a2} = {r2._combine(m, a2, f'partial[g * {nk} + k]', acc_dt)}", 3)
+    _tree(r2, m, a2, acc_dt, threads, 2)
+    r2.emit("if tid == 0:", 2)
+    r2.split_index("k", kvars, kshape, 3)
+    kidx = ", ".join(r2.loop_var(v) for v in kvars) or "()"
+    r2.emit(f"{out_name}[{kidx}] = {r2._final(stmt, 'sm[0]')}", 3)
+    r2.emit("cuda.syncthreads()", 2)
+    second = f"def kernel({out_name}, partial):\n" + "\n".join(r2.lines) + "\n"
+    return first, params, second
+
+
+def _tree(r, m, acc, acc_dt, threads, depth):
+    """Combine every thread's ``acc`` into ``sm[0]`` (pairwise, in shared memory)."""
+    r.emit(f"sm[tid] = {acc}", depth)
+    r.emit("cuda.syncthreads()", depth)
+    r.emit(f"s = {threads // 2}", depth)
+    r.emit("while s > 0:", depth)
+    r.emit("if tid < s:", depth + 1)
+    r.emit(f"sm[tid] = {r._combine(m, 'sm[tid]', 'sm[tid + s]', acc_dt)}", depth + 2)
+    r.emit("cuda.syncthreads()", depth + 1)
+    r.emit("s //= 2", depth + 1)
 
 
 def render_reduce(stmt, threads: int, per: int) -> tuple:
@@ -268,14 +340,7 @@ def render_reduce(stmt, threads: int, per: int) -> tuple:
     r.split_index("e", rvars, rshape, 3)
     r.block(stmt.body, 3)
     r._fold(stmt, acc, r.value(stmt.value), "e", 3, stmt.value.dtype)
-    r.emit(f"sm[tid] = {acc}", 2)
-    r.emit("cuda.syncthreads()", 2)
-    r.emit(f"s = {threads // 2}", 2)
-    r.emit("while s > 0:", 2)
-    r.emit("if tid < s:", 3)
-    r.emit(f"sm[tid] = {r._combine(m, 'sm[tid]', 'sm[tid + s]', acc_dt)}", 4)
-    r.emit("cuda.syncthreads()", 3)
-    r.emit("s //= 2", 3)
+    _tree(r, m, acc, acc_dt, threads, 2)
     r.emit("if tid == 0:", 2)
     if per > 1:
         r.emit("partial[blk] = sm[0]", 3)
