@@ -175,11 +175,16 @@ def test_dot_integer_and_batched():
     a = RNG.integers(-4, 5, (3, 6)).astype(np.int32)
     b = RNG.integers(-4, 5, (6, 2)).astype(np.int32)
     check(lambda a, b: a @ b, a, b)
-    x, y = f32(2, 3, 4), f32(2, 4, 5)
+    x, y, v = f32(2, 3, 4), f32(2, 4, 5), f32(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # on the device
+        check(lambda x, y, v: (jnp.einsum("bij,bjk->bik", x, y),
+                               jnp.einsum("bji,bjk->bki", x.transpose(0, 2, 1), y),
+                               jnp.einsum("bj,bjk->bk", v, y), x @ y), x, y, v, rtol=1e-5)
     BACKEND._warned.discard("dot_general")
-    # batch dimensions: NumPy on host copies, with one warning
+    # a contraction over two dimensions is not tiled: NumPy on host copies, one warning
     with pytest.warns(RuntimeWarning, match="no lowering for dot_general"):
-        check(lambda x, y: jnp.einsum("bij,bjk->bik", x, y), x, y, rtol=1e-5)
+        check(lambda x: jnp.tensordot(x, x, axes=([1, 2], [1, 2])), x, rtol=1e-5)
 
 
 def test_dot_relu_epilogue_in_place():

@@ -104,24 +104,28 @@ class _TreeLaunch:
 
 
 class _DotOp:
-    """``dot_general`` of two (at most 2-D) operands with one contracting dimension and
-    no batch dimensions: CuPy's matmul (cuBLAS) when CuPy is installed and the dtype is
-    a float, else the tiled kernel."""
+    """``dot_general`` with one contracting dimension, leading batch dimensions (or
+    none) and operands of at most 2 dimensions besides them: CuPy's matmul (cuBLAS)
+    when CuPy is installed and the dtype is a float, else the tiled kernel. Operands
+    are viewed as ``(batch, M, K)`` and ``(batch, K, N)`` stacks (a transpose is read
+    in place, never copied)."""
 
     def __init__(self, backend, stmt, fastmath=False):
-        (lc, rc), _ = stmt.params["dimension_numbers"]
+        (lc, rc), (lb, _) = stmt.params["dimension_numbers"]
         la, ra = stmt.in_avals
+        nb = len(lb)
         self.out_shape = tuple(stmt.out_avals[0].shape)
         self.dtype = np.dtype(stmt.out_avals[0].dtype)
-        # As matrices: A is (M, K), B is (K, N); a 1-D operand is one row / column.
-        self.trans_a = la.ndim == 2 and lc[0] == 0
-        self.trans_b = ra.ndim == 2 and rc[0] == 1
-        ka = la.shape[lc[0]]
-        self.M = (la.shape[1 - lc[0]] if la.ndim == 2 else 1)
-        self.N = (ra.shape[1 - rc[0]] if ra.ndim == 2 else 1)
-        self.K = ka
-        self.a2 = (1, ka) if la.ndim == 1 else tuple(la.shape)
-        self.b2 = (ka, 1) if ra.ndim == 1 else tuple(ra.shape)
+        self.B = _prod(la.shape[:nb])
+        sa, sb = tuple(la.shape[nb:]), tuple(ra.shape[nb:])
+        ca, cb = lc[0] - nb, rc[0] - nb
+        self.trans_a = len(sa) == 2 and ca == 0
+        self.trans_b = len(sb) == 2 and cb == 1
+        self.K = sa[ca]
+        self.M = sa[1 - ca] if len(sa) == 2 else 1
+        self.N = sb[1 - cb] if len(sb) == 2 else 1
+        self.a3 = (self.B,) + ((1, self.K) if len(sa) == 1 else sa)
+        self.b3 = (self.B,) + ((self.K, 1) if len(sb) == 1 else sb)
         self.cupy = _cupy() if self.dtype.kind == "f" and not rt.simulator() else None
         self.tile = 4 if rt.simulator() else 16
         if self.cupy is None:
@@ -134,21 +138,28 @@ class _DotOp:
 
     def __call__(self, a, b):
         out = rt.empty(self.out_shape, self.dtype)
-        a2, b2 = a.reshape(self.a2), b.reshape(self.b2)
-        o2 = out.reshape((self.M, self.N))
+        a3, b3 = a.reshape(self.a3), b.reshape(self.b3)
+        o3 = out.reshape((self.B, self.M, self.N))
         if self.cupy is not None:
             cp = self.cupy
-            ca, cb = cp.asarray(a2), cp.asarray(b2)
-            cp.matmul(ca.T if self.trans_a else ca, cb.T if self.trans_b else cb,
-                      out=cp.asarray(o2))
+            ca, cb = cp.asarray(a3), cp.asarray(b3)
+            cp.matmul(ca.swapaxes(1, 2) if self.trans_a else ca,
+                      cb.swapaxes(1, 2) if self.trans_b else cb, out=cp.asarray(o3))
             return (out,)
         t = self.tile
-        grid = (-(-self.N // t), -(-self.M // t))
-        self.kernel[grid, (t, t)](a2, b2, o2, self.M, self.N, self.K)
+        grid = (-(-self.N // t), -(-self.M // t), min(self.B, 65535))
+        self.kernel[grid, (t, t)](a3, b3, o3, self.M, self.N, self.K, self.B)
         if self.first:
             self.first = False
             _authenticate(self.kernel)
         return (out,)
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= int(x)
+    return n
 
 
 def _cupy():
@@ -160,11 +171,16 @@ def _cupy():
 
 
 def _dot_fits(stmt) -> bool:
+    """Whether :class:`_DotOp` computes this ``dot_general``: one contracting dimension,
+    batch dimensions leading in both operands, one dtype throughout (not bool)."""
     (lc, rc), (lb, rb) = stmt.params["dimension_numbers"]
     la, ra = stmt.in_avals
+    nb = len(lb)
     dt = np.dtype(stmt.out_avals[0].dtype)
-    return (not lb and not rb and len(lc) == 1 and la.ndim in (1, 2) and ra.ndim in (1, 2)
-            and dt.kind in "fiu" and np.dtype(la.dtype) == dt and np.dtype(ra.dtype) == dt)
+    return (tuple(lb) == tuple(rb) == tuple(range(nb)) and len(lc) == 1
+            and la.ndim - nb in (1, 2) and ra.ndim - nb in (1, 2) and lc[0] >= nb
+            and rc[0] >= nb and dt.kind in "fiu" and np.dtype(la.dtype) == dt
+            and np.dtype(ra.dtype) == dt)
 
 
 class _HostOp:

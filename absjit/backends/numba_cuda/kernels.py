@@ -391,40 +391,42 @@ def _source(r, pnames) -> str:
 
 
 def dot_source(trans_a: bool, trans_b: bool, dtype, tile: int) -> str:
-    """A tiled shared-memory product ``out[M, N] = A[M, K] @ B[K, N]`` where ``A`` is
-    ``a`` or ``a.T`` (``trans_a``) and ``B`` is ``b`` or ``b.T``; launched on a 2-D grid
-    of ``tile x tile`` blocks. Accumulates in the result dtype (integers wrap), as the
-    cpu backend's product loop does."""
+    """A tiled shared-memory product of stacks, ``out[z] = A[z] @ B[z]`` with ``A[z]``
+    (M, K) being ``a[z]`` or ``a[z].T`` (``trans_a``) and ``B[z]`` (K, N) being ``b[z]``
+    or ``b[z].T``; launched on a grid of ``tile x tile`` blocks with the stack index on
+    the grid's z axis. Accumulates in the result dtype (integers wrap), as the cpu
+    backend's product loop does."""
     dt = np.dtype(dtype)
     zero = literal_expr(0, dt)
     ctor = dtype_ctor(dt)
-    a_at = "a[kk, row]" if trans_a else "a[row, kk]"
-    b_at = "b[col, kk]" if trans_b else "b[kk, col]"
+    a_at = "a[z, kk, row]" if trans_a else "a[z, row, kk]"
+    b_at = "b[z, col, kk]" if trans_b else "b[z, kk, col]"
     prod = "sa[ty, q] * sb[q, tx]"
     step = f"acc + {prod}" if dt.kind == "f" else f"{ctor}(acc + {ctor}({prod}))"
-    return f"""def kernel(a, b, out, M, N, K):
+    return f"""def kernel(a, b, out, M, N, K, Z):
     sa = cuda.shared.array(({tile}, {tile}), {numba_type(dt)})
     sb = cuda.shared.array(({tile}, {tile}), {numba_type(dt)})
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y
     row = cuda.blockIdx.y * {tile} + ty
     col = cuda.blockIdx.x * {tile} + tx
-    acc = {zero}
-    for t in range((K + {tile - 1}) // {tile}):
-        kk = t * {tile} + tx
-        if row < M and kk < K:
-            sa[ty, tx] = {a_at}
-        else:
-            sa[ty, tx] = {zero}
-        kk = t * {tile} + ty
-        if kk < K and col < N:
-            sb[ty, tx] = {b_at}
-        else:
-            sb[ty, tx] = {zero}
-        cuda.syncthreads()
-        for q in range({tile}):
-            acc = {step}
-        cuda.syncthreads()
-    if row < M and col < N:
-        out[row, col] = acc
+    for z in range(cuda.blockIdx.z, Z, cuda.gridDim.z):
+        acc = {zero}
+        for t in range((K + {tile - 1}) // {tile}):
+            kk = t * {tile} + tx
+            if row < M and kk < K:
+                sa[ty, tx] = {a_at}
+            else:
+                sa[ty, tx] = {zero}
+            kk = t * {tile} + ty
+            if kk < K and col < N:
+                sb[ty, tx] = {b_at}
+            else:
+                sb[ty, tx] = {zero}
+            cuda.syncthreads()
+            for q in range({tile}):
+                acc = {step}
+            cuda.syncthreads()
+        if row < M and col < N:
+            out[z, row, col] = acc
 """
