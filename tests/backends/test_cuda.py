@@ -281,6 +281,9 @@ def test_outputs_stay_on_device_and_chain():
     assert np.asarray(z) is np.asarray(z)
     assert z.devices() == {absjit.devices("cuda")[0]}
     assert repr(z) == "Array([ 7., 15., 23., 31.], dtype=float32)"
+    g = absjit.jit(lambda x: x * 2.0 + 1.0, backend="gpu")  # the alias
+    assert isinstance(g(z), CudaArray)
+    assert "nest" in g.lower(z).compile().as_text("ir")  # the same loop IR as the cpu
 
 
 def test_cpu_array_is_moved_once_per_call():
