@@ -372,6 +372,9 @@ def test_unlowered_dtype_falls_back_with_one_warning():
         y = absjit.jit(lambda z: z * 2, backend="cuda")(x)
     assert isinstance(y, CudaArray)
     assert_close(y, x * 2)
+    z = absjit.jit(lambda z, s: z * s, backend="cuda")(absjit.device_put(x, "gpu"), 3.0)
+    assert isinstance(z, CudaArray) and z.dtype == np.complex64
+    assert_close(z, x * 3)
 
 
 def test_host_primitive_warns_once_and_stays_correct():

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+import warnings
 
 import numpy as np
 
@@ -67,7 +68,7 @@ class _Launch:
 
     def __init__(self, kernel, blocks, threads, source):
         self.kernel, self.blocks, self.threads, self.source = kernel, blocks, threads, source
-        self.configured = kernel[blocks, threads]  # made once, not per launch
+        self.configured = _configure(kernel, blocks, threads)  # once, not per launch
         self.first = getattr(kernel, "absjit_module", None) is not None
 
     def __call__(self, *args):
@@ -75,6 +76,18 @@ class _Launch:
         if self.first:
             self.first = False
             _authenticate(self.kernel)
+
+
+def _configure(kernel, blocks, threads):
+    """``kernel[blocks, threads]``, made once. numba-cuda warns about a small grid when
+    it is made (``NumbaPerformanceWarning``); a small program's grid is small on purpose.
+    The simulator's kernels keep one configuration (``kernel[...]`` sets it on the
+    kernel itself), so there it is set at every launch."""
+    if rt.simulator():
+        return lambda *args: kernel[blocks, threads](*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return kernel[blocks, threads]
 
 
 def _authenticate(kernel) -> None:
@@ -130,7 +143,10 @@ class _DotOp:
         self.tile = 4 if rt.simulator() else 16
         if self.cupy is None:
             src = K.dot_source(self.trans_a, self.trans_b, self.dtype, self.tile)
+            t = self.tile
+            grid = (-(-self.N // t), -(-self.M // t), min(self.B, 65535))
             self.kernel = backend.kernel(src, fastmath)
+            self.configured = _configure(self.kernel, grid, (t, t))
             self.first = True
             self.source = src
         else:
@@ -146,9 +162,7 @@ class _DotOp:
             cp.matmul(ca.swapaxes(1, 2) if self.trans_a else ca,
                       cb.swapaxes(1, 2) if self.trans_b else cb, out=cp.asarray(o3))
             return (out,)
-        t = self.tile
-        grid = (-(-self.N // t), -(-self.M // t), min(self.B, 65535))
-        self.kernel[grid, (t, t)](a3, b3, o3, self.M, self.N, self.K, self.B)
+        self.configured(a3, b3, o3, self.M, self.N, self.K, self.B)
         if self.first:
             self.first = False
             _authenticate(self.kernel)
@@ -373,15 +387,19 @@ class _HostExecutable(Executable):
     device_inputs = True
     device_outputs = True
 
-    def __init__(self, inner, reason):
-        self._inner, self.reason = inner, reason
+    def __init__(self, inner, reason, dtypes):
+        self._inner, self.reason, self._dtypes = inner, reason, dtypes
 
     def __call__(self, *buffers):
-        host = [rt.to_host(b) if (hasattr(b, "copy_to_host") or hasattr(b, "_device"))
-                and not isinstance(b, np.ndarray) else np.asarray(b) for b in
-                (getattr(x, "_device", x) for x in buffers)]
-        outs = self._inner(*host)
-        return [rt.to_device(np.asarray(o)) for o in outs]
+        host = []
+        for x, dt in zip(buffers, self._dtypes):
+            buf = getattr(x, "_device", None)
+            if buf is None and rt.is_device_array(x):
+                buf = x
+            value = rt.to_host(buf) if buf is not None else np.asarray(
+                getattr(x, "_value", x))
+            host.append(np.asarray(value, dtype=dt))
+        return [rt.to_device(np.asarray(o)) for o in self._inner(*host)]
 
     def as_text(self) -> str:
         return f"# runs on the host (no device lowering for {self.reason})\n" + \
@@ -476,7 +494,9 @@ class CudaBackend(Backend):
         self.warn_once(names, f"functions using it run on the {host} backend (arrays are "
                        "copied to the host and back)", stacklevel + 1)
         inner = get_backend(host).compile(closed_jaxpr, options)
-        return _HostExecutable(inner, ", ".join(names))
+        jaxpr = closed_jaxpr.jaxpr
+        dtypes = [np.dtype(v.aval.dtype) for v in jaxpr.constvars + jaxpr.invars]
+        return _HostExecutable(inner, ", ".join(names), dtypes)
 
     def compile(self, closed_jaxpr, options) -> Executable:
         try:
