@@ -11,9 +11,11 @@ driver that launches them.
    the IR: it allocates device buffers, launches the kernels (asynchronously), runs
    control flow on the host (``cond``/``while`` read their device scalar once per
    decision, which synchronises), and runs whole-array operations: ``dot_general``
-   through CuPy/cuBLAS when CuPy is installed, else a tiled shared-memory kernel; other
-   whole-array primitives through their NumPy implementation on host copies (one
-   warning per primitive);
+   through CuPy/cuBLAS when CuPy is installed, else a tiled shared-memory kernel;
+   ``concatenate``, ``pad``, ``dynamic_update_slice``, the scatters and cumulative
+   reductions as device kernels (:mod:`.array_ops`); the others (``sort``, ``fft``,
+   linear algebra, a contraction over several dimensions…) through their NumPy
+   implementation on host copies, with one warning per primitive;
 4. a program holding a dtype or primitive the device cannot run (float16, complex)
    runs on the ``cpu`` backend with host copies of its arrays (one warning per name).
 
