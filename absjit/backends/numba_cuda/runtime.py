@@ -218,8 +218,9 @@ def _idiv_source(dt) -> str:
                 f"    q = x // y\n"
                 f"    if x % y != 0 and (x < 0) != (y < 0):\n        q += 1\n"
                 f"    return {ctor}(q)\n")
+    # unsigned: -1 wraps to the largest value
     return (f"def _idiv_{dt}(x, y):\n"
-            f"    if y == 0:\n        return {ctor}(-1)\n"
+            f"    if y == 0:\n        return {ctor}({np.iinfo(dt).max})\n"
             f"    return {ctor}(x // y)\n")
 
 
