@@ -39,6 +39,7 @@ from . import backends  # noqa: E402,F401  (callable: absjit.backends() lists th
 from .backends import interpret as _interpret_backend  # noqa: E402,F401
 try:  # the cpu backend needs Numba; without it jit runs on the interpret backend
     from .backends import numba_cpu as _numba_cpu_backend  # noqa: E402,F401
+    from .backends import numba_cuda as _numba_cuda_backend  # noqa: E402,F401
     from . import cache  # noqa: E402,F401  (absjit.cache.clear(), absjit.cache.info())
 except ImportError:  # pragma: no cover
     pass

@@ -196,7 +196,8 @@ remat = checkpoint
 # devices
 # ---------------------------------------------------------------------------
 class Device:
-    """The one CPU device absjit computes on.
+    """A device arrays live on: the CPU (platform ``"cpu"``) or a CUDA GPU (platform
+    ``"gpu"``, listed by ``absjit.devices("cuda")``).
 
     Examples
     --------
@@ -207,11 +208,13 @@ class Device:
 
     __slots__ = ("id", "platform", "process_index", "device_kind")
 
-    def __init__(self, id: int = 0, platform: str = "cpu"):  # noqa: A002 - JAX's name
-        self.id, self.platform, self.process_index, self.device_kind = id, platform, 0, platform
+    def __init__(self, id: int = 0, platform: str = "cpu", device_kind=None):  # noqa: A002
+        self.id, self.platform, self.process_index = id, platform, 0
+        self.device_kind = device_kind or platform
 
     def __repr__(self):
-        return f"{self.platform.capitalize()}Device(id={self.id})"
+        kind = "Cuda" if self.platform == "gpu" else self.platform.capitalize()
+        return f"{kind}Device(id={self.id})"
 
     def __eq__(self, other):
         return type(other) is Device and (self.id, self.platform) == (other.id, other.platform)
@@ -221,29 +224,72 @@ class Device:
 
 
 _CPU = Device(0, "cpu")
+_CPU_BACKENDS = ("cpu", "interpret")
+
+
+def cpu_device() -> Device:
+    """The CPU device."""
+    return _CPU
+
+
+_GPUS: list = []
+
+
+def cuda_devices() -> list:
+    """The CUDA devices (platform ``"gpu"``); ``RuntimeError`` naming what to install
+    when the cuda backend is not available."""
+    from .backends.base import get_backend
+    get_backend("cuda")  # raises, with the reason, when it cannot run here
+    if not _GPUS:
+        from .backends.numba_cuda import runtime
+        _GPUS.extend(Device(i, "gpu", name) for i, name in enumerate(runtime.device_names()))
+    return list(_GPUS)
+
+
+def _platform_of(backend_name: str) -> str:
+    from .backends.base import _ALIASES
+    name = _ALIASES.get(backend_name, backend_name)
+    return "gpu" if name == "cuda" else "cpu"
 
 
 def _check_backend(backend):
-    if backend not in (None, "cpu"):
-        raise RuntimeError(f"Unknown backend {backend!r}: absjit's device API describes "
-                           "the CPU only ('cpu')")
+    """The backend name ``backend`` resolves to (``None``: the default backend)."""
+    from .backends.base import _ALIASES, _REGISTRY, available_backends
+    if backend is None:
+        return _default_backend_name()
+    if not isinstance(backend, str) or _ALIASES.get(backend, backend) not in _REGISTRY:
+        raise RuntimeError(f"Unknown backend {backend!r}; available backends: "
+                           f"{', '.join(available_backends())}")
+    return _ALIASES.get(backend, backend)
+
+
+def _default_backend_name() -> str:
+    from .backends.base import select_backend
+    return select_backend().name
 
 
 def devices(backend=None) -> list:
-    """The devices of ``backend`` (the CPU: one device).
+    """The devices of ``backend`` (default: the default backend's).
+
+    ``"cpu"`` and ``"interpret"`` have one CPU device; ``"cuda"`` (or ``"gpu"``) one
+    device per GPU, and a ``RuntimeError`` saying what to install when there is none.
 
     Examples
     --------
     >>> import absjit
     >>> absjit.devices()[0].platform
     'cpu'
+    >>> absjit.devices("cpu")
+    [CpuDevice(id=0)]
     """
-    _check_backend(backend)
+    name = _check_backend(backend)
+    if _platform_of(name) == "gpu":
+        return cuda_devices()
     return [_CPU]
 
 
 def local_devices(process_index=None, backend=None) -> list:
-    """The devices of this process (the CPU).
+    """The devices of this process (all of them: absjit runs in one process).
 
     Examples
     --------
@@ -251,12 +297,11 @@ def local_devices(process_index=None, backend=None) -> list:
     >>> absjit.local_devices()
     [CpuDevice(id=0)]
     """
-    _check_backend(backend)
-    return [_CPU]
+    return devices(backend)
 
 
 def device_count(backend=None) -> int:
-    """How many devices there are (1).
+    """How many devices ``backend`` has.
 
     Examples
     --------
@@ -268,7 +313,7 @@ def device_count(backend=None) -> int:
 
 
 def local_device_count(backend=None) -> int:
-    """How many devices this process has (1).
+    """How many devices this process has.
 
     Examples
     --------
@@ -306,7 +351,8 @@ def process_count(backend=None) -> int:
 
 
 def default_backend() -> str:
-    """The platform arrays live on: ``'cpu'``.
+    """The platform of the default backend: ``'cpu'``, or ``'gpu'`` when
+    ``config.default_backend`` (or ``ABSJIT_DEFAULT_BACKEND``) is ``"cuda"``/``"gpu"``.
 
     Examples
     --------
@@ -314,7 +360,7 @@ def default_backend() -> str:
     >>> absjit.default_backend()
     'cpu'
     """
-    return "cpu"
+    return _platform_of(_default_backend_name())
 
 
 def device_get(x):

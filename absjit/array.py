@@ -1,8 +1,14 @@
 """``absjit.Array``: an immutable array on a device.
 
-On the CPU the buffer is a read-only NumPy array (``np.asarray(a)`` is zero-copy).
-Operators and array methods (``+``, ``@``, ``.sum()``, ``.at[...]``) are installed by
-``absjit.numpy`` so that arrays and tracers share one implementation.
+On the CPU the buffer is a read-only NumPy array (``np.asarray(a)`` is zero-copy). On a
+CUDA device it is a Numba device array, held by :class:`CudaArray` (a subclass, so
+``isinstance(a, Array)`` holds); on an XLA GPU/TPU device it is a ``jax.Array`` held by
+:class:`DeviceArray`: ``np.asarray(a)`` copies it to the host once (the
+copy is kept: the array is immutable), ``block_until_ready()`` waits for the kernels
+writing it, and ``__cuda_array_interface__``/DLPack hand the device memory to CuPy or
+PyTorch without a copy. Operators and array methods (``+``, ``@``, ``.sum()``,
+``.at[...]``) are installed by ``absjit.numpy`` so that arrays and tracers share one
+implementation; on a ``CudaArray`` outside ``jit`` they run on the host copy.
 """
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ import numpy as np
 from . import dtypes
 from .core.avals import ShapedArray
 
-__all__ = ["Array", "DeviceArray"]
+__all__ = ["Array", "CudaArray", "DeviceArray"]
 
 
 class Array:
@@ -89,11 +95,14 @@ class Array:
         return self._weak_type
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self):
+        """The :class:`absjit.Device` holding this array."""
+        from .api_utils import cpu_device
+        return cpu_device()
 
     def devices(self) -> set:
-        return {"cpu"}
+        """The set of devices holding this array (one)."""
+        return {self.device}
 
     # -- conversion --------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
@@ -211,6 +220,124 @@ def _reconstruct(value, weak_type):
     return Array._new(np.array(value), weak_type)
 
 
+class CudaArray(Array):
+    """An :class:`Array` whose buffer is on a CUDA device (a Numba device array).
+
+    Made by ``jit(..., backend="cuda")`` and by ``absjit.device_put(x, "cuda")``.
+    Reading values on the host (``np.asarray``, ``repr``, ``float``, operators outside
+    ``jit``) copies the buffer to the host once and keeps the copy. Passed to a cuda
+    function it stays on the device; passed to a cpu function the host copy is used.
+
+    Examples
+    --------
+    >>> import absjit, numpy as np
+    >>> a = absjit.device_put(np.arange(3.0), "cuda")  # doctest: +SKIP
+    >>> a.device, np.asarray(a)                          # doctest: +SKIP
+    (CudaDevice(id=0), array([0., 1., 2.], dtype=float32))
+    """
+
+    __slots__ = ("_device", "_host", "_device_id")
+
+    @classmethod
+    def _new_device(cls, buf, weak_type: bool = False, aval=None, device_id: int = 0):
+        """Wrap a device array absjit owns (no copy)."""
+        self = object.__new__(cls)
+        self._device = buf
+        self._host = None
+        self._weak_type = weak_type
+        self._aval = aval
+        self._device_id = device_id
+        return self
+
+    @property
+    def _value(self) -> np.ndarray:
+        host = self._host
+        if host is None:
+            host = self._device.copy_to_host()
+            host.flags.writeable = False
+            self._host = host
+        return host
+
+    @property
+    def aval(self) -> ShapedArray:
+        aval = self._aval
+        if aval is None:
+            b = self._device
+            aval = self._aval = ShapedArray(tuple(b.shape), np.dtype(b.dtype),
+                                            self._weak_type)
+        return aval
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._device.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self._device.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._device.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._device.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def device(self):
+        from .api_utils import cuda_devices
+        return cuda_devices()[self._device_id]
+
+    def copy(self) -> "CudaArray":
+        from .backends.numba_cuda import runtime
+        out = runtime.empty(self.shape, self.dtype)
+        out.copy_to_device(self._device)
+        return CudaArray._new_device(out, self._weak_type, self._aval, self._device_id)
+
+    def block_until_ready(self) -> "CudaArray":
+        """Return this array once the kernels writing it have finished (synchronises
+        the device)."""
+        from .backends.numba_cuda import runtime
+        runtime.synchronize()
+        return self
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __reduce__(self):
+        # Pickles hold the values; they load as a CPU array.
+        return (_reconstruct, (self._value, self._weak_type))
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """The device buffer for CuPy, PyTorch and Numba, without a copy; marked
+        read-only (the array is immutable)."""
+        from .backends.numba_cuda import runtime
+        return runtime.array_interface(self._device)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of the device buffer (through CuPy, which must be installed)."""
+        from .backends.numba_cuda import runtime
+        return runtime.dlpack(self, stream=stream, max_version=max_version,
+                              dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        return (2, self._device_id)  # kDLCUDA
+
+    def __repr__(self):
+        return Array.__repr__(self)
+
+
 class DeviceArray(Array):
     """An :class:`Array` whose buffer lives on an accelerator (a ``jax.Array`` from the
     xla backend on a GPU or TPU): jitted calls take and return the device buffer
@@ -251,7 +378,11 @@ class DeviceArray(Array):
 
     @property
     def device(self):
-        return getattr(self._buf, "device", "cpu")
+        device = getattr(self._buf, "device", None)
+        if device is None:
+            from .api_utils import cpu_device
+            device = cpu_device()
+        return device
 
     def devices(self) -> set:
         return {self.device}

@@ -9,6 +9,7 @@ __all__ = [
     "AbsjitError", "ConcretizationTypeError", "TracerBoolConversionError",
     "TracerIntegerConversionError", "TracerArrayConversionError",
     "NonConcreteBooleanIndexError", "UnexpectedTracerError", "CompilationError",
+    "BackendUnavailableError",
 ]
 
 
@@ -93,3 +94,10 @@ class UnexpectedTracerError(Exception):
 
 class CompilationError(AbsjitError):
     """A backend failed to compile a jaxpr (the message names the primitive)."""
+
+
+class BackendUnavailableError(ValueError, RuntimeError):
+    """A backend that exists but cannot run on this machine was asked for (``"cuda"``
+    without numba-cuda or without a GPU). The message lists the available backends and
+    what to install. A ``RuntimeError``, and a ``ValueError`` as an unknown backend
+    name is."""

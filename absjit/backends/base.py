@@ -224,8 +224,11 @@ class Backend:
 
     def unavailable_error(self) -> Exception:
         """What asking for this backend raises on a machine without it."""
-        return ValueError(f"backend {self.name!r} is not available on this machine; "
-                          f"available: {', '.join(available_backends())}")
+        from ..errors import BackendUnavailableError
+        reason = getattr(self, "unavailable_reason", lambda: None)()
+        return BackendUnavailableError(
+            f"backend {self.name!r} is not available on this machine; available backends: "
+            f"{', '.join(available_backends())}" + (f". Reason: {reason}" if reason else ""))
 
     def version_key(self) -> tuple:
         """Versions of everything that changes compiled code (part of cache keys)."""

@@ -25,7 +25,7 @@ import weakref
 import numpy as np
 
 from .. import tree_util
-from ..array import Array
+from ..array import Array, CudaArray
 from ..backends.base import CompileOptions, select_backend
 from ..config import config
 from ..core.avals import ShapedArray
@@ -137,6 +137,8 @@ def _fast_key(args):
             key += (v.shape, v.dtype, x._weak_type)
         elif t is float or t is int or t is bool:
             key.append(t)
+        elif t is CudaArray:  # the flag also says "on the GPU"
+            key += (x.shape, x.dtype, (x._weak_type, "gpu"))
         elif t is np.ndarray:
             key += (x.shape, x.dtype, None)
         else:
@@ -267,6 +269,7 @@ def _check_backend_name(requested) -> None:
     """A ``ValueError`` naming what the user typed and the backends this machine has,
     for a backend name that is not available (``"gpu"`` on a machine without CUDA)."""
     from ..backends.base import _ALIASES, _REGISTRY, available_backends
+    from ..errors import BackendUnavailableError
     if not isinstance(requested, str):
         raise ValueError(f"jit: backend must be a string such as 'cpu', got {requested!r}")
     name = _ALIASES.get(requested, requested)
@@ -280,8 +283,10 @@ def _check_backend_name(requested) -> None:
     if isinstance(missing, ImportError):  # "xla" without jax: say what to install
         raise missing
     spelled = requested if name == requested else f"{requested}/{name}"
-    raise ValueError(f"jit: backend {requested!r} is not available on this machine (no "
-                     f"{spelled} backend); {listed}")
+    reason = getattr(_REGISTRY.get(name), "unavailable_reason", lambda: None)()
+    raise BackendUnavailableError(
+        f"jit: backend {requested!r} is not available on this machine (no {spelled} "
+        f"backend); {listed}" + (f". Reason: {reason}" if reason else ""))
 
 
 def _request_key(static_argnums, static_argnames, abstraction, backend, compiler_options):

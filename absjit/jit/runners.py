@@ -9,7 +9,7 @@ import types
 import numpy as np
 
 from .. import tree_util
-from ..array import Array, DeviceArray
+from ..array import Array, CudaArray, DeviceArray
 from ..core.trace import to_numpy
 
 __all__ = ["_general_runner", "_fast_runner", "_lazy_runner", "_arg_kind"]
@@ -31,8 +31,10 @@ def _to_buffer(x, aval):
 
 
 def _wrap_outputs(entry, outs) -> list:
-    if getattr(entry.executable, "resident", False):  # device buffers stay there
+    if getattr(entry.executable, "resident", False):  # XLA device buffers stay there
         return [DeviceArray._wrap(o, a.weak_type, a) for o, a in zip(outs, entry.out_avals)]
+    if getattr(entry.executable, "device_outputs", False):  # CUDA arrays stay there
+        return [CudaArray._new_device(o, a.weak_type, a) for o, a in zip(outs, entry.out_avals)]
     res = []
     for i, (o, aval) in enumerate(zip(outs, entry.out_avals)):
         if type(o) is not np.ndarray:
@@ -46,8 +48,11 @@ def _wrap_outputs(entry, outs) -> list:
 def _general_runner(entry):
     exe, consts, in_avals, tree = entry.executable, entry.consts, entry.in_avals, entry.out_tree
 
+    # A device executable takes the leaves as they are (it moves host values itself).
+    raw = getattr(exe, "device_inputs", False)
+
     def run(leaves):
-        bufs = [_to_buffer(x, a) for x, a in zip(leaves, in_avals)]
+        bufs = list(leaves) if raw else [_to_buffer(x, a) for x, a in zip(leaves, in_avals)]
         outs = exe(*consts, *bufs)
         return tree_util.tree_unflatten(tree, _wrap_outputs(entry, outs))
     return run
@@ -76,9 +81,14 @@ def _fast_runner(entry, arg_kinds):
     bufs = [f"c{i}" for i in range(len(entry.consts))]
     for i, c in enumerate(entry.consts):
         env[f"c{i}"] = c
+    device_in = getattr(exe, "device_inputs", False)
+    device_out = getattr(exe, "device_outputs", False)
+    env["dnew"] = CudaArray._new_device
     for i, (kind, aval) in enumerate(zip(arg_kinds, entry.in_avals)):
         env[f"d{i}"] = aval.dtype
-        if kind == "array":
+        if device_in:  # the executable moves host values to the device itself
+            bufs.append(f"a{i}")
+        elif kind == "array":
             bufs.append(f"a{i}._value")
         elif kind == "array_cast":
             bufs.append(f"a{i}._value.astype(d{i})")
@@ -103,6 +113,10 @@ def _fast_runner(entry, arg_kinds):
     outs = []
     for i, aval in enumerate(entry.out_avals):
         env[f"w{i}"], env[f"v{i}"], env[f"e{i}"] = aval.weak_type, aval, aval.dtype
+        if device_out:
+            lines.append(f"    r{i} = dnew(o{i}, w{i}, v{i})")
+            outs.append(f"r{i}")
+            continue
         if i in entry.passthrough:
             lines.append(f"    o{i} = asarray(o{i}, e{i})")
             lines.append(f"    if o{i}.flags.writeable: o{i} = o{i}.copy()")
@@ -121,7 +135,7 @@ def _fast_runner(entry, arg_kinds):
     # The source depends only on this shape of things, so its code object is compiled
     # once per shape and bound to each entry's values through the globals.
     shape = (tuple(arg_kinds), len(entry.consts), nout, entry.passthrough,
-             fast_call is not None, is_leaf)
+             fast_call is not None, is_leaf, device_in, device_out)
     code = _RUNNER_CODE.get(shape)
     if code is None:
         scratch = {}

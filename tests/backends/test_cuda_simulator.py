@@ -1,0 +1,125 @@
+"""The cuda backend where no GPU is: its test module under Numba's CUDA simulator, the
+errors when it cannot run, and the NumPy pin of the ``cuda`` extra.
+
+``NUMBA_ENABLE_CUDASIM`` must be set before ``numba.cuda`` is first imported, and
+turning the simulator on in this process would add a ``jit-cuda`` mode to every test
+that uses the ``mode`` fixture; so ``test_cuda.py`` runs in a subprocess with the
+simulator on. On a machine with a GPU ``test_cuda.py`` is also collected directly
+(see ``conftest.py``) and runs on the real device.
+"""
+from __future__ import annotations
+
+import configparser
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import types
+
+import pytest
+
+import absjit
+from absjit import compat
+from absjit.backends.numba_cuda import BACKEND, runtime
+from absjit.errors import BackendUnavailableError
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_cuda_suite_passes_under_the_simulator():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W",
+         "ignore::RuntimeWarning", str(ROOT / "tests" / "backends" / "test_cuda.py")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-6000:]
+    passed = re.search(r"(\d+) passed", out)
+    assert passed and int(passed.group(1)) >= 30, out[-2000:]
+    assert "skipped" not in out and "failed" not in out
+
+
+@pytest.fixture
+def no_cuda(monkeypatch):
+    """The cuda backend as on a machine without numba-cuda."""
+    runtime.unavailable_reason.cache_clear()
+    monkeypatch.setattr(runtime, "installed", lambda: False)
+    yield
+    monkeypatch.undo()
+    runtime.unavailable_reason.cache_clear()
+
+
+def test_missing_numba_cuda_is_a_runtime_error_naming_the_fix(no_cuda):
+    assert "cuda" not in absjit.backends()
+    for name in ("cuda", "gpu"):
+        with pytest.raises(RuntimeError) as info:
+            absjit.jit(lambda x: x, backend=name)
+        msg = str(info.value)
+        assert isinstance(info.value, BackendUnavailableError)
+        assert "available backends: " + ", ".join(absjit.backends()) in msg
+        assert "pip install 'absjit[cuda]'" in msg and "NUMBA_ENABLE_CUDASIM=1" in msg
+    with pytest.raises(RuntimeError, match="numba-cuda is not installed"):
+        absjit.devices("gpu")
+    with pytest.raises(RuntimeError, match="numba-cuda is not installed"):
+        absjit.device_put(1.0, "gpu")
+    with pytest.raises(ValueError, match="numba-cuda is not installed"):
+        absjit.config.update("default_backend", "cuda")
+
+
+def test_no_gpu_and_no_simulator_is_a_runtime_error(monkeypatch):
+    fake = types.SimpleNamespace(is_available=lambda: False)
+    runtime.unavailable_reason.cache_clear()
+    monkeypatch.setattr(runtime, "cuda_module", lambda: fake)
+    monkeypatch.setattr(runtime, "simulator", lambda: False)
+    monkeypatch.setattr(runtime, "_driver_present", lambda: True)
+    monkeypatch.setattr(compat, "numba_cuda_problem", lambda: None)
+    try:
+        assert not BACKEND.is_available()
+        with pytest.raises(RuntimeError, match="no CUDA GPU or driver was found.*"
+                                               "NUMBA_ENABLE_CUDASIM=1"):
+            absjit.jit(lambda x: x, backend="cuda")
+    finally:
+        monkeypatch.undo()
+        runtime.unavailable_reason.cache_clear()
+
+
+def test_numpy_without_row_stack_is_refused_with_the_pin():
+    numpy_25 = types.SimpleNamespace(__version__="2.5.0")  # no row_stack
+    msg = compat.numba_cuda_problem(numpy_25, "0.30.4")
+    assert "np.row_stack" in msg and "numpy<2.5" in msg
+    assert compat.numba_cuda_problem(numpy_25, "0.31.0") is None
+    import numpy
+    assert compat.numba_cuda_problem(numpy, "0.30.4") is None  # this NumPy is fine
+
+
+def test_cuda_and_test_extras_pin_a_numpy_numba_cuda_works_with():
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    extras = cfg["options.extras_require"]
+    for extra in ("cuda", "test"):
+        reqs = [r.strip() for r in extras[extra].splitlines() if r.strip()]
+        assert any(r.startswith("numba-cuda") for r in reqs), reqs
+        assert compat.NUMBA_CUDA_NUMPY_PIN in reqs, reqs
+    from packaging.specifiers import SpecifierSet
+    pin = SpecifierSet(compat.NUMBA_CUDA_NUMPY_PIN[len("numpy"):])
+    assert "2.4.6" in pin and "2.5.0" not in pin
+
+
+def test_gpu_kernels_are_disk_cached_inside_absjits_cache(tmp_path, monkeypatch):
+    # The disk-cache wiring of a real GPU, short of compiling: numba-cuda's kernel cache
+    # for a generated module is pinned to <cache root>/numba_cuda/__pycache__.
+    from absjit.backends import diskcache
+    monkeypatch.setenv("ABSJIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(runtime, "simulator", lambda: False)
+    runtime.kernel_namespace.cache_clear()
+    try:
+        disp = BACKEND._load("absjit_cuda_0123", "def kernel(a):\n    a[0] = 1\n", False)
+    finally:
+        runtime.kernel_namespace.cache_clear()
+    module = tmp_path / "cache" / "numba_cuda" / "absjit_cuda_0123.py"
+    assert module.read_text().endswith("def kernel(a):\n    a[0] = 1\n")
+    assert disp.absjit_module == "absjit_cuda_0123"
+    assert disp._cache._cache_path == diskcache.numba_dir("numba_cuda")
+    assert str(tmp_path / "cache") in disp._cache._cache_path
