@@ -34,7 +34,7 @@ def _wrap_outputs(entry, outs) -> list:
             o = np.asarray(o, dtype=aval.dtype)
         if i in entry.passthrough and o.flags.writeable:
             o = o.copy()
-        res.append(_new(o, aval.weak_type, aval))
+        res.append(_new(o, aval.weak_type, entry.result_avals[i]))
     return res
 
 
@@ -94,7 +94,8 @@ def _fast_runner(entry, arg_kinds):
         lines.append(f"    {targets} = exe({', '.join(bufs)})")
     outs = []
     for i, aval in enumerate(entry.out_avals):
-        env[f"w{i}"], env[f"v{i}"], env[f"e{i}"] = aval.weak_type, aval, aval.dtype
+        env[f"w{i}"], env[f"v{i}"], env[f"e{i}"] = (aval.weak_type, entry.result_avals[i],
+                                                     aval.dtype)
         if i in entry.passthrough:
             lines.append(f"    o{i} = asarray(o{i}, e{i})")
             lines.append(f"    if o{i}.flags.writeable: o{i} = o{i}.copy()")

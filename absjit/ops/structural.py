@@ -22,7 +22,8 @@ import numpy as np
 from .. import dtypes
 from ..core.avals import ShapedArray
 from ..core.fusion import IndexMap, Value, def_fusion
-from ..core.shapes import IxClamp, ix_add, ix_const, ix_scale
+from ..core.dims import Dim
+from ..core.shapes import IxClamp, ix_add, ix_const, ix_scale, size_of
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import Tracer
 from ..interpreters import ad, batching
@@ -78,7 +79,8 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
     >>> broadcast_in_dim(jnp.array([1, 2]), (3, 2), (1,)).shape
     (3, 2)
     """
-    return broadcast_in_dim_p.bind(x, shape=tuple(int(d) for d in shape),
+    return broadcast_in_dim_p.bind(x, shape=tuple(operator_index(d, "broadcast_in_dim")
+                                                  for d in shape),
                                    broadcast_dimensions=tuple(int(d) for d in broadcast_dimensions))
 
 
@@ -170,7 +172,7 @@ def reshape(x, new_sizes, dimensions=None):
     >>> reshape(jnp.arange(6), (2, 3)).shape
     (2, 3)
     """
-    new_sizes = tuple(int(operator_index(d, "reshape")) for d in new_sizes)
+    new_sizes = tuple(operator_index(d, "reshape") for d in new_sizes)
     if any(d < 0 for d in new_sizes):
         raise TypeError(f"lax.reshape: sizes must be non-negative, got {new_sizes}")
     dims = None if dimensions is None else tuple(int(d) for d in dimensions)
@@ -178,7 +180,7 @@ def reshape(x, new_sizes, dimensions=None):
 
 
 def _reshape_abstract(x, *, new_sizes, dimensions):
-    size = int(np.prod(new_sizes, dtype=np.int64))
+    size = size_of(new_sizes)
     if size != x.size:
         raise TypeError(f"lax.reshape: cannot reshape array of shape {x.shape} (size "
                         f"{x.size}) into shape {tuple(new_sizes)} (size {size})")
@@ -217,7 +219,10 @@ batching.batch_rules[reshape_p] = _reshape_batch
 
 
 def operator_index(d, where: str):
-    """``operator.index(d)``, with a ConcretizationTypeError for abstract tracers."""
+    """``operator.index(d)``, with a ConcretizationTypeError for abstract tracers; a
+    symbolic size (``ranked`` level) passes through."""
+    if type(d) is Dim:
+        return d
     try:
         return operator.index(d)
     except TypeError:
@@ -877,7 +882,7 @@ def iota(dtype, shape, dimension=0):
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     dt = dtypes.canonicalize_dtype(dtypes.check_user_dtype(dtype))
-    return iota_p.bind(dtype=dt, shape=tuple(int(operator_index(s, "iota")) for s in shape),
+    return iota_p.bind(dtype=dt, shape=tuple(operator_index(s, "iota") for s in shape),
                        dimension=int(dimension))
 
 
