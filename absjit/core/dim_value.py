@@ -15,10 +15,7 @@ from .fusion import Value, def_fusion
 from .primitive import Primitive, abstract_eval_rules, impl_rules
 from .shapes import ix_const
 
-__all__ = ["dim_value_p", "DIM_DTYPE"]
-
-#: The dtype of a size used as a value (a weakly typed int, like a Python ``int``).
-DIM_DTYPE = np.dtype(np.int32)
+__all__ = ["dim_value_p"]
 
 dim_value_p = Primitive("dim_value", param_order=("size", "dtype"))
 

@@ -14,10 +14,12 @@ operation unified them, and never adds an assumption (compiler passes compare sh
 freely).
 
 Everything Python would need a concrete number for — ``int(d)``, ``range(d)``,
-``d > 3``, ``d == 5`` — raises :class:`absjit.errors.InconclusiveDimensionError`,
-naming the argument and axis and suggesting the ``shaped`` level. Comparisons whose
-answer follows from sizes being non-negative and the non-unit dims never being 1
-(``d >= 0``, ``d == 1``, ``d == -1``) answer.
+``d > 3``, ``bool(d)`` — raises :class:`absjit.errors.InconclusiveDimensionError`,
+naming the argument and axis and suggesting the ``shaped`` level. Order comparisons
+whose answer follows from what is known (sizes are non-negative, the bounds the trace
+assumed) answer. ``==`` is True when the sizes are provably equal and False otherwise
+(``x0 == 3`` is False); ``x0 == 0`` also records the assumption that the array is not
+empty, checked at entry like every other assumption.
 
 Examples
 --------
@@ -41,7 +43,8 @@ import numpy as np
 from ..errors import InconclusiveDimensionError
 
 __all__ = ["Dim", "DimEnv", "is_dim", "is_symbolic", "dim_max", "atoms_of", "unify",
-           "unifying", "evaluate", "bind_sizes", "substitute"]
+           "unifying", "evaluate", "bind_sizes", "substitute", "slice_indices",
+           "assume_at_least", "entry_checks"]
 
 
 # True while a primitive's abstract evaluation rule runs (``unifying()``): a rule that
@@ -103,6 +106,13 @@ class _OpFactor:
 
     def key(self):
         return (self.op, _key_of(self.a), _key_of(self.b))
+
+    # Equal when they compute the same thing, so that polynomials merge their terms.
+    def __eq__(self, other):
+        return isinstance(other, _OpFactor) and self.key() == other.key()
+
+    def __hash__(self):
+        return hash(self.key())
 
 
 def _key_of(x):
@@ -171,14 +181,44 @@ def _env_of(poly):
 
 
 def _lower_bound(poly):
-    """A lower bound of ``poly`` over all sizes >= 0, or None when unbounded below."""
+    """A lower bound of ``poly`` (sizes are >= 0, or >= what the trace assumed), or None
+    when unbounded below."""
     lb = 0
     for m, c in poly.items():
         if m == ():
             lb += c
         elif c < 0:
             return None
+        else:
+            term = c
+            for f in m:
+                term *= _factor_lb(f)
+            lb += term
     return lb
+
+
+def _recorded_bound(poly, lb):
+    """``lb`` improved by the bounds the trace assumed: ``poly >= k + c`` when it is a
+    recorded ``size >= k`` plus a constant ``c``."""
+    env = _env_of(poly)
+    if env is None:
+        return lb
+    for d, k, _ in env.lower_bounds:
+        rest = _add(poly, _poly_of(d.resolved()), -1)
+        if not rest or (len(rest) == 1 and () in rest):
+            c = rest.get((), 0)
+            lb = k + c if lb is None else max(lb, k + c)
+    return lb
+
+
+def _factor_lb(f) -> int:
+    if isinstance(f, _Atom):
+        return f.env.atom_lb.get(f.root().name, 0)
+    a = _lower_bound(_poly_of(_resolved(f.a))) or 0
+    if f.op == "max":
+        return max(a, _lower_bound(_poly_of(_resolved(f.b))) or 0)
+    b = f.b
+    return max(a, 0) // b if isinstance(b, int) and b > 0 else 0
 
 
 class Dim:
@@ -280,11 +320,24 @@ class Dim:
             return True
         if isinstance(other, Dim):
             return False  # not provably equal (``x0 * x1`` and ``x0``)
+        other = int(other)
         if other < 0 or (other == 1 and self.atom() is not None):
             return False  # no size is negative, and a non-unit dim is never 1
-        if _is_open(self, other):
-            # ``x.shape[0] == 3`` in traced code: the answer depends on the size.
-            raise InconclusiveDimensionError(self, f"{self} == {other}")
+        if other == 0:
+            if _is_open(self, other) and _is_monomial(self):
+                # ``if x.shape[0] == 0`` (an empty-array check): assume non-empty, and
+                # check that at entry.
+                assume_at_least(self, 1, "an empty array was not expected")
+            return False
+        atom = self.atom()
+        if atom is not None and atom.env.open and _UNIFYING.get():
+            # An operation requires ``x1 == 3`` (``x @ w`` with a shaped ``w``): the
+            # size is 3 from now on, checked at entry.
+            atom.env.set_constant(atom, other)
+            return True
+        # Otherwise not provably equal: ``x0 == 3`` is False, as ``x0 == y0`` is until
+        # an operation unifies them. (What needs the number itself — ``int``,
+        # ``range``, ``x0 > 3`` — raises.)
         return False
 
     def __ne__(self, other):
@@ -298,10 +351,10 @@ class Dim:
         if not _is_size(other):
             return NotImplemented
         diff = _add(_poly_of(self.resolved()), _poly_of(_resolved(other)), -1)
-        lb = _lower_bound(diff)
+        lb = _recorded_bound(diff, _lower_bound(diff))
         ub = None
         neg = {m: -c for m, c in diff.items()}
-        nlb = _lower_bound(neg)
+        nlb = _recorded_bound(neg, _lower_bound(neg))
         if nlb is not None:
             ub = -nlb
         if op == ">=":
@@ -385,6 +438,82 @@ def _is_open(a, b) -> bool:
     return False
 
 
+def _is_monomial(d) -> bool:
+    r = d.resolved()
+    if not isinstance(r, Dim) or len(r._terms) != 1:
+        return False
+    ((m, c),) = r._terms.items()
+    return c > 0 and all(isinstance(f, _Atom) for f in m)
+
+
+def assume_at_least(d, k: int, why: str) -> bool:
+    """Record that size ``d`` is at least ``k`` (checked when the compiled program is
+    entered) unless that is already certain; True. For an ``int``, whether it holds."""
+    if not isinstance(d, Dim):
+        return int(d) >= k
+    lb = _lower_bound(_poly_of(d.resolved()))
+    if lb is not None and lb >= k:
+        return True
+    env = _env_of(d._terms)
+    if env is None or not env.open:
+        raise InconclusiveDimensionError(d, f"{d} >= {k}")
+    env.lower_bounds.append((d, k, why))
+    atom = d.atom()
+    if atom is not None:
+        env.atom_lb[atom.name] = max(env.atom_lb.get(atom.name, 0), k)
+    return True
+
+
+def slice_indices(start, stop, step, n) -> tuple:
+    """``slice(start, stop, step).indices(n)`` plus the length, for a symbolic size
+    ``n`` and int (or None) bounds: ``(start, stop, step, length)``. The bounds are
+    assumed within ``n`` (``x[1:]`` assumes ``n >= 1``, ``x[2:4]`` assumes ``n >= 4``);
+    the compiled program checks that at entry."""
+    step = 1 if step is None else int(step)
+    why = f"slice({start}, {stop}, {step}) needs it"
+
+    def pos(b, default):
+        if b is None:
+            return default
+        b = int(b)
+        if b >= 0:
+            assume_at_least(n, b if step > 0 else b + 1, why)
+            return b
+        assume_at_least(n, -b, why)
+        return n + b
+
+    if step > 0:
+        first, last = pos(start, 0), pos(stop, n)
+        length = last - first
+        if isinstance(length, int):
+            length = max(0, -(-length // step))
+        else:
+            assume_at_least(length, 1 if step > 1 else 0, why)
+            length = (length + step - 1) // step
+        return first, last, step, length
+    first = pos(start, n - 1)
+    last = -1 if stop is None else pos(stop, None)
+    length = first - last
+    if isinstance(length, int):
+        length = max(0, -(-length // -step))
+    else:
+        assume_at_least(length, 1 if step < -1 else 0, why)
+        length = (length - step - 1) // -step
+    return first, last, step, length
+
+
+def entry_checks(atoms) -> list:
+    """``(size, k, why)`` for every lower bound the traces of ``atoms`` assumed."""
+    out, seen = [], set()
+    for a in atoms:
+        env = a.env
+        if id(env) in seen:
+            continue
+        seen.add(id(env))
+        out.extend(env.lower_bounds)
+    return out
+
+
 def _atom_pair(diff):
     """``(a, b)`` when ``diff`` is ``a - b`` for two distinct atoms, else ``(None, None)``."""
     if len(diff) != 2 or () in diff:
@@ -407,7 +536,8 @@ def _resolved(x):
 def _resolve_factor(f):
     if isinstance(f, _Atom):
         r = f.root()
-        return _make({(r,): 1})
+        k = r.env.constants.get(r.name)
+        return k if k is not None else _make({(r,): 1})
     a, b = _resolved(f.a), _resolved(f.b)
     return _floordiv(a, b) if f.op == "floordiv" else dim_max(a, b)
 
@@ -426,7 +556,8 @@ def _format(x, name, code=False) -> str:
         return str(x)
     parts = []
     consts = []
-    for m, c in sorted(x._terms.items(), key=lambda mc: (len(mc[0]) == 0, str(mc[0]))):
+    for m, c in sorted(x._terms.items(), key=lambda mc: (len(mc[0]) == 0, mc[1] < 0,
+                                                        str(mc[0]))):
         if m == ():
             consts.append(c)
             continue
@@ -562,6 +693,9 @@ class DimEnv:
         self.atoms: dict = {}
         self.open = True
         self.equalities: list = []  # (atom, atom) pairs, in the order assumed
+        self.lower_bounds: list = []  # (size, k, why): the trace assumed size >= k
+        self.atom_lb: dict = {}  # root name -> the largest k assumed for it alone
+        self.constants: dict = {}  # root name -> the value an operation required
 
     def atom(self, arg: str, axis: int) -> Dim:
         """A fresh atom for ``arg.shape[axis]``, named ``<arg><axis>``."""
@@ -594,6 +728,16 @@ class DimEnv:
             ra, rb = rb, ra
         self.parent[rb.name] = ra.name
         self.equalities.append((a, b))
+        if rb.name in self.constants:
+            self.constants.setdefault(ra.name, self.constants.pop(rb.name))
+        if rb.name in self.atom_lb:
+            self.atom_lb[ra.name] = max(self.atom_lb.get(ra.name, 0),
+                                        self.atom_lb.pop(rb.name))
+
+    def set_constant(self, atom: "_Atom", value: int) -> None:
+        """Assume ``atom == value`` (checked at entry, like an equality of atoms)."""
+        self.constants[self.find(atom).name] = int(value)
+        self.equalities.append((atom, int(value)))
 
     def close(self) -> None:
         """No more unification: comparisons become structural."""
@@ -632,8 +776,16 @@ def bind_sizes(avals, shapes, names=None) -> dict:
         for axis, (d, n) in enumerate(zip(ashape, shape)):
             if not isinstance(d, Dim):
                 continue
-            atom = d.atom()
             orig = _first_atom(d)
+            r = d.resolved()
+            if isinstance(r, int):  # an operation required this size (``x1 == 3``)
+                if n != r:
+                    raise ValueError(
+                        f"{orig.origin()} = {n}, but the function was traced at the "
+                        f"'ranked' level assuming it is {r} (an operation combined it "
+                        "with a fixed size); pass an array of that size.")
+                continue
+            atom = d.atom()
             if atom is None:
                 continue
             got = sizes.get(atom.name)
@@ -642,6 +794,13 @@ def bind_sizes(avals, shapes, names=None) -> dict:
                 where[atom.name] = orig
             elif got != n:
                 raise mismatch_error(where[atom.name], got, orig, n, atom)
+    atoms = [_first_atom(d) for aval in avals for d in getattr(aval, "shape", ())
+             if isinstance(d, Dim)]
+    for d, k, why in entry_checks(atoms):
+        if all(a.name in sizes for a in d.atoms()) and evaluate(d, sizes) < k:
+            raise ValueError(
+                f"{' * '.join(d.origins())}: the function was traced at the 'ranked' "
+                f"level assuming {d} >= {k} ({why}), but it is {evaluate(d, sizes)}.")
     return sizes
 
 

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from .dims import Dim, is_symbolic, unify
 
-__all__ = ["size_of", "is_static", "known_at_least", "maybe_more_than", "broadcast_shapes", "IxVar", "IxConst", "IxAdd", "IxScale", "IxClamp",
+__all__ = ["size_of", "is_static", "as_size", "known_at_least", "maybe_more_than", "broadcast_shapes", "IxVar", "IxConst", "IxAdd", "IxScale", "IxClamp",
            "ix_const", "ix_add", "ix_scale", "ix_vars", "is_ix"]
 
 
@@ -46,6 +46,11 @@ def size_of(shape):
     if is_symbolic(shape):
         return math.prod(shape)
     return math.prod(int(d) for d in shape)
+
+
+def as_size(d):
+    """``int(d)``, except that a symbolic size stays symbolic."""
+    return d if type(d) is Dim else int(d)
 
 
 def known_at_least(size, n: int) -> bool:

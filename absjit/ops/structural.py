@@ -23,7 +23,7 @@ from .. import dtypes
 from ..core.avals import ShapedArray
 from ..core.fusion import IndexMap, Value, def_fusion
 from ..core.dims import Dim
-from ..core.shapes import IxClamp, ix_add, ix_const, ix_scale, size_of
+from ..core.shapes import IxClamp, as_size, ix_add, ix_const, ix_scale, size_of
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import Tracer
 from ..interpreters import ad, batching
@@ -372,8 +372,8 @@ def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 - lax.sl
     >>> slice(jnp.arange(10), (2,), (8,), (3,))
     Array([2, 5], dtype=int32)
     """
-    return slice_p.bind(x, start_indices=tuple(int(i) for i in start_indices),
-                        limit_indices=tuple(int(i) for i in limit_indices),
+    return slice_p.bind(x, start_indices=tuple(as_size(i) for i in start_indices),
+                        limit_indices=tuple(as_size(i) for i in limit_indices),
                         strides=None if strides is None else tuple(int(s) for s in strides))
 
 
@@ -450,6 +450,9 @@ def index_in_dim(x, index, axis=0, keepdims=True):
 
 
 def _scalar(v, dtype):
+    if type(v) is Dim:  # a symbolic size: its value, staged (dim_value)
+        from . import elementwise as ew
+        return ew.convert_element_type(v, dtype)
     from ..array import Array
     return Array._new(np.asarray(v, dtype=dtype), False)
 

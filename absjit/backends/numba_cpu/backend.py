@@ -33,10 +33,10 @@ from ...core.primitive import impl_rules
 from ...errors import CompilationError
 from .. import diskcache
 from ..base import Backend, Executable
-from .lower_arrays import array_rules
+from .lower_arrays import SYMBOLIC_SIZES, array_rules
 from .lower_elementwise import scalar_rules
 from .render import FunctionRenderer, shape_text
-from ...core.dims import Dim, code_name
+from ...core.dims import Dim, code_name, entry_checks, is_symbolic
 
 __all__ = ["NumbaCPUBackend", "NumbaExecutable", "SUPPORTED_DTYPES", "render_program"]
 
@@ -185,6 +185,10 @@ def _check_renderable(body, params):
         for v in ir.stmt_defs(stmt):
             dtypes.add(np.dtype(v.dtype))
     missing += [f"dtype {d.name}" for d in dtypes if d not in SUPPORTED_DTYPES]
+    for stmt in ir.walk(body):
+        if isinstance(stmt, ir.Opaque) and stmt.prim.name not in SYMBOLIC_SIZES \
+                and any(is_symbolic(a.shape) for a in stmt.in_avals + stmt.out_avals):
+            missing.append(f"{stmt.prim.name} with symbolic sizes (ranked level)")
     top = {id(stmt) for stmt in body}
     nested_prints = sum(1 for stmt in ir.walk(body) if isinstance(stmt, ir.Opaque)
                         and stmt.prim.name == "debug_print" and id(stmt) not in top)
@@ -252,11 +256,13 @@ def size_bindings(params, names, atoms, guards) -> tuple:
         if not isinstance(v, ir.Buffer):
             continue
         for axis, d in enumerate(v.shape):
-            if type(d) is not Dim:
+            r = d.resolved() if type(d) is Dim else int(d)
+            if type(r) is int:  # a literal, or a size an operation fixed (``x1 == 3``)
                 if guards:
-                    lines += [f"    if {nm}.shape[{axis}] != {int(d)}:",
-                              f"        raise ValueError('{v.name}.shape[{axis}] must be "
-                              f"{int(d)}, got', {nm}.shape[{axis}])"]
+                    what = _origin(d) if type(d) is Dim else f"{v.name}.shape[{axis}]"
+                    lines += [f"    if {nm}.shape[{axis}] != {r}:",
+                              f"        raise ValueError('{what} must be {r}, got', "
+                              f"{nm}.shape[{axis}])"]
                 continue
             atom = d.atom()
             if atom is None:
@@ -272,6 +278,13 @@ def size_bindings(params, names, atoms, guards) -> tuple:
                     f"function was traced at the ranked level assuming they are equal "
                     f"(dimension {atom.name}); got sizes', {nm}.shape[{axis}], "
                     f"{code_name(atom)})"]
+    if guards:
+        for d, k, why in entry_checks(atoms):
+            if all(a.name in bound for a in d.atoms()):
+                lines += [f"    if {d.code()} < {k}:",
+                          f"        raise ValueError('{' * '.join(d.origins())}: the function "
+                          f"was traced at the ranked level assuming {d} >= {k} ({why}); "
+                          f"got', {d.code()})"]
     extra = [code_name(a) for a in atoms if a.name not in bound]
     return lines, extra
 

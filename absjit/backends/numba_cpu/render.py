@@ -18,7 +18,7 @@ from ...compiler import ir
 from ...compiler.printer import format_ix
 from ...core.primitive import all_primitives
 from ...core.dims import Dim
-from ...core.shapes import IxAdd, IxConst, IxScale, IxVar
+from ...core.shapes import IxAdd, IxClamp, IxConst, IxScale, IxVar
 from .lower_arrays import array_rules
 from .lower_elementwise import (dtype_ctor, literal_expr, preserves_dtype, scalar_rules)
 
@@ -382,4 +382,6 @@ def _rename_ix(i, r):
         return IxScale(_rename_ix(i.a, r), i.k)
     if isinstance(i, IxConst) and type(i.value) is Dim:
         return IxVar(i.value.code())  # a symbolic offset (``n - 1 - i`` in ``rev``)
+    if isinstance(i, IxClamp) and (type(i.lo) is Dim or type(i.hi) is Dim):
+        return IxClamp(i.value, size_text(i.lo), size_text(i.hi))  # printed as given
     return i
