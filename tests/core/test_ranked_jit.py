@@ -141,7 +141,7 @@ def test_ranked_jit_under_eager_transforms_and_per_argument_levels():
     assert float(f(x, 2)) == 14.0 and float(f(x[:3], 2)) == 5.0 and f._cache_size() == 1
     assert float(f(x, 3)) == 36.0 and f._cache_size() == 2
     assert_close(absjit.grad(lambda x: f(x, 2))(x), 2 * x)
-    assert_close(absjit.vmap(lambda r: f(r, 2))(np.ones((3, 2), np.float32)), np.full(3, 2.0))
+    assert_close(absjit.vmap(lambda r: f(r, 2))(np.ones((3, 2), np.float32)), np.full(3, 2.0, np.float32))
 
 
 def test_explain_cache_misses_shows_the_ranked_key(caplog):
