@@ -8,10 +8,10 @@ equality the trace assumed) and evaluates :func:`specialize`'s concrete copy.
 from __future__ import annotations
 
 from .avals import ShapedArray
-from .dims import Dim, bind_sizes, is_symbolic, substitute
+from .dims import Dim, entry_checks, evaluate, first_atom, is_symbolic
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
-__all__ = ["is_symbolic_jaxpr", "bind_arguments", "specialize"]
+__all__ = ["is_symbolic_jaxpr", "bind_arguments", "bind_sizes", "specialize", "substitute"]
 
 
 def _symbolic_aval(aval) -> bool:
@@ -86,3 +86,63 @@ class _Specializer:
                                  {k: self.param(p) for k, p in e.params.items()},
                                  e.source_info))
         return Jaxpr(constvars, invars, eqns, [self.var(v) for v in jaxpr.outvars])
+
+
+def bind_sizes(avals, shapes, names=None) -> dict:
+    """Root atom name -> size, read from the arrays' ``shapes`` where ``avals`` (the
+    jaxpr's parameters) have atoms; raises ``ValueError`` naming both arguments and
+    their sizes where two axes the trace assumed equal differ."""
+    sizes: dict = {}
+    where: dict = {}
+    for aval, shape in zip(avals, shapes):
+        ashape = getattr(aval, "shape", ())
+        if not is_symbolic(ashape):
+            continue
+        for axis, (d, n) in enumerate(zip(ashape, shape)):
+            if not isinstance(d, Dim):
+                continue
+            orig = first_atom(d)
+            r = d.resolved()
+            if isinstance(r, int):  # an operation required this size (``x1 == 3``)
+                if n != r:
+                    raise ValueError(
+                        f"{orig.origin()} = {n}, but the function was traced at the "
+                        f"'ranked' level assuming it is {r} (an operation combined it "
+                        "with a fixed size); pass an array of that size.")
+                continue
+            atom = d.atom()
+            if atom is None:
+                continue
+            got = sizes.get(atom.name)
+            if got is None:
+                sizes[atom.name] = int(n)
+                where[atom.name] = orig
+            elif got != n:
+                raise mismatch_error(where[atom.name], got, orig, n, atom)
+    atoms = [first_atom(d) for aval in avals for d in getattr(aval, "shape", ())
+             if isinstance(d, Dim)]
+    for d, k, why in entry_checks(atoms):
+        if all(a.name in sizes for a in d.atoms()) and evaluate(d, sizes) < k:
+            raise ValueError(
+                f"{' * '.join(d.origins())}: the function was traced at the 'ranked' "
+                f"level assuming {d} >= {k} ({why}), but it is {evaluate(d, sizes)}.")
+    return sizes
+
+
+def mismatch_error(first, n_first, other, n_other, root) -> ValueError:
+    return ValueError(
+        f"{other.origin()} = {n_other} but {first.origin()} = {n_first}: the function "
+        f"was traced at the 'ranked' level assuming they are equal (dimension "
+        f"{root.name}); pass arrays whose sizes agree.")
+
+
+def substitute(x, sizes: dict):
+    """``x`` with every :class:`Dim` replaced by its value (in tuples, lists, dicts)."""
+    if isinstance(x, Dim):
+        return evaluate(x, sizes)
+    t = type(x)
+    if t is tuple or t is list:
+        if not any(isinstance(e, (Dim, tuple, list)) for e in x):
+            return x
+        return t(substitute(e, sizes) for e in x)
+    return x
