@@ -10,6 +10,7 @@ __all__ = [
     "TracerIntegerConversionError", "TracerArrayConversionError",
     "NonConcreteBooleanIndexError", "UnexpectedTracerError", "CompilationError",
     "BackendUnavailableError",
+    "InconclusiveDimensionError",
 ]
 
 
@@ -101,3 +102,34 @@ class BackendUnavailableError(ValueError, RuntimeError):
     without numba-cuda or without a GPU). The message lists the available backends and
     what to install. A ``RuntimeError``, and a ``ValueError`` as an unknown backend
     name is."""
+
+
+class InconclusiveDimensionError(ConcretizationTypeError):
+    """Python needed a concrete size from a symbolic dimension of the ``ranked`` level:
+    ``range(x.shape[0])``, ``if x.shape[0] > 3``, ``int(n)``.
+
+    The message names the argument and axis the size comes from. Fixes: trace that
+    argument at the ``shaped`` level (``abstraction={"x": "shaped"}``), whose sizes are
+    Python ints, or express the computation with array operations
+    (``jnp.arange(n)``, ``lax.fori_loop(0, n, ...)``, ``jnp.where``).
+    """
+
+    def __init__(self, dim, what: str = ""):
+        self.dim = dim
+        try:
+            origins = dim.origins()
+        except Exception:  # noqa: BLE001 - a malformed dim still gets a message
+            origins = []
+        args = sorted({o.split(".shape")[0] for o in origins})
+        where = ", ".join(origins) or str(dim)
+        fix = (f"abstraction={{{', '.join(repr(a) + ': ' + repr('shaped') for a in args)}}}"
+               if args else "abstraction='shaped'")
+        TypeError.__init__(
+            self,
+            f"The size {dim} ({where}) is symbolic at the 'ranked' level, but Python "
+            f"needed a concrete value for `{what}`. Sizes of arguments traced at the "
+            "'ranked' level are not known while tracing (one compiled program serves "
+            "every size). Possible fixes: trace the argument at the 'shaped' level "
+            f"({fix}), which compiles once per shape; or express the size-dependent "
+            "part with array operations (jnp.arange(n), lax.fori_loop(0, n, ...), "
+            "jnp.where).")

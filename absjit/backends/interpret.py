@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.specialize import bind_arguments, is_symbolic_jaxpr, specialize
 from ..ops.call import eval_jaxpr_numpy
 from .base import Backend, CompileOptions, Executable, register_backend
 
@@ -24,15 +25,28 @@ __all__ = ["InterpretBackend", "InterpretExecutable"]
 class InterpretExecutable(Executable):
     """Calls ``eval_jaxpr_numpy`` on ``(*consts, *args)`` buffers."""
 
-    __slots__ = ("jaxpr", "num_consts")
+    __slots__ = ("jaxpr", "num_consts", "symbolic", "specialized")
 
     def __init__(self, closed_jaxpr):
         self.jaxpr = closed_jaxpr.jaxpr
         self.num_consts = len(self.jaxpr.constvars)
+        # Sizes of the ``ranked`` level: bound per call, one concrete copy per sizes.
+        self.symbolic = is_symbolic_jaxpr(self.jaxpr)
+        self.specialized: dict = {}
 
     def __call__(self, *buffers) -> list:
         n = self.num_consts
-        outs = eval_jaxpr_numpy(self.jaxpr, buffers[:n], *buffers[n:])
+        jaxpr = self.jaxpr
+        if self.symbolic:
+            sizes = bind_arguments(jaxpr, buffers)
+            key = tuple(sorted(sizes.items()))
+            got = self.specialized.get(key)
+            if got is None:
+                if len(self.specialized) > 64:
+                    self.specialized.clear()
+                got = self.specialized[key] = specialize(jaxpr, sizes)
+            jaxpr = got
+        outs = eval_jaxpr_numpy(jaxpr, buffers[:n], *buffers[n:])
         # An output may be (a view of) an input buffer; when that input is writable
         # (a caller's NumPy array) the result must not alias it, since jit marks
         # outputs read-only and the caller may keep writing to its array.

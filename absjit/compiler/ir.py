@@ -404,3 +404,39 @@ def verify(program: Program) -> Program:
     for out in program.outputs:
         need(out, "outputs")
     return program
+
+
+def size_atoms(params, body, results=()) -> list:
+    """The root atoms of every symbolic size (``ranked`` level) that ``params``, ``body``
+    and ``results`` mention — shapes, loop extents, index constants, parameters of
+    opaque ops, and the bodies of the pieces ``body`` calls — sorted by name. A
+    renderer binds each one once, at function entry."""
+    from ..core.dims import Dim
+    found: dict = {}
+    seen: set = set()
+    stack = list(params) + list(results) + list(body)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Dim):
+            for a in x.atoms():
+                found.setdefault(a.name, a)
+            continue
+        if isinstance(x, (int, float, str, bool, np.ndarray, np.generic, np.dtype)) \
+                or x is None:
+            continue
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, CallPiece):
+            p = x.piece
+            stack.extend(list(p.params) + list(p.results) + list(p.body))
+        elif dataclasses.is_dataclass(x) or is_ix(x):
+            stack.extend(getattr(x, f.name) for f in dataclasses.fields(x)) \
+                if dataclasses.is_dataclass(x) else stack.extend(x)
+        elif hasattr(x, "shape") and hasattr(x, "dtype"):  # an aval
+            stack.extend(x.shape)
+    return [found[k] for k in sorted(found)]

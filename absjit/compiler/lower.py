@@ -18,7 +18,8 @@ from ..core import pretty
 from ..core.fusion import IndexMap, Reduction, Value, fusion_kind
 from ..core.jaxpr import Literal, Var
 from ..core.passes import dce, inline_calls
-from ..core.shapes import IxVar, size_of
+from ..core.dims import Dim
+from ..core.shapes import IxVar, maybe_more_than, size_of
 from . import ir
 from .plan import plan as make_plan
 
@@ -160,8 +161,10 @@ class _Lowerer:
     def parallel_hint(self, shape) -> bool:
         par = getattr(self.options, "parallel", None)
         if par is not None:
-            return bool(par) and len(shape) > 0 and shape[0] > 1
-        return len(shape) > 0 and shape[0] > 1 and size_of(shape) >= PARALLEL_MIN_SIZE
+            return bool(par) and len(shape) > 0 and maybe_more_than(shape[0], 1)
+        # A symbolic size may be large: such nests are parallel (prange).
+        return len(shape) > 0 and maybe_more_than(shape[0], 1) and \
+            maybe_more_than(size_of(shape), PARALLEL_MIN_SIZE - 1)
 
     def loop_vars(self, ndim):
         return tuple(self.names("i") for _ in range(ndim))
@@ -335,7 +338,9 @@ class _Lowerer:
             else:
                 s = ir.Sym(self.names("s"), r.dtype)
                 body += [ir.Let(s, ir.Load(r, ())), ir.Store(y, at, s)]
-        self.stmts.append(ir.ForRange(it, int(p["length"]), bool(p["reverse"]), body))
+        length = p["length"]
+        self.stmts.append(ir.ForRange(it, length if type(length) is Dim else int(length),
+                                      bool(p["reverse"]), body))
         for v, b in zip(eqn.outvars, carry + ys):
             self.arrays[v] = b
 

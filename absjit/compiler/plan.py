@@ -24,7 +24,7 @@ from ..core.fusion import (COSTLY, ControlFlow, Elementwise, IndexMap, Opaque, R
                            Value, fusion_kind)
 from ..core.jaxpr import Literal, Var
 from ..core.pretty import var_namer
-from ..core.shapes import IxVar, size_of
+from ..core.shapes import IxVar, is_static, size_of
 
 __all__ = ["Plan", "plan", "FUSIBLE", "MAX_FUSED_OPS"]
 
@@ -121,7 +121,7 @@ class Plan:
             v = eqn.outvars[0]
             got = {n}
             if not (self.kinds[n] == "index"
-                    and size_of(v.aval.shape) > size_of(eqn.invars[0].aval.shape)):
+                    and _grows(eqn.invars[0].aval.shape, v.aval.shape)):
                 for x in eqn.invars:
                     if isinstance(x, Var) and x in deps and x not in capped:
                         got |= deps[x]
@@ -171,7 +171,7 @@ class Plan:
                 else:
                     roots |= nests[cv]
                 if ckind == "index" and cost[v] > 0 and \
-                        size_of(cv.aval.shape) > size_of(v.aval.shape):
+                        _grows(v.aval.shape, cv.aval.shape):
                     reason = reason or "broadcast of a computed value"
             if len(roots) > 1 and (cost[v] >= COSTLY or _cost(eqn, kind) >= COSTLY):
                 reason = reason or f"costly and read by {len(roots)} loop nests"
@@ -218,3 +218,12 @@ class Plan:
 def plan(eqns, outvars) -> Plan:
     """The :class:`Plan` for ``eqns`` computing ``outvars``."""
     return Plan(eqns, outvars)
+
+
+def _grows(src_shape, dst_shape) -> bool:
+    """An index map from ``src_shape`` to ``dst_shape`` reads elements more than once
+    (a broadcast). With symbolic sizes: when the sizes are not the same expression."""
+    a, b = size_of(src_shape), size_of(dst_shape)
+    if is_static(src_shape) and is_static(dst_shape):
+        return b > a
+    return not a == b  # noqa: SIM201 - structural comparison of sizes

@@ -33,7 +33,7 @@ def format_ix(ix, value=None) -> str:
             f"-({format_ix(ix.a, value)} * {-ix.k})"
     if isinstance(ix, IxAdd):
         b = ix.b
-        if isinstance(b, IxConst) and b.value < 0:
+        if isinstance(b, IxConst) and isinstance(b.value, int) and b.value < 0:
             return f"({format_ix(ix.a, value)} - {-b.value})"
         return f"({format_ix(ix.a, value)} + {format_ix(b, value)})"
     if isinstance(ix, IxClamp):

@@ -10,13 +10,16 @@ objects (symbolic dims) as long as they support ``==``, ``hash`` and ``str``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
 from ..errors import (ConcretizationTypeError, TracerArrayConversionError,
                       TracerBoolConversionError, TracerIntegerConversionError)
+from .dims import DimEnv, is_symbolic
 
-__all__ = ["AbstractValue", "ShapedArray", "ConcreteArray", "StaticArg",
+__all__ = ["AbstractValue", "ShapedArray", "ConcreteArray", "RankedArray", "StaticArg",
            "raise_to_shaped", "shape_str"]
 
 
@@ -57,8 +60,13 @@ class ShapedArray(AbstractValue):
         return len(self.shape)
 
     @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+    def size(self):
+        """Number of elements: an ``int``, or a symbolic size at the ``ranked`` level."""
+        if not self.shape:
+            return 1
+        if is_symbolic(self.shape):
+            return math.prod(self.shape)
+        return int(np.prod(self.shape, dtype=np.int64))
 
     def _key(self):
         return (self.shape, self.dtype, self.weak_type)
@@ -175,6 +183,83 @@ class ConcreteArray(ShapedArray):
 
     def concrete_value(self):
         return self.val
+
+
+class _Unsized:
+    """The size of a non-unit axis of a :class:`RankedArray` not yet bound to an
+    argument (a cache key): prints as ``?``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "?"
+
+    def __reduce__(self):
+        return (_unsized, ())
+
+
+UNSIZED = _Unsized()
+
+
+def _unsized():
+    return UNSIZED
+
+
+class RankedArray(ShapedArray):
+    """Dtype, rank, weak type and which axes have size 1; the other sizes are symbolic.
+
+    ``RankedArray(ndim, dtype, weak_type, unit_dims)`` is the abstract value of the
+    ``ranked`` level and the cache key of its arguments: arrays of one rank and dtype
+    share it whatever their sizes (only the axes of size exactly 1 are part of it, so
+    broadcasting is decided while tracing). Tracing gives each other axis a symbolic
+    :class:`~absjit.core.dims.Dim` named after the argument and axis (``x.shape ==
+    (x0, x1)``); :meth:`bind` does that.
+
+    Examples
+    --------
+    >>> a = RankedArray(2, np.float32, unit_dims=(1,))
+    >>> a, a.str_short()
+    (RankedArray(float32[?,1]), 'f32[?,1]')
+    >>> from absjit.core.dims import DimEnv
+    >>> a.bind(DimEnv(), "x")
+    RankedArray(float32[x0,1])
+    """
+
+    __slots__ = ()
+    level_name = "ranked"
+
+    def __init__(self, ndim, dtype=None, weak_type: bool = False, unit_dims=(), shape=None):
+        if shape is None:
+            unit = frozenset(int(d) for d in unit_dims)
+            shape = tuple(1 if d in unit else UNSIZED for d in range(int(ndim)))
+        super().__init__(shape, dtype, weak_type)
+
+    @classmethod
+    def from_shaped(cls, aval: ShapedArray) -> "RankedArray":
+        """A bound ``RankedArray`` with ``aval``'s (symbolic) shape."""
+        return cls(len(aval.shape), aval.dtype, aval.weak_type, shape=aval.shape)
+
+    @property
+    def unit_dims(self) -> tuple:
+        return tuple(d for d, n in enumerate(self.shape) if type(n) is int and n == 1)
+
+    @property
+    def is_bound(self) -> bool:
+        return UNSIZED not in self.shape
+
+    def bind(self, env: DimEnv, arg_name: str) -> "RankedArray":
+        """This aval with each unsized axis replaced by a fresh dim of ``env`` named
+        after ``arg_name`` and the axis."""
+        shape = tuple(env.atom(arg_name, d) if n is UNSIZED else n
+                      for d, n in enumerate(self.shape))
+        return RankedArray(len(shape), self.dtype, self.weak_type, shape=shape)
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+        out = ShapedArray.update(self, shape, dtype, weak_type)
+        return RankedArray.from_shaped(out) if is_symbolic(out.shape) else out
+
+    def to_shaped(self) -> ShapedArray:
+        return ShapedArray(self.shape, self.dtype, self.weak_type)
 
 
 class StaticArg(AbstractValue):

@@ -25,18 +25,77 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-__all__ = ["size_of", "is_static", "IxVar", "IxConst", "IxAdd", "IxScale", "IxClamp",
+from .dims import Dim, is_symbolic, unify
+
+__all__ = ["size_of", "is_static", "as_size", "known_at_least", "maybe_more_than", "broadcast_shapes", "IxVar", "IxConst", "IxAdd", "IxScale", "IxClamp",
            "ix_const", "ix_add", "ix_scale", "ix_vars", "is_ix"]
 
 
 def is_static(shape) -> bool:
-    """Every dimension of ``shape`` is a Python/NumPy integer."""
-    return all(isinstance(d, int) or hasattr(d, "__index__") for d in shape)
+    """Every dimension of ``shape`` is a Python/NumPy integer (none is a symbolic
+    :class:`~absjit.core.dims.Dim`)."""
+    return all(type(d) is not Dim and (isinstance(d, int) or hasattr(d, "__index__"))
+               for d in shape)
 
 
-def size_of(shape) -> int:
-    """Number of elements of ``shape`` (1 for a scalar)."""
-    return math.prod(int(d) for d in shape) if shape else 1
+def size_of(shape):
+    """Number of elements of ``shape`` (1 for a scalar): an ``int``, or a symbolic
+    size when some dimension is a :class:`~absjit.core.dims.Dim`."""
+    if not shape:
+        return 1
+    if is_symbolic(shape):
+        return math.prod(shape)
+    return math.prod(int(d) for d in shape)
+
+
+def as_size(d):
+    """``int(d)``, except that a symbolic size stays symbolic."""
+    return d if type(d) is Dim else int(d)
+
+
+def known_at_least(size, n: int) -> bool:
+    """``size >= n`` is certain (false when a symbolic size might be smaller)."""
+    if type(size) is Dim:
+        try:
+            return bool(size >= n)
+        except TypeError:
+            return False
+    return size >= n
+
+
+def maybe_more_than(size, n: int) -> bool:
+    """``size > n`` is possible (true when a symbolic size might be larger)."""
+    if type(size) is Dim:
+        try:
+            return bool(size > n)
+        except TypeError:
+            return True
+    return size > n
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """NumPy's broadcast of ``shapes`` (entries may be symbolic); ``ValueError`` when
+    they do not broadcast."""
+    if not any(is_symbolic(s) for s in shapes):
+        import numpy as np
+        return tuple(np.broadcast_shapes(*shapes))
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for k in range(ndim):
+        size = 1
+        for s in shapes:
+            j = k - (ndim - len(s))
+            if j < 0:
+                continue
+            d = s[j]
+            if type(d) is int and d == 1:
+                continue
+            if type(size) is int and size == 1:
+                size = d
+            elif not unify(d, size):
+                raise ValueError(f"shapes {shapes} do not broadcast")
+        out.append(size)
+    return tuple(out)
 
 
 class IxVar(NamedTuple):
@@ -70,20 +129,21 @@ def is_ix(x) -> bool:
     return isinstance(x, _IX)
 
 
-def ix_const(value: int) -> IxConst:
-    return IxConst(int(value))
+def ix_const(value) -> IxConst:
+    """A constant index; ``value`` may be a symbolic size (``n - 1`` in ``rev``)."""
+    return IxConst(value if type(value) is Dim else int(value))
 
 
 def ix_add(a, b):
     """``a + b`` with constants folded (either may be an int)."""
-    a = ix_const(a) if isinstance(a, int) else a
-    b = ix_const(b) if isinstance(b, int) else b
+    a = ix_const(a) if isinstance(a, (int, Dim)) else a
+    b = ix_const(b) if isinstance(b, (int, Dim)) else b
     if isinstance(a, IxConst) and isinstance(b, IxConst):
         return IxConst(a.value + b.value)
     if isinstance(a, IxConst):
         a, b = b, a
     if isinstance(b, IxConst):
-        if b.value == 0:
+        if type(b.value) is int and b.value == 0:
             return a
         if isinstance(a, IxAdd) and isinstance(a.b, IxConst):
             return ix_add(a.a, a.b.value + b.value)

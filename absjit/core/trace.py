@@ -19,6 +19,7 @@ import numpy as np
 from .. import dtypes
 from ..errors import UnexpectedTracerError
 from .avals import AbstractValue, ShapedArray
+from .dims import Dim
 from .primitive import abstract_eval_rules, impl_rules
 
 __all__ = ["MainTrace", "Trace", "Tracer", "EvalTrace", "bind", "new_main", "get_aval",
@@ -220,6 +221,8 @@ def get_aval(x) -> AbstractValue:
     t = type(x)
     if t is float or t is int or t is bool or t is complex:
         return ShapedArray((), dtypes.python_scalar_dtype(x), t is not bool)
+    if t is Dim:  # a symbolic size used as a value: a weakly typed int
+        return ShapedArray((), dtypes.canonicalize_dtype(np.int64), True)
     if isinstance(x, (np.ndarray, np.generic)):
         if t is not np.ndarray and isinstance(x, np.ma.MaskedArray):
             raise _masked(x)
@@ -245,6 +248,8 @@ def to_numpy(x) -> np.ndarray:
         return np.asarray(x, dtype=dt)
     if isinstance(x, Tracer):
         raise escaped_tracer_error(x, "reached the eager interpreter")
+    if t is Dim:
+        int(x)  # raises InconclusiveDimensionError naming the argument and axis
     raise _unsupported(x)
 
 

@@ -19,9 +19,11 @@ import inspect
 
 import numpy as np
 
-from ..core.avals import ConcreteArray, ShapedArray
+from ..core.avals import ConcreteArray, RankedArray, ShapedArray
+from ..core.dim_value import dim_value_p
+from ..core.dims import Dim, DimEnv, is_symbolic, unifying
 from ..core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
-from ..core.levels import get_level
+from ..core.levels import check_aval, get_level
 from ..core.primitive import impl_rules
 from ..core.trace import (Trace, Tracer, abstract_eval, current_dynamic, get_aval, new_main,
                           to_numpy)
@@ -89,8 +91,20 @@ class JaxprBuilder:
         self._const_tracers: dict = {}  # id(value) -> tracer, to share constvars
         self.deps: dict = {}  # var -> frozenset of flat argument indices
         self.origin: dict = {}  # var -> the equation that produced it
+        # The symbolic sizes of ``ranked`` arguments (made on the first one); when set,
+        # tracers with symbolic shapes carry ``RankedArray`` avals.
+        self.dim_env: DimEnv | None = None
+        self.symbolic = False
 
     def new_arg(self, trace, aval, index: int) -> DynamicJaxprTracer:
+        if isinstance(aval, RankedArray) and not aval.is_bound:
+            if self.dim_env is None:
+                self.dim_env = DimEnv()
+            names = self.debug_info.arg_names if self.debug_info is not None else ()
+            aval = aval.bind(self.dim_env, names[index] if index < len(names)
+                             else f"arg{index}")
+        if isinstance(aval, ShapedArray) and is_symbolic(aval.shape):
+            self.symbolic = True
         var = Var(aval.to_shaped() if isinstance(aval, ShapedArray) else aval)
         self.invars.append(var)
         self.deps[var] = frozenset((index,))
@@ -116,6 +130,9 @@ class DynamicJaxprTrace(Trace):
 
     def pure(self, val):
         builder = self.builder
+        if type(val) is Dim:  # a symbolic size used as a value
+            dt = get_aval(val).dtype
+            return self.process_primitive(dim_value_p, [], {"size": val, "dtype": dt})[0]
         aval = get_aval(val)
         if aval.shape == ():
             value = to_numpy(val)
@@ -151,7 +168,11 @@ class DynamicJaxprTrace(Trace):
     def process_primitive(self, primitive, tracers, params):
         builder = self.builder
         avals_in = [t._aval for t in tracers]
-        avals_out = abstract_eval(primitive, avals_in, params)
+        if builder.symbolic:
+            with unifying():  # a rule comparing two sizes requires them equal
+                avals_out = abstract_eval(primitive, avals_in, params)
+        else:
+            avals_out = abstract_eval(primitive, avals_in, params)
         outvars = [Var(a.to_shaped()) for a in avals_out]
         invars = tuple(t.var for t in tracers)
         eqn = JaxprEqn(primitive, invars, tuple(outvars), params)
@@ -171,6 +192,10 @@ class DynamicJaxprTrace(Trace):
             avals_out = [ConcreteArray(np.broadcast_to(np.asarray(v, a.dtype), a.shape),
                                        weak_type=a.weak_type)
                          for v, a in zip(vals, avals_out)]
+        elif builder.symbolic:
+            # Tracers show their level: sizes are symbolic, so the aval is ranked.
+            avals_out = [RankedArray.from_shaped(a) if type(a) is ShapedArray
+                         and is_symbolic(a.shape) else a for a in avals_out]
         return [DynamicJaxprTracer(self, a, v) for a, v in zip(avals_out, outvars)]
 
     # -- error messages ------------------------------------------------------------
@@ -243,10 +268,14 @@ def trace_to_jaxpr(flat_fun, in_avals, debug_info: DebugInfo | None = None,
     label = _label_for(transform, len(trace_stack()))
     with new_main(DynamicJaxprTrace, payload=builder, dynamic=True, label=label) as main:
         trace = DynamicJaxprTrace(main)
-        in_tracers = [builder.new_arg(trace, aval, i) for i, aval in enumerate(in_avals)]
-        outs = flat_fun(*in_tracers)
-        out_tracers = [trace.full_raise(o) for o in outs]
-        closed = builder.build(out_tracers)
+        try:
+            in_tracers = [builder.new_arg(trace, aval, i) for i, aval in enumerate(in_avals)]
+            outs = flat_fun(*in_tracers)
+            out_tracers = [trace.full_raise(o) for o in outs]
+            closed = builder.build(out_tracers)
+        finally:
+            if builder.dim_env is not None:
+                builder.dim_env.close()  # the assumed equalities are final
     return closed, [t.aval for t in out_tracers]
 
 
@@ -330,7 +359,7 @@ def make_jaxpr(fun, static_argnums=(), abstraction=None):
         in_avals = []
         for leaf, lvl, nm in zip(leaves, levels, leaf_names):
             _check_leaf(leaf, nm)
-            in_avals.append(lvl.abstractify(leaf))
+            in_avals.append(check_aval(lvl, lvl.abstractify(leaf)))
         out_tree_box = []
 
         def flat_fun(*flat):

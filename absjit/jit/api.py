@@ -146,6 +146,28 @@ def _fast_key(args):
     return tuple(key)
 
 
+def _ranked_fast_key(args):
+    """``_fast_key`` for the ``ranked`` level: each array contributes its rank (an int)
+    or, when some axis has size 1, which axes do (a tuple of bools), instead of its
+    shape — every size of a rank shares the key, as it shares the entry."""
+    key = [_ctx_id, "ranked"]
+    for x in args:
+        t = type(x)
+        if t is Array:
+            shape = x._value.shape
+            key += (tuple(d == 1 for d in shape) if 1 in shape else len(shape),
+                    x._value.dtype, x._weak_type)
+        elif t is float or t is int or t is bool:
+            key.append(t)
+        elif t is np.ndarray:
+            shape = x.shape
+            key += (tuple(d == 1 for d in shape) if 1 in shape else len(shape), x.dtype,
+                    None)
+        else:
+            return None
+    return tuple(key)
+
+
 # ---------------------------------------------------------------------------
 # Ahead-of-time views: f.trace(...), f.lower(...), .compile()
 # ---------------------------------------------------------------------------
@@ -461,17 +483,19 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
                 cache.fast[fast_key] = _lazy_runner(cache, fast_key, entry, kinds)
         return entry, None
 
+    key_of = _ranked_fast_key if spec.ranked_fast else _fast_key
+
     def jitted(*args, **kwargs):
         fast_key = None
         if not kwargs and state.get() is base_state and len(args) <= fast_limit:
             # The hit path. The one-array case builds its key inline; it equals what
             # _fast_key returns for it.
-            if len(args) == 1 and type(args[0]) is Array:
+            if len(args) == 1 and type(args[0]) is Array and key_of is _fast_key:
                 x = args[0]
                 v = x._value
                 fast_key = (_ctx_id, v.shape, v.dtype, x._weak_type)
             else:
-                fast_key = _fast_key(args)
+                fast_key = key_of(args)
             if fast_key is not None:
                 run = fast_table.get(fast_key)
                 if run is not None:

@@ -11,12 +11,14 @@ from .. import tree_util
 from ..array import Array
 from ..dtypes import canonicalize_dtype
 from ..core.avals import ConcreteArray, ShapedArray, StaticArg
-from ..core.levels import ConcreteLevel, ShapedLevel, StaticLevel, get_level
+from ..core.levels import (ConcreteLevel, RankedLevel, ShapedLevel, StaticLevel, check_aval,
+                           get_level)
 from ..core.trace import Tracer, get_aval
 
 __all__ = ["_ArgSpec", "_Call", "_process"]
 
 _SHAPED = get_level("shaped")
+_BUILTIN = (ShapedLevel, ConcreteLevel, RankedLevel, StaticLevel)
 _NO_LIMIT = 1 << 30
 
 
@@ -141,7 +143,10 @@ class _ArgSpec:
         self.static_pos = frozenset(i for i in self.static_argnums if i >= 0)
 
         # -- how many leading positional arguments the fast path may take ---------
-        if self.all_static or self.negative_argnums or type(self.default_level) is not ShapedLevel:
+        # Under ``ranked`` the fast key holds ranks and unit axes instead of shapes.
+        self.ranked_fast = type(self.default_level) is RankedLevel
+        if self.all_static or self.negative_argnums or \
+                type(self.default_level) not in (ShapedLevel, RankedLevel):
             limit = 0
         else:
             limit = min(self.static_pos, default=_NO_LIMIT)
@@ -284,7 +289,12 @@ def _process(spec: _ArgSpec, args, kwargs) -> _Call:
     for i, (leaf, lvl) in enumerate(zip(leaves, levels)):
         t = type(leaf)
         if t is Array:
-            avals.append(lvl.abstractify(leaf) if lvl is not _SHAPED else _shaped_of_array(leaf))
+            if lvl is _SHAPED:
+                avals.append(_shaped_of_array(leaf))
+            elif type(lvl) in _BUILTIN:
+                avals.append(lvl.abstractify(leaf))
+            else:  # a user's level: its avals must be able to serve as keys
+                avals.append(check_aval(lvl, lvl.abstractify(leaf)))
             continue
         if isinstance(leaf, Tracer):
             has_tracer = True
@@ -301,7 +311,8 @@ def _process(spec: _ArgSpec, args, kwargs) -> _Call:
             get_aval(leaf)
         except TypeError:
             raise _invalid_leaf(spec, call, i, leaf) from None
-        avals.append(lvl.abstractify(leaf))
+        avals.append(lvl.abstractify(leaf) if type(lvl) in _BUILTIN
+                     else check_aval(lvl, lvl.abstractify(leaf)))
     call.avals, call.has_tracer = tuple(avals), has_tracer
     return call
 

@@ -23,6 +23,7 @@ import warnings
 import weakref
 
 from ..config import config
+from ..core.shapes import is_static
 
 __all__ = ["CacheEntry", "EntryCache", "CacheInfo", "EntryInfo", "all_caches"]
 
@@ -34,7 +35,7 @@ class CacheEntry:
 
     __slots__ = ("key", "described", "executable", "consts", "out_tree", "out_avals",
                  "in_avals", "closed_jaxpr", "trace_seconds", "compile_seconds", "backend",
-                 "passthrough", "run")
+                 "passthrough", "run", "result_avals")
 
     def __init__(self, key, described, closed_jaxpr, executable, consts, in_avals,
                  out_avals, out_tree, backend, trace_seconds, compile_seconds):
@@ -45,6 +46,10 @@ class CacheEntry:
         self.consts = consts
         self.in_avals = in_avals
         self.out_avals = out_avals
+        # The aval each result Array gets: None where the size is symbolic (``ranked``
+        # level), so the Array derives it from its buffer.
+        self.result_avals = tuple(a if is_static(getattr(a, "shape", ())) else None
+                                  for a in out_avals)
         self.out_tree = out_tree
         self.backend = backend
         self.trace_seconds = trace_seconds

@@ -41,7 +41,7 @@ def _wrap_outputs(entry, outs) -> list:
             o = np.asarray(o, dtype=aval.dtype)
         if i in entry.passthrough and o.flags.writeable:
             o = o.copy()
-        res.append(_new(o, aval.weak_type, aval))
+        res.append(_new(o, aval.weak_type, entry.result_avals[i]))
     return res
 
 
@@ -112,7 +112,8 @@ def _fast_runner(entry, arg_kinds):
         lines.append(f"    {targets} = exe({', '.join(bufs)})")
     outs = []
     for i, aval in enumerate(entry.out_avals):
-        env[f"w{i}"], env[f"v{i}"], env[f"e{i}"] = aval.weak_type, aval, aval.dtype
+        env[f"w{i}"], env[f"v{i}"], env[f"e{i}"] = (aval.weak_type, entry.result_avals[i],
+                                                     aval.dtype)
         if device_out:
             lines.append(f"    r{i} = dnew(o{i}, w{i}, v{i})")
             outs.append(f"r{i}")

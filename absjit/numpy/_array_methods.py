@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..core.dims import Dim
+from ..ops.shape_values import dim_value
 from ..array import Array
 from ..core.trace import Tracer
 
@@ -40,7 +42,9 @@ _scalar_or_array = (Array, Tracer, np.ndarray, np.generic, bool, int, float, com
 def _binop(fn_name, reflected=False):
     def op(self, other):
         if not isinstance(other, _scalar_or_array):
-            return NotImplemented
+            if type(other) is not Dim:
+                return NotImplemented
+            other = dim_value(other)  # a symbolic size (ranked level) as a value
         fn = getattr(_JNP or _module(), fn_name)
         return fn(other, self) if reflected else fn(self, other)
     op.__name__ = fn_name

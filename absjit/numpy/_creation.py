@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
+from ..core.dims import Dim
 from ..core.trace import Tracer
 from ._promote import asarray_weak, reject_masked
 
@@ -136,7 +137,7 @@ def _shape_tuple(shape, name):
         shape = (shape,)
     import operator
     try:
-        out = tuple(operator.index(d) for d in shape)
+        out = tuple(d if type(d) is Dim else operator.index(d) for d in shape)
     except TypeError:
         if any(isinstance(d, Tracer) for d in shape):
             raise
@@ -243,6 +244,11 @@ def arange(start, stop=None, step=None, dtype=None):
     """
     from ..ops import elementwise as ew
     from ..ops import structural as st
+    if type(start) is Dim and stop is None and step is None and \
+            (dtype is None or np.dtype(dtype).kind in "iu"):
+        # ``arange(n)`` of a symbolic size (ranked level): an iota of that length.
+        dt = dtypes.default_int() if dtype is None else dtypes.canonicalize_dtype(dtype)
+        return st.iota(dt, (start,))
     args = [_static_scalar(v, "arange", w) for v, w in
             ((start, "start"), (stop, "stop"), (step, "step"))]
     start, stop, step = args

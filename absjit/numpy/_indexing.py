@@ -25,6 +25,7 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from ..core.avals import ConcreteArray
+from ..core.dims import Dim, assume_at_least, slice_indices
 from ..core.trace import Tracer
 from ..errors import NonConcreteBooleanIndexError
 from ..ops import elementwise as ew
@@ -97,6 +98,11 @@ def _parse(shape, idx):
             start, stop, step = (_slice_part(p) for p in (o.start, o.stop, o.step))
             if step == 0:
                 raise ValueError("slice step cannot be zero")
+            if type(shape[axis]) is Dim:  # a symbolic size (ranked level)
+                start, stop, step, count = slice_indices(start, stop, step, shape[axis])
+                items.append(("slice", start, step, count))
+                axis += 1
+                continue
             start, stop, step = slice(start, stop, step).indices(shape[axis])
             items.append(("slice", start, step, len(range(start, stop, step))))
             axis += 1
@@ -145,6 +151,8 @@ def _ndim_consumed(o):
 def _slice_part(p):
     if p is None:
         return None
+    if type(p) is Dim:
+        int(p)  # a symbolic bound: InconclusiveDimensionError (bounds must be static)
     try:
         return operator.index(p)
     except TypeError:
@@ -285,7 +293,10 @@ def _getitem_items(x, shape, items):
                 revs.append(ax)
                 first, step = n - 1 - first, -step
             start, stride = first, step
-            limit = first + (count - 1) * step + 1 if count else first
+            limit = first + (count - 1) * step + 1 \
+                if not (type(count) is int and count == 0) else first
+            if type(limit) is Dim:  # a strided slice of a symbolic size ends in range
+                assume_at_least(n - limit, 0, "a strided slice ends within the array")
         elif it[0] == "int":
             start, limit = it[1], it[1] + 1
             squeeze_axes.append(ax)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..core.dims import unify
+from ..core.shapes import as_size
 from ..core.trace import get_aval
 from ..ops import elementwise as ew
 from ..ops import reductions as red
@@ -52,7 +54,7 @@ def _transpose(x, perm):
 
 
 def _reshape(x, shape):
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(as_size(s) for s in shape)
     if _shape(x) == shape:
         return x
     return st.reshape(x, shape)
@@ -75,7 +77,7 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
     if not sa or not sb:
         return ew.mul(*_broadcast_pair(a, b))
     contract_b = 0 if len(sb) == 1 else len(sb) - 2
-    if sa[-1] != sb[contract_b]:
+    if not unify(sa[-1], sb[contract_b]):  # contracted sizes must agree
         raise ValueError(f"dot: shapes {sa} and {sb} are not aligned: {sa[-1]} (dim "
                          f"{len(sa) - 1}) != {sb[contract_b]} (dim {contract_b})")
     return dot_general(a, b, (((len(sa) - 1,), (contract_b,)), ((), ())), precision)
@@ -109,7 +111,7 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         a, sa = _reshape(a, (1,) + sa), (1,) + sa
     if b_vec:
         b, sb = _reshape(b, sb + (1,)), sb + (1,)
-    if sa[-1] != sb[-2]:
+    if not unify(sa[-1], sb[-2]):  # contracted sizes must agree
         raise ValueError(f"matmul: contracting dimensions differ: a has shape "
                          f"{_orig(sa, a_vec, True)} and b has shape {_orig(sb, b_vec, False)} "
                          f"({sa[-1]} != {sb[-2]})")
@@ -183,7 +185,7 @@ def vecdot(x1, x2, *, axis=-1, precision=None, preferred_element_type=None):
         raise ValueError(f"vecdot: operands must not be 0-d, got shapes {s1} and {s2}")
     ax1 = _norm_axis("vecdot", axis, len(s1))
     ax2 = _norm_axis("vecdot", axis, len(s2))
-    if s1[ax1] != s2[ax2]:
+    if not unify(s1[ax1], s2[ax2]):  # contracted sizes must agree
         raise ValueError(f"vecdot: axis {axis} has size {s1[ax1]} in shape {s1} but "
                          f"{s2[ax2]} in shape {s2}")
     x1 = _transpose(x1, [i for i in range(len(s1)) if i != ax1] + [ax1])
@@ -218,7 +220,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     sa, sb = _shape(a), _shape(b)
     if not sa or not sb:
         return ew.mul(*_broadcast_pair(a, b))
-    if sa[-1] != sb[-1]:
+    if not unify(sa[-1], sb[-1]):  # contracted sizes must agree
         raise ValueError(f"inner: last dimensions must match, got shapes {sa} and {sb}")
     return dot_general(a, b, (((len(sa) - 1,), (len(sb) - 1,)), ((), ())), precision)
 
@@ -274,7 +276,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
         ca = tuple(_norm_axis("tensordot", x, len(sa)) for x in ax_a)
         cb = tuple(_norm_axis("tensordot", x, len(sb)) for x in ax_b)
     for i, j in zip(ca, cb):
-        if sa[i] != sb[j]:
+        if not unify(sa[i], sb[j]):  # contracted sizes must agree
             raise ValueError(f"tensordot: shape mismatch for sum: axis {i} of {sa} has size "
                              f"{sa[i]} but axis {j} of {sb} has size {sb[j]}")
     return dot_general(a, b, ((ca, cb), ((), ())), precision)

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
+from ..core.shapes import broadcast_shapes as _broadcast_shapes
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
 from ..ops import structural as st
@@ -97,7 +98,7 @@ def promote_dtypes(*args):
 
 def broadcast_shapes(name: str, *shapes) -> tuple:
     try:
-        return tuple(np.broadcast_shapes(*shapes))
+        return _broadcast_shapes(*shapes)
     except ValueError:
         raise ValueError(f"{name}: incompatible shapes for broadcasting: "
                          f"{', '.join(str(tuple(s)) for s in shapes)}") from None

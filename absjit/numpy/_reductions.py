@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
+from ..core.shapes import size_of
 from ..core.trace import get_aval
 from ..ops import elementwise as ew
 from ..ops import reductions as red
@@ -289,7 +290,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 
 def _ravel(x):
-    return st.reshape(x, (int(np.prod(_aval(x).shape, dtype=np.int64)),))
+    return st.reshape(x, (size_of(_aval(x).shape),))
 
 
 def _arg(name, lax_fn, a, axis, keepdims):

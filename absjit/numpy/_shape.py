@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
+from ..core.shapes import size_of
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
 from ..ops import indexing as gi
@@ -65,18 +66,18 @@ def reshape(a, shape=None, order="C", *, newshape=None):
             not isinstance(shape, (tuple, list)) and np.ndim(shape) == 0:
         shape = (shape,)
     dims = [st.operator_index(d, "reshape") for d in shape]
-    size = int(np.prod(_shape_of(a), dtype=np.int64))
+    size = size_of(_shape_of(a))
     if dims.count(-1) > 1:
         raise ValueError(f"jnp.reshape: can only specify one unknown dimension, got {tuple(dims)}")
     if any(d < -1 for d in dims):
         raise ValueError(f"jnp.reshape: invalid shape {tuple(dims)}")
     if -1 in dims:
-        known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
-        if known == 0 or size % known:
+        known = size_of([d for d in dims if d != -1])
+        if (type(known) is int and known == 0) or size % known:
             raise ValueError(f"cannot reshape array of shape {_shape_of(a)} (size {size}) "
                              f"into shape {tuple(dims)}")
         dims[dims.index(-1)] = size // known
-    if int(np.prod(dims, dtype=np.int64)) != size:
+    if size_of(dims) != size:
         raise ValueError(f"cannot reshape array of shape {_shape_of(a)} (size {size}) into "
                          f"shape {tuple(dims)}")
     if tuple(dims) == _shape_of(a):

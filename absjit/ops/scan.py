@@ -12,6 +12,8 @@ import numpy as np
 
 from .. import dtypes, tree_util
 from ..core.avals import ShapedArray
+from ..core.dims import Dim, dim_max, unify
+from ..core.shapes import as_size
 from ..core.fusion import ControlFlow, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
@@ -91,12 +93,13 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     """
     name = _name(f)
     x_leaves, x_tree = tree_util.tree_flatten(xs)
-    lengths = {int(get_aval(x).shape[0]) if get_aval(x).shape else None for x in x_leaves}
+    lengths = _distinct_sizes(as_size(get_aval(x).shape[0]) if get_aval(x).shape else None
+                              for x in x_leaves)
     if None in lengths:
         raise ValueError(f"scan of {name}: every leaf of xs must have a leading axis; got "
                          f"shapes {[tuple(get_aval(x).shape) for x in x_leaves]}")
     if length is not None:
-        lengths.add(int(length))
+        lengths = _distinct_sizes(lengths + [as_size(length)])
     if len(lengths) > 1:
         raise ValueError(f"scan of {name} got values with different leading axis sizes: "
                          f"{', '.join(str(tuple(get_aval(x).shape)[0]) for x in x_leaves)}"
@@ -276,9 +279,21 @@ def_fusion(scan_effect_p, ControlFlow(("jaxpr",)))
 # fori_loop and map
 # ---------------------------------------------------------------------------
 def _static_int(x):
+    if type(x) is Dim:  # a symbolic size (ranked level): a scan of that length
+        return x
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
         return int(x)
     return None
+
+
+def _distinct_sizes(sizes) -> list:
+    """``sizes`` without repeats; symbolic sizes that must agree (scan's leading axes)
+    are unified."""
+    out = []
+    for n in sizes:
+        if not any(n is m or (n is not None and m is not None and unify(n, m)) for m in out):
+            out.append(n)
+    return out
 
 
 @api_boundary
@@ -307,7 +322,7 @@ def fori_loop(lower, upper, body_fun, init_val):
         scanned.__name__ = _name(body_fun)
         user_view(scanned, body_fun, lambda carry, _: [(0, carry[0]), (1, carry[1])],
                   "fori_loop")
-        (_, out), _ = scan(scanned, (np.int32(lo), init_val), None, length=max(hi - lo, 0))
+        (_, out), _ = scan(scanned, (np.int32(lo), init_val), None, length=dim_max(hi - lo, 0))
         return out
     from .control_flow import while_loop
     from .elementwise import convert_element_type, lt

@@ -22,7 +22,8 @@ import numpy as np
 from .. import dtypes
 from ..core.avals import ShapedArray
 from ..core.fusion import IndexMap, Value, def_fusion
-from ..core.shapes import IxClamp, ix_add, ix_const, ix_scale
+from ..core.dims import Dim
+from ..core.shapes import IxClamp, as_size, ix_add, ix_const, ix_scale, size_of
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import Tracer
 from ..interpreters import ad, batching
@@ -78,7 +79,8 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
     >>> broadcast_in_dim(jnp.array([1, 2]), (3, 2), (1,)).shape
     (3, 2)
     """
-    return broadcast_in_dim_p.bind(x, shape=tuple(int(d) for d in shape),
+    return broadcast_in_dim_p.bind(x, shape=tuple(operator_index(d, "broadcast_in_dim")
+                                                  for d in shape),
                                    broadcast_dimensions=tuple(int(d) for d in broadcast_dimensions))
 
 
@@ -170,7 +172,7 @@ def reshape(x, new_sizes, dimensions=None):
     >>> reshape(jnp.arange(6), (2, 3)).shape
     (2, 3)
     """
-    new_sizes = tuple(int(operator_index(d, "reshape")) for d in new_sizes)
+    new_sizes = tuple(operator_index(d, "reshape") for d in new_sizes)
     if any(d < 0 for d in new_sizes):
         raise TypeError(f"lax.reshape: sizes must be non-negative, got {new_sizes}")
     dims = None if dimensions is None else tuple(int(d) for d in dimensions)
@@ -178,7 +180,7 @@ def reshape(x, new_sizes, dimensions=None):
 
 
 def _reshape_abstract(x, *, new_sizes, dimensions):
-    size = int(np.prod(new_sizes, dtype=np.int64))
+    size = size_of(new_sizes)
     if size != x.size:
         raise TypeError(f"lax.reshape: cannot reshape array of shape {x.shape} (size "
                         f"{x.size}) into shape {tuple(new_sizes)} (size {size})")
@@ -217,7 +219,10 @@ batching.batch_rules[reshape_p] = _reshape_batch
 
 
 def operator_index(d, where: str):
-    """``operator.index(d)``, with a ConcretizationTypeError for abstract tracers."""
+    """``operator.index(d)``, with a ConcretizationTypeError for abstract tracers; a
+    symbolic size (``ranked`` level) passes through."""
+    if type(d) is Dim:
+        return d
     try:
         return operator.index(d)
     except TypeError:
@@ -367,8 +372,8 @@ def slice(x, start_indices, limit_indices, strides=None):  # noqa: A001 - lax.sl
     >>> slice(jnp.arange(10), (2,), (8,), (3,))
     Array([2, 5], dtype=int32)
     """
-    return slice_p.bind(x, start_indices=tuple(int(i) for i in start_indices),
-                        limit_indices=tuple(int(i) for i in limit_indices),
+    return slice_p.bind(x, start_indices=tuple(as_size(i) for i in start_indices),
+                        limit_indices=tuple(as_size(i) for i in limit_indices),
                         strides=None if strides is None else tuple(int(s) for s in strides))
 
 
@@ -445,6 +450,9 @@ def index_in_dim(x, index, axis=0, keepdims=True):
 
 
 def _scalar(v, dtype):
+    if type(v) is Dim:  # a symbolic size: its value, staged (dim_value)
+        from . import elementwise as ew
+        return ew.convert_element_type(v, dtype)
     from ..array import Array
     return Array._new(np.asarray(v, dtype=dtype), False)
 
@@ -877,7 +885,7 @@ def iota(dtype, shape, dimension=0):
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     dt = dtypes.user_dtype(dtype)
-    return iota_p.bind(dtype=dt, shape=tuple(int(operator_index(s, "iota")) for s in shape),
+    return iota_p.bind(dtype=dt, shape=tuple(operator_index(s, "iota") for s in shape),
                        dimension=int(dimension))
 
 

@@ -34,10 +34,11 @@ from ...core.primitive import impl_rules
 from ...errors import CompilationError
 from .. import diskcache
 from ..base import Backend, Executable
-from .lower_arrays import array_rules
+from .lower_arrays import SYMBOLIC_SIZES, array_rules
 from . import threads
 from .lower_elementwise import scalar_rules
 from .render import FunctionRenderer, shape_text
+from ...core.dims import Dim, code_name, entry_checks, is_symbolic
 
 __all__ = ["NumbaCPUBackend", "NumbaExecutable", "SUPPORTED_DTYPES", "render_program"]
 
@@ -186,6 +187,10 @@ def _check_renderable(body, params):
         for v in ir.stmt_defs(stmt):
             dtypes.add(np.dtype(v.dtype))
     missing += [f"dtype {d.name}" for d in dtypes if d not in SUPPORTED_DTYPES]
+    for stmt in ir.walk(body):
+        if isinstance(stmt, ir.Opaque) and stmt.prim.name not in SYMBOLIC_SIZES \
+                and any(is_symbolic(a.shape) for a in stmt.in_avals + stmt.out_avals):
+            missing.append(f"{stmt.prim.name} with symbolic sizes (ranked level)")
     top = {id(stmt) for stmt in body}
     nested_prints = sum(1 for stmt in ir.walk(body) if isinstance(stmt, ir.Opaque)
                         and stmt.prim.name == "debug_print" and id(stmt) not in top)
@@ -241,20 +246,78 @@ def shape_guards(params, names) -> list:
     return lines
 
 
+def size_bindings(params, names, atoms, guards) -> tuple:
+    """``(lines, parameters)`` binding the symbolic sizes ``atoms`` (``ranked`` level) a
+    function uses: each is read from the first parameter with that size on an axis
+    (``_n_x0 = arg0.shape[0]``); one no parameter has becomes a trailing parameter the
+    caller passes. With ``guards`` (a program's entry) every other axis is checked
+    against its size — each equality the trace assumed — or its literal, before any
+    loop runs: a mismatch is a ``ValueError`` naming both arguments and sizes."""
+    lines, bound = [], {}
+    for v, nm in zip(params, names):
+        if not isinstance(v, ir.Buffer):
+            continue
+        for axis, d in enumerate(v.shape):
+            r = d.resolved() if type(d) is Dim else int(d)
+            if type(r) is int:  # a literal, or a size an operation fixed (``x1 == 3``)
+                if guards:
+                    what = _origin(d) if type(d) is Dim else f"{v.name}.shape[{axis}]"
+                    lines += [f"    if {nm}.shape[{axis}] != {r}:",
+                              f"        raise ValueError('{what} must be {r}, got', "
+                              f"{nm}.shape[{axis}])"]
+                continue
+            atom = d.atom()
+            if atom is None:
+                continue  # an expression of sizes bound elsewhere
+            if atom.name not in bound:
+                bound[atom.name] = (v, axis, d)
+                lines.append(f"    {code_name(atom)} = {nm}.shape[{axis}]")
+            elif guards:
+                first = bound[atom.name][2]
+                lines += [
+                    f"    if {nm}.shape[{axis}] != {code_name(atom)}:",
+                    f"        raise ValueError('{_origin(d)} must equal {_origin(first)}: the "
+                    f"function was traced at the ranked level assuming they are equal "
+                    f"(dimension {atom.name}); got sizes', {nm}.shape[{axis}], "
+                    f"{code_name(atom)})"]
+    if guards:
+        for d, k, why in entry_checks(atoms):
+            if all(a.name in bound for a in d.atoms()):
+                lines += [f"    if {d.code()} < {k}:",
+                          f"        raise ValueError('{' * '.join(d.origins())}: the function "
+                          f"was traced at the ranked level assuming {d} >= {k} ({why}); "
+                          f"got', {d.code()})"]
+    extra = [code_name(a) for a in atoms if a.name not in bound]
+    return lines, extra
+
+
+def _origin(d) -> str:
+    """``x.shape[0]`` for the atom ``d`` was made as (before unification)."""
+    for m in d._terms:
+        for f in m:
+            return f.origin().replace("'", "")
+    return str(d)
+
+
 def render_function(name, params, body, results, parallel_ok, guards=False,
                     lift_consts=False, call_piece=None):
     """Source of one function: ``(text, renderer)``; with ``lift_consts`` the function
-    takes the scalar constants as trailing parameters (``renderer.consts``)."""
+    takes the scalar constants as trailing parameters (``renderer.consts``), then the
+    symbolic sizes no parameter has (``renderer.size_params``)."""
     r = FunctionRenderer(parallel_ok, lift_consts)
     r.call_piece = call_piece
     pnames = r.bind_params(params)
-    if guards:
+    atoms = ir.size_atoms(params, body, results)
+    if atoms:
+        lines, r.size_params = size_bindings(params, pnames, atoms, guards)
+        r.lines += lines
+    elif guards:
         r.lines += shape_guards(params, pnames)
     r.block(body, 1)
     rets = [r.value(v) for v in results]
     r.emit(f"return ({''.join(x + ', ' for x in rets)})", 1)
     cnames = [f"c{k}" for k in range(len(r.consts))]
-    head = f"def {name}({', '.join(pnames + cnames)}):"
+    head = f"def {name}({', '.join(pnames + cnames + r.size_params)}):"
     return "\n".join([head] + r.lines) + "\n", r
 
 
@@ -346,8 +409,8 @@ class NumbaCPUBackend(Backend):
                 calls.append((fname, list(stmt.ins), [], list(stmt.outs)))
                 continue
             outline_loops(piece.body)
-            fname, disp, consts_k = self._compile_piece(piece, parallel_ok, ro, options,
-                                                        sources)
+            fname, disp, consts_k, sizes_k = self._compile_piece(piece, parallel_ok, ro,
+                                                                 options, sources)
             # The driver checks its arguments' types once (below), and every other
             # value it passes was made by a piece, a host op or the compiler, with
             # exactly the piece's types: it calls the compiled entry point directly,
@@ -357,7 +420,7 @@ class NumbaCPUBackend(Backend):
             for c in consts_k:
                 cnames.append(f"k{len(consts)}")
                 consts.append(c)
-            calls.append((fname, piece.params, cnames, piece.results))
+            calls.append((fname, piece.params, cnames + sizes_k, piece.results))
         globals_.update((f"k{n}", c) for n, c in enumerate(consts))
         r = FunctionRenderer(False)
         pnames = r.bind_params(program.params)
@@ -369,7 +432,11 @@ class NumbaCPUBackend(Backend):
                       f"        raise TypeError('argument {v.name}: a C-contiguous "
                       f"{np.dtype(v.dtype).name} array is expected')"]
         globals_["_ndarray"] = np.ndarray
-        lines += shape_guards(program.params, pnames)
+        atoms = ir.size_atoms(program.params, program.body, program.outputs)
+        if atoms:
+            lines += size_bindings(program.params, pnames, atoms, True)[0]
+        else:
+            lines += shape_guards(program.params, pnames)
         for fname, params, cnames, results in calls:
             args = ", ".join([r.value(v) for v in params] + cnames)
             if results:
@@ -397,13 +464,14 @@ class NumbaCPUBackend(Backend):
             _numba_type(v.dtype, v.ndim if isinstance(v, ir.Buffer) else None,
                         id(v) in ro or id(v) not in writes)
             for v in piece.params) + tuple(_numba_type(c.dtype, None, True)
-                                           for c in r.consts)
+                                           for c in r.consts) + \
+            tuple(_numba_type(np.int64, None, True) for _ in r.size_params)
         fname = f"piece_{_digest(src + repr(sig))[:12]}"
         named = src.replace("def piece(", f"def {fname}(", 1)
         disp = self._function(named, fname, sig, r.uses_parallel, options, r.prims,
                               r.callees)
         sources.setdefault(fname, f"# {fname}: " + named)
-        return fname, disp, r.consts
+        return fname, disp, r.consts, r.size_params
 
     def unit_key(self, piece, parallel_ok=True) -> str:
         """The canonical source of one unit (grouping follows repeated structure)."""

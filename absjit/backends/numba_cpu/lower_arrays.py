@@ -20,6 +20,8 @@ import numpy as np
 
 from ...debug import debug_print_p, format_values
 from ...ops import indexing as ix, linalg, reductions as red, structural as st
+from ...core.dims import Dim
+from ...core.shapes import size_of
 from .lower_elementwise import dtype_ctor, lower_max, lower_min
 
 __all__ = ["array_rules", "DEBUG_FORMATS", "debug_print_callback", "NOT_LOWERED"]
@@ -39,14 +41,28 @@ NOT_LOWERED.update((name, "LAPACK through SciPy: runs between compiled pieces")
                    for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"))
 
 array_rules: dict = {}
+# Rules that take symbolic sizes (the ranked level); a program whose other whole-array
+# operations have symbolic shapes runs on the interpret backend.
+SYMBOLIC_SIZES = {"dot_general", "reshape", "concatenate", "cumsum", "cumprod", "cummax",
+                  "cummin"}
+
+
+def _sz(d) -> str:
+    """A size as source: a literal, or an expression over the sizes bound at entry."""
+    return d.code() if type(d) is Dim else str(int(d))
 
 
 def _shape(shape) -> str:
-    return "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+    return "(" + "".join(f"{_sz(d)}, " for d in shape) + ")"
 
 
-def _prod(xs) -> int:
-    return int(np.prod(xs, dtype=np.int64)) if len(xs) else 1
+def _prod(xs):
+    return size_of(xs)
+
+
+def _is_zero(n) -> bool:
+    """``n`` is the literal 0 (a symbolic size may be anything)."""
+    return type(n) is not Dim and n == 0
 
 
 def _free(ndim, contract, batch):
@@ -57,7 +73,7 @@ def _loop_nest(lines, dims, depth=0, var="q"):
     """Open loops over ``dims`` (sizes); returns (index names, body indentation)."""
     names = []
     for n, size in enumerate(dims):
-        lines.append("    " * depth + f"for {var}{n} in range({size}):")
+        lines.append("    " * depth + f"for {var}{n} in range({_sz(size)}):")
         names.append(f"{var}{n}")
         depth += 1
     return names, depth
@@ -67,7 +83,7 @@ def _flat(names, sizes) -> str:
     """Row-major flat index of ``names`` within ``sizes`` (source text)."""
     expr = "0"
     for nm, size in zip(names, sizes):
-        expr = nm if expr == "0" else f"({expr}) * {size} + {nm}"
+        expr = nm if expr == "0" else f"({expr}) * {_sz(size)} + {nm}"
     return expr
 
 
@@ -107,7 +123,7 @@ def lower_dot_general(ctx, outs, ins, in_avals, out_avals, *, dimension_numbers,
     lf, rf = _free(la.ndim, lc, lb), _free(ra.ndim, rc, rb)
     blas = dt in (np.dtype(np.float32), np.dtype(np.float64)) and la.dtype == dt
     k = _prod([la.shape[d] for d in lc])
-    if blas and _prod(out_aval.shape) and k:
+    if blas and not _is_zero(_prod(out_aval.shape)) and not _is_zero(k):
         a = _matrix_operand(lhs, la, lc, True) if not lb and len(lc) == 1 else None
         b = _matrix_operand(rhs, ra, rc, False) if not rb and len(rc) == 1 else None
         if a is not None and b is not None:
@@ -176,7 +192,7 @@ def lower_concatenate(ctx, outs, ins, in_avals, out_avals, *, dimension):
     start = 0
     for name, aval in zip(ins, in_avals):
         names, depth = _loop_nest(lines, aval.shape)
-        dst = [f"{start} + {nm}" if d == dimension and start else nm
+        dst = [f"{_sz(start)} + {nm}" if d == dimension and not _is_zero(start) else nm
                for d, nm in enumerate(names)]
         lines.append("    " * depth + f"{out}[{', '.join(dst)}] = {name}[{', '.join(names)}]")
         start += aval.shape[dimension]
@@ -214,10 +230,10 @@ def _cumulative(combine):
         others = [d for d in range(aval.ndim) if d != axis]
         lines = [f"{out} = np.empty({_shape(aval.shape)}, {ctor})"]
         names, depth = _loop_nest(lines, [aval.shape[d] for d in others])
-        if not n:
+        if _is_zero(n):
             return lines[:1]
         sub = dict(zip(others, names))
-        order = f"range({n} - 1, -1, -1)" if reverse else f"range({n})"
+        order = f"range({_sz(n)} - 1, -1, -1)" if reverse else f"range({_sz(n)})"
         first = n - 1 if reverse else 0
         ind = "    " * depth
         lines.append(ind + f"for r0 in {order}:")
@@ -225,7 +241,7 @@ def _cumulative(combine):
         def at(arr, pos):
             return f"{arr}[{', '.join(pos if d == axis else sub[d] for d in range(aval.ndim))}]"
         prev = "r0 + 1" if reverse else "r0 - 1"
-        lines += [ind + f"    if r0 == {first}:",
+        lines += [ind + f"    if r0 == {_sz(first)}:",
                   ind + f"        {at(out, 'r0')} = {at(x, 'r0')}",
                   ind + "    else:",
                   ind + f"        {at(out, 'r0')} = {ctor}("

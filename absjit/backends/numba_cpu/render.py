@@ -17,15 +17,22 @@ import numpy as np
 from ...compiler import ir
 from ...compiler.printer import format_ix
 from ...core.primitive import all_primitives
-from ...core.shapes import IxAdd, IxScale, IxVar
+from ...core.dims import Dim
+from ...core.shapes import IxAdd, IxClamp, IxConst, IxScale, IxVar
 from .lower_arrays import array_rules
 from .lower_elementwise import (dtype_ctor, literal_expr, preserves_dtype, scalar_rules)
 
-__all__ = ["FunctionRenderer", "shape_text"]
+__all__ = ["FunctionRenderer", "shape_text", "size_text"]
+
+
+def size_text(d) -> str:
+    """A size as source: a literal, or (``ranked`` level) an expression over the sizes
+    the function binds at entry (``_n_x0 = arg0.shape[0]``)."""
+    return d.code() if type(d) is Dim else str(int(d))
 
 
 def shape_text(shape) -> str:
-    return "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+    return "(" + "".join(f"{size_text(d)}, " for d in shape) + ")"
 
 
 class _Aval:
@@ -60,6 +67,8 @@ class FunctionRenderer:
         self.call_piece = None
         self.callees = {}
         self.hoisted = {}  # id(rank-0 buffer) -> scalar read before a parallel loop
+        # Symbolic sizes (``ranked`` level) this function takes as trailing parameters.
+        self.size_params = []
 
     # -- names -----------------------------------------------------------------------
     def _new(self, prefix):
@@ -146,7 +155,7 @@ class FunctionRenderer:
     def loops(self, vars_, shape, depth, parallel):
         for d, (v, n) in enumerate(zip(vars_, shape)):
             rng = "prange" if (d == 0 and parallel) else "range"
-            self.emit(f"for {self.loop_var(v)} in {rng}({int(n)}):", depth)
+            self.emit(f"for {self.loop_var(v)} in {rng}({size_text(n)}):", depth)
             depth += 1
         return depth
 
@@ -194,7 +203,8 @@ class FunctionRenderer:
             self.emit("break", depth + 2)
             self.block(s.body, depth + 1)
         elif isinstance(s, ir.ForRange):
-            rng = f"range({s.extent - 1}, -1, -1)" if s.reverse else f"range({s.extent})"
+            rng = f"range({size_text(s.extent - 1)}, -1, -1)" if s.reverse \
+                else f"range({size_text(s.extent)})"
             self.emit(f"for {self.loop_var(s.var)} in {rng}:", depth)
             self.block(s.body or [], depth + 1)
             if not s.body:
@@ -220,10 +230,11 @@ class FunctionRenderer:
         elif isinstance(s, ir.Alias):
             self.emit(f"{self.name(s.dst)} = {self.name(s.src)}", depth)
         elif isinstance(s, ir.CallPiece):
-            fname, disp, consts = self.call_piece(s.piece)
+            fname, disp, consts, sizes = self.call_piece(s.piece)
             self.callees[fname] = disp
             args = [self.value(v) for v in s.piece.params]
             args += [self.value(ir.Const(c, c.dtype)) for c in consts]
+            args += sizes  # bound (or received) by this function under the same names
             call = f"{fname}({', '.join(args)})"
             if s.piece.results:
                 outs = "".join(self.value(v) + ", " for v in s.piece.results)
@@ -242,7 +253,7 @@ class FunctionRenderer:
         names = [self.fresh("q") for _ in src_shape]
         inner = depth
         for nm, n in zip(names, src_shape):
-            self.emit(f"for {nm} in range({int(n)}):", inner)
+            self.emit(f"for {nm} in range({size_text(n)}):", inner)
             inner += 1
         d = [self._ix(i) for i in s.dst_at] + names
         r = [self._ix(i) for i in s.src_at] + names
@@ -333,7 +344,7 @@ class FunctionRenderer:
         fv = [self.fresh("q") for _ in kept]
         inner = depth
         for nm, d in zip(fv, kept):
-            self.emit(f"for {nm} in range({int(shape[d])}):", inner)
+            self.emit(f"for {nm} in range({size_text(shape[d])}):", inner)
             inner += 1
         f = ", ".join(fv) or "()"
         self.emit(f"{acc}[{f}] = {init}", inner)
@@ -353,7 +364,7 @@ class FunctionRenderer:
             self.emit(f"{acc}_i[{k}] = {sa}_i", body_depth)
         inner = depth
         for nm, d in zip(fv, kept):
-            self.emit(f"for {nm} in range({int(shape[d])}):", inner)
+            self.emit(f"for {nm} in range({size_text(shape[d])}):", inner)
             inner += 1
         self.emit(f"{sa} = {acc}[{f}]", inner)
         if m.arg:
@@ -369,4 +380,8 @@ def _rename_ix(i, r):
         return IxAdd(_rename_ix(i.a, r), _rename_ix(i.b, r))
     if isinstance(i, IxScale):
         return IxScale(_rename_ix(i.a, r), i.k)
+    if isinstance(i, IxConst) and type(i.value) is Dim:
+        return IxVar(i.value.code())  # a symbolic offset (``n - 1 - i`` in ``rev``)
+    if isinstance(i, IxClamp) and (type(i.lo) is Dim or type(i.hi) is Dim):
+        return IxClamp(i.value, size_text(i.lo), size_text(i.hi))  # printed as given
     return i

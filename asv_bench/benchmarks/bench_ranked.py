@@ -1,0 +1,120 @@
+"""The ``ranked`` level: one compile for every size, and its steady-state cost.
+
+* ``SizeSweep`` — selu on 8 sizes from 10 to 10**6, end to end (trace, compile, run):
+  absjit ``ranked`` (compiles once), absjit ``shaped`` (once per size) and ``jax.jit``
+  (once per size). ``track_`` benchmarks record seconds and compile counts.
+* ``SteadyState`` — ``time_`` benchmarks of compiled selu (1e6) and norm (10000x10)
+  under ``ranked`` and ``shaped`` (target: ranked <= 1.1x shaped).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+import absjit
+
+from . import _workloads as w
+
+SIZES = [10, 100, 1_000, 10_000, 31_623, 100_000, 316_228, 1_000_000]
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(n).astype(np.float32) for n in SIZES]
+
+
+def _sweep_absjit(level, xs, alpha):
+    """Seconds for a fresh jitted selu over ``xs`` and its entry count."""
+    f = absjit.jit(lambda x: w.selu_jnp(x, alpha=alpha), abstraction=level)
+    t0 = time.perf_counter()
+    for x in xs:
+        f(x).block_until_ready()
+    return time.perf_counter() - t0, f._cache_size()
+
+
+def _sweep_jax(xs, alpha):
+    import jax
+    jnp = w.jax_numpy
+    f = jax.jit(lambda x: w.LMBDA * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha))
+    t0 = time.perf_counter()
+    for x in xs:
+        f(x).block_until_ready()
+    return time.perf_counter() - t0, f._cache_size()
+
+
+class SizeSweep:
+    """Selu over 8 sizes, end to end. A new constant per run makes a new program, so
+    nothing comes from a cache; ``ABSJIT_DISABLE_DISK_CACHE`` keeps absjit cold."""
+
+    timeout = 600
+    number = 1
+    repeat = 1
+
+    def setup(self):
+        self.xs = _inputs()
+        self.n = 0
+        os.environ["ABSJIT_DISABLE_DISK_CACHE"] = "1"
+
+    def teardown(self):
+        os.environ.pop("ABSJIT_DISABLE_DISK_CACHE", None)
+
+    def _alpha(self):
+        self.n += 1
+        return 1.67 + self.n * 1e-4 + time.perf_counter() % 1e-6
+
+    def track_sweep_seconds_ranked(self):
+        return _sweep_absjit("ranked", self.xs, self._alpha())[0]
+    track_sweep_seconds_ranked.unit = "seconds"
+
+    def track_sweep_seconds_shaped(self):
+        return _sweep_absjit("shaped", self.xs, self._alpha())[0]
+    track_sweep_seconds_shaped.unit = "seconds"
+
+    def track_sweep_seconds_jax(self):
+        if w.jax is None:
+            raise NotImplementedError("jax is not installed")
+        return _sweep_jax(self.xs, self._alpha())[0]
+    track_sweep_seconds_jax.unit = "seconds"
+
+    def track_sweep_compiles_ranked(self):
+        return _sweep_absjit("ranked", self.xs, self._alpha())[1]
+    track_sweep_compiles_ranked.unit = "compiles"
+
+    def track_sweep_compiles_shaped(self):
+        return _sweep_absjit("shaped", self.xs, self._alpha())[1]
+    track_sweep_compiles_shaped.unit = "compiles"
+
+    def track_sweep_compiles_jax(self):
+        if w.jax is None:
+            raise NotImplementedError("jax is not installed")
+        return _sweep_jax(self.xs, self._alpha())[1]
+    track_sweep_compiles_jax.unit = "compiles"
+
+
+class SteadyState:
+    """Compiled selu (1e6) and norm (10000x10): ranked against shaped, same process."""
+
+    def setup(self):
+        rng = np.random.default_rng(1)
+        self.x = absjit.numpy.asarray(rng.standard_normal(1_000_000).astype(np.float32))
+        self.X = absjit.numpy.asarray(rng.standard_normal((10_000, 10)).astype(np.float32))
+        self.fns = {}
+        for level in ("ranked", "shaped"):
+            self.fns["selu", level] = absjit.jit(w.selu_jnp, abstraction=level)
+            self.fns["norm", level] = absjit.jit(w.norm_jnp, abstraction=level)
+        for (name, _), f in self.fns.items():
+            f(self.x if name == "selu" else self.X).block_until_ready()
+
+    def time_selu_ranked(self):
+        self.fns["selu", "ranked"](self.x).block_until_ready()
+
+    def time_selu_shaped(self):
+        self.fns["selu", "shaped"](self.x).block_until_ready()
+
+    def time_norm_ranked(self):
+        self.fns["norm", "ranked"](self.X).block_until_ready()
+
+    def time_norm_shaped(self):
+        self.fns["norm", "shaped"](self.X).block_until_ready()
