@@ -260,6 +260,11 @@ def _check_backend(backend):
     if not isinstance(backend, str) or _ALIASES.get(backend, backend) not in _REGISTRY:
         raise RuntimeError(f"Unknown backend {backend!r}; available backends: "
                            f"{', '.join(available_backends())}")
+    if backend == "tpu":  # a platform, not only a backend: there must be a TPU
+        from .backends.base import default_platforms
+        if "tpu" not in default_platforms():
+            raise RuntimeError("Unknown backend 'tpu': this machine has no TPU; available "
+                               f"backends: {', '.join(available_backends())}")
     return _ALIASES.get(backend, backend)
 
 

@@ -23,6 +23,8 @@ __all__ = ["xla_rules", "NOT_LOWERED", "register"]
 NOT_LOWERED = {
     "custom_lin": "appears only inside linearised jaxprs, which are transposed, never run "
                   "(its NumPy rule raises the same error a jvp of a custom_vjp function does)",
+    "dim_value": "a symbolic size of the ranked level; XLA compiles shaped programs only, "
+                 "so ranked functions run on the cpu or interpret backend",
 }
 
 xla_rules: dict = {}
