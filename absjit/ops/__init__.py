@@ -3,3 +3,4 @@ from . import elementwise, structural, reductions, linalg, conv, sorting, contro
 from . import indexing  # noqa: F401,E402
 from . import linalg_decomp, linalg_spectral  # noqa: F401,E402
 from . import call  # noqa: F401,E402
+from . import fma  # noqa: F401,E402
