@@ -54,9 +54,11 @@ def _full(v, like):
 
 
 def _where(pred, a, b):
+    # select_n broadcasts a rank-0 case against a full one: only when neither case
+    # has the predicate's shape is one of them broadcast (fewer equations to fuse).
     shape = get_aval(pred).shape
-    a = a if get_aval(a).shape == shape else broadcast_in_dim(a, shape, ())
-    b = b if get_aval(b).shape == shape else broadcast_in_dim(b, shape, ())
+    if get_aval(a).shape != shape and get_aval(b).shape != shape:
+        a = broadcast_in_dim(a, shape, ())
     return ew.select(pred, a, b)
 
 
@@ -316,22 +318,22 @@ _LN2_LO, _LN2_HI = _f32(0xB95E8083), _f32(0x3F318000)
 
 
 def _frexp32(y):
-    """``(m, e)`` with ``y = m * 2**e`` and ``m`` in ``[0.5, 1)``, for ``y`` in
-    ``[2**-32, 2**32)``, by exact scalings by powers of two (XLA reads the exponent
-    bits; the values are the same)."""
-    e = _full(0.0, y)
+    """``(m, e)`` with ``y = m * 2**e``, ``m`` in ``[0.5, 1)``, for ``y`` in
+    ``[2**-31, 1)`` (``y = 1`` gives ``(1, 0)``), by exact scalings by powers of two
+    (XLA reads the exponent bits; the values are the same)."""
+    e = _c(0.0, y)
     for k in (16, 8, 4, 2, 1):
-        big, small = ew.ge(y, _c(2.0 ** k, y)), ew.lt(y, _c(2.0 ** -k, y))
-        y = _where(big, ew.mul(y, _c(2.0 ** -k, y)),
-                   _where(small, ew.mul(y, _c(2.0 ** k, y)), y))
-        e = _where(big, ew.add(e, _c(k, y)), _where(small, ew.sub(e, _c(k, y)), e))
-    big = ew.ge(y, _c(1.0, y))  # y is in [0.5, 2) here
-    return _where(big, ew.mul(y, _c(0.5, y)), y), _where(big, ew.add(e, _c(1.0, y)), e)
+        small = ew.lt(y, _c(2.0 ** -k, y))
+        y = _where(small, ew.mul(y, _c(2.0 ** k, y)), y)
+        e = _where(small, ew.sub(e, _c(k, y)), e)
+    return y, e
 
 
 def _log32_xla(y):
-    """XLA:CPU's float32 ``log(y)`` for ``y`` in ``{0} | [2**-32, 2**32)`` (``y = 1 -
-    x*x`` in ``erf_inv``); ``-inf`` at 0, NaN below."""
+    """XLA:CPU's float32 ``log(y)`` for ``y = 1 - x*x`` in ``erf_inv``: in
+    ``[2**-24, 1]`` (``log(1) = 0`` whether ``1`` splits as ``1 * 2**0`` or as XLA's
+    ``0.5 * 2**1``), NaN for ``y < 0``; ``y = 0`` (``|x| = 1``) is ``erf_inv``'s edge
+    case, selected there."""
     m, e = _frexp32(y)
     low = ew.lt(m, _c(_f32(0x3F3504F3), y))
     z = ew.add(ew.add(m, _c(-1.0, y)), _where(low, m, _c(0.0, y)))
@@ -345,8 +347,7 @@ def _log32_xla(y):
     r = _fma32(_fma32(_fma32(q1, z3, q2), z3, q3), z3, ew.mul(e, _c(_LN2_LO, y)))
     t = _fma32(_c(-0.5, y), z2, z)
     out = _fma32(e, _c(_LN2_HI, y), ew.add(t, r))
-    out = _where(ew.gt(y, _c(0.0, y)), out, _c(np.nan, y))
-    return _where(ew.eq(y, _c(0.0, y)), _c(-np.inf, y), out)
+    return _where(ew.ge(y, _c(0.0, y)), out, _c(np.nan, y))
 
 
 def _log1p32_xla(x):
