@@ -192,12 +192,29 @@ def _iota_2x32(shape):
     return jnp.zeros(shape, np.uint32), lo
 
 
+def key_words(key):
+    """The two ``uint32`` words of a key: a ``uint32[2]`` array, or already a pair.
+
+    Samplers inside loops (``gamma``, ``poisson``) carry keys as word pairs: splitting
+    a pair is two hashes of literal counters, where splitting an array stacks the words
+    into a new array and slices it again on every trip."""
+    return key if isinstance(key, tuple) else (key[0], key[1])
+
+
+def split_words(key, num: int) -> list:
+    """``split(key, num)`` as ``num`` word pairs (the same keys, never stacked)."""
+    k0, k1 = key_words(key)
+    return [tuple(threefry2x32_p.bind(k0, k1, _u32(0), _u32(i), output=o)
+                  for o in ("x0", "x1")) for i in range(num)]
+
+
 def _hash(key, shape, output=None):
     """Both hashed words of each element's counter, or one (``output``)."""
     hi, lo = _iota_2x32(shape)
+    k0, k1 = key_words(key)
     if output is None:
-        return threefry_2x32(key[0], key[1], hi, lo)
-    return threefry2x32_p.bind(key[0], key[1], hi, lo, output=output)
+        return threefry_2x32(k0, k1, hi, lo)
+    return threefry2x32_p.bind(k0, k1, hi, lo, output=output)
 
 
 def split(key, num=2) -> jnp.ndarray:
