@@ -44,6 +44,8 @@ CASES = {
 
 def main():
     out = {name: np.asarray(jax.jit(fn)()) for name, fn in CASES.items()}
+    with jax.enable_x64(True):  # 64-bit words need x64 in JAX (as in absjit)
+        out["bits_u64"] = np.asarray(jax.random.bits(jr.PRNGKey(3), (64,), dtype=np.uint64))
     path = os.path.join(os.path.dirname(__file__), "..", "tests", "data",
                         "random_reference.npz")
     np.savez_compressed(path, jax_version=np.array(jax.__version__), **out)

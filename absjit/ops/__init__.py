@@ -4,3 +4,5 @@ from . import indexing  # noqa: F401,E402
 from . import linalg_decomp, linalg_spectral  # noqa: F401,E402
 from . import call  # noqa: F401,E402
 from . import shape_values  # noqa: F401,E402
+from . import fma  # noqa: F401,E402
+from . import threefry  # noqa: F401,E402

@@ -19,9 +19,11 @@ derivative:
 float16 and bfloat16 inputs are computed in float32 and rounded back, as XLA does.
 
 XLA's CPU compiler contracts ``a * b + c`` into fused multiply-adds in the Horner
-loops; ``erf_inv`` reproduces that for float32 by evaluating each Horner step in
-float64 and rounding once (``_horner``), which is what makes ``random.normal`` agree
-with JAX bit for bit on most draws (the rest differ by an ulp, from ``log1p``).
+loops; the float32 ``erf`` and ``erf_inv`` here make the same steps single-rounding
+``fma`` operations (``absjit.ops.fma``, a hardware FMA on the cpu backend), and
+``erf_inv`` computes ``log1p`` with XLA's own float32 algorithm, so float32
+``erf_inv`` (hence ``random.normal``) equals ``jax.lax.erf_inv`` under ``jax.jit`` on the
+CPU bit for bit.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from .. import dtypes
 from ..core.trace import get_aval
 from ..custom_derivatives import custom_jvp
 from . import elementwise as ew
+from .fma import fma_p
 from .structural import broadcast_in_dim
 
 __all__ = ["erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma"]
@@ -51,9 +54,11 @@ def _full(v, like):
 
 
 def _where(pred, a, b):
+    # select_n broadcasts a rank-0 case against a full one: only when neither case
+    # has the predicate's shape is one of them broadcast (fewer equations to fuse).
     shape = get_aval(pred).shape
-    a = a if get_aval(a).shape == shape else broadcast_in_dim(a, shape, ())
-    b = b if get_aval(b).shape == shape else broadcast_in_dim(b, shape, ())
+    if get_aval(a).shape != shape and get_aval(b).shape != shape:
+        a = broadcast_in_dim(a, shape, ())
     return ew.select(pred, a, b)
 
 
@@ -292,17 +297,75 @@ _ERFINV64_GE16 = (
 
 
 def _fma32(a, b, c):
-    """``a * b + c`` for float32 with one rounding (a fused multiply-add), computed in
-    float64: the product of two float32 values is exact there."""
-    # Bound directly: float64 is an internal temporary here, also without x64.
-    up = [ew.convert_element_type_p.bind(v, new_dtype=dtypes.float64, weak_type=False)
-          for v in (a, b, c)]
-    return ew.convert_element_type_p.bind(ew.add(ew.mul(up[0], up[1]), up[2]),
-                                          new_dtype=dtypes.float32, weak_type=False)
+    """``a * b + c`` for float32 with one rounding (a fused multiply-add)."""
+    return fma_p.bind(a, b, c)
+
+
+# XLA:CPU's float32 log1p, as its elemental emitter builds it and LLVM contracts it:
+# a Cephes-style rational function of x on |x| < 0x3ED413CD (about sqrt(2) - 1), and
+# log(1 + x) elsewhere by XLA's own float32 log (mantissa in [sqrt(1/2), sqrt(2)), a
+# degree-9 polynomial in Estrin form, the exponent times ln 2 split in two parts).
+_LOG1P32_SMALL = _f32(0x3ED413CD)
+_LOG1P32_NUM = (float(np.float32(4.527e-05)),) + tuple(
+    _f32(b) for b in (0x3EFF40C5, 0x40D284FA, 0x41EF4B9C, 0x4273CC76, 0x426473AD,
+                      0x41A05101))
+_LOG1P32_DEN = tuple(_f32(b) for b in (0x417101AD, 0x42A6185B, 0x435DC32D, 0x439A8CA3,
+                                       0x43586D8A, 0x42707982))
+_LOG32_P = tuple(_f32(b) for b in (0x3D9021BB, 0xBDEBD1B8, 0xBDFE5D4F, 0x3E11E9BF,
+                                   0x3E4CCEAC, 0xBE7FFFFC, 0x3DEF251A, 0xBE2AAE50,
+                                   0x3EAAAAAA))
+_LN2_LO, _LN2_HI = _f32(0xB95E8083), _f32(0x3F318000)
+
+
+def _frexp32(y):
+    """``(m, e)`` with ``y = m * 2**e``, ``m`` in ``[0.5, 1)``, for ``y`` in
+    ``[2**-31, 1)`` (``y = 1`` gives ``(1, 0)``), by exact scalings by powers of two
+    (XLA reads the exponent bits; the values are the same)."""
+    e = _c(0.0, y)
+    for k in (16, 8, 4, 2, 1):
+        small = ew.lt(y, _c(2.0 ** -k, y))
+        y = _where(small, ew.mul(y, _c(2.0 ** k, y)), y)
+        e = _where(small, ew.sub(e, _c(k, y)), e)
+    return y, e
+
+
+def _log32_xla(y):
+    """XLA:CPU's float32 ``log(y)`` for ``y = 1 - x*x`` in ``erf_inv``: in
+    ``[2**-24, 1]`` (``log(1) = 0`` whether ``1`` splits as ``1 * 2**0`` or as XLA's
+    ``0.5 * 2**1``), NaN for ``y < 0``; ``y = 0`` (``|x| = 1``) is ``erf_inv``'s edge
+    case, selected there."""
+    m, e = _frexp32(y)
+    low = ew.lt(m, _c(_f32(0x3F3504F3), y))
+    z = ew.add(ew.add(m, _c(-1.0, y)), _where(low, m, _c(0.0, y)))
+    e = _where(low, ew.sub(e, _c(1.0, y)), e)
+    z2 = ew.mul(z, z)
+    z3 = ew.mul(z2, z)
+    c = [_c(v, y) for v in _LOG32_P]
+    q1 = _fma32(_fma32(z, c[0], c[1]), z, c[6])
+    q2 = _fma32(_fma32(z, c[2], c[3]), z, c[7])
+    q3 = _fma32(_fma32(z, c[4], c[5]), z, c[8])
+    r = _fma32(_fma32(_fma32(q1, z3, q2), z3, q3), z3, ew.mul(e, _c(_LN2_LO, y)))
+    t = _fma32(_c(-0.5, y), z2, z)
+    out = _fma32(e, _c(_LN2_HI, y), ew.add(t, r))
+    return _where(ew.ge(y, _c(0.0, y)), out, _c(np.nan, y))
+
+
+def _log1p32_xla(x):
+    """XLA:CPU's float32 ``log1p``, bit for bit where its result is deterministic."""
+    big = _log32_xla(ew.add(x, _c(1.0, x)))
+    x2 = ew.mul(x, x)
+    num = _full(_LOG1P32_NUM[0], x)
+    for v in _LOG1P32_NUM[1:]:
+        num = _fma32(num, x, _c(v, x))
+    den = ew.add(x, _c(_LOG1P32_DEN[0], x))
+    for v in _LOG1P32_DEN[1:]:
+        den = _fma32(den, x, _c(v, x))
+    small = _fma32(_c(-0.5, x), x2, ew.mul(ew.mul(x, x2), ew.div(num, den)))
+    return _where(ew.lt(ew.abs(x), _c(_LOG1P32_SMALL, x)), ew.add(x, small), big)
 
 
 def _erf_inv32(x):
-    w = ew.neg(ew.log1p(ew.mul(x, ew.neg(x))))
+    w = ew.neg(_log1p32_xla(ew.mul(x, ew.neg(x))))
     lt = ew.lt(w, _c(5.0, x))
     w = _where(lt, ew.sub(w, _c(2.5, x)), ew.sub(ew.sqrt(w), _c(3.0, x)))
 

@@ -2,10 +2,14 @@
 
 The same seed and calls give the same numbers as JAX 0.10 with its defaults
 (``threefry2x32``, ``jax_threefry_partitionable=True``): keys, ``split``, ``fold_in``,
-``bits`` and ``randint`` are equal integers; ``uniform`` is bit for bit equal;
-``normal`` and the samplers built on it match to the last bit on almost every draw
-(the rest within 2 ulp, where XLA's ``log1p`` rounds differently); rejection samplers
-(``gamma``, ``poisson``, ...) follow JAX's algorithms and match its distribution.
+``bits`` (uint8/16/32/64) and ``randint`` are equal integers; float32 ``uniform``,
+``normal``, ``truncated_normal``, ``exponential`` and ``laplace`` are bit for bit equal to
+``jax.random`` under ``jax.jit`` on the CPU, eagerly and compiled (``erf_inv`` and
+``log1p`` follow XLA's CPU algorithms with its fused multiply-adds). Samplers built on
+``log``/``exp``/``tan``/``pow`` follow JAX's algorithms and differ from its draws by an
+ulp or a few on some draws; rejection samplers (``gamma``, ``poisson``, ...) follow
+JAX's algorithms and match its distribution (a draw whose acceptance test's last bit
+differs takes another path).
 
 Functions are pure: a key always gives the same numbers, ``split`` derives
 independent keys. A key is a ``uint32[2]`` array; keys and seeds may be traced, so

@@ -15,7 +15,7 @@ from .. import dtypes
 from .. import lax
 from .. import numpy as jnp
 from ..core.trace import get_aval, is_tracer
-from ..ops.special import _fma32
+from ..ops.special import _fma32, _log1p32_xla
 from ._keys import canonical_shape, check_key, random_bits, split
 
 __all__ = ["uniform", "normal", "randint", "bernoulli", "categorical", "choice",
@@ -418,13 +418,22 @@ def _simple(name, fn):
     return sampler
 
 
+def _log1p_neg(x):
+    """``log1p(-x)`` for ``x`` in ``[0, 1)``: for float32 with XLA's CPU algorithm (its
+    domain, ``1 - x >= 2**-24``, holds for a uniform draw), so the samplers built on it
+    equal JAX's draws bit for bit."""
+    if get_aval(x).dtype == dtypes.float32:
+        return _log1p32_xla(lax.neg(x))
+    return lax.log1p(lax.neg(x))
+
+
 def _exponential(key, shape, dt):
-    return lax.neg(lax.log1p(lax.neg(_uniform(key, shape, dt, 0.0, 1.0))))
+    return lax.neg(_log1p_neg(_uniform(key, shape, dt, 0.0, 1.0)))
 
 
 def _laplace(key, shape, dt):
     u = _uniform(key, shape, dt, -1.0 + float(_finfo(dt).epsneg), 1.0)
-    return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
+    return lax.mul(lax.sign(u), _log1p_neg(lax.abs(u)))
 
 
 def _logistic(key, shape, dt):

@@ -19,7 +19,7 @@ from ..api_transforms import vmap
 from ..custom_derivatives import custom_jvp
 from ._basic import (_cast, _exponential, _normal_real, _uniform, check_param_shapes,
                      float_dtype, rademacher)
-from ._keys import canonical_shape, check_key, split
+from ._keys import canonical_shape, check_key, key_words, split, split_words
 
 __all__ = ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "poisson", "ball",
            "multivariate_normal", "orthogonal"]
@@ -43,22 +43,21 @@ def _gamma_one(key, alpha, log_space):
         return jnp.logical_and(U >= one - c(0.0331) * (X * X),
                                jnp.log(U) >= X * c(0.5) + d * (one - V + jnp.log(V)))
 
+    # Keys are carried as word pairs (see ``key_words``): the same keys as JAX's
+    # ``split`` arrays, with no stacking and slicing inside the loops.
     def body_fn(s):
-        k = s[0]
-        ks = split(k, 3)
-        k, x_key, u_key = ks[0], ks[1], ks[2]
+        k, x_key, u_key = split_words(s[0], 3)
 
         def next_kxv(kxv):
-            kk = split(kxv[0])
-            x = _normal_real(kk[1], (), dt)
-            return kk[0], x, one + x * cc
+            kk, sub = split_words(kxv[0], 2)
+            x = _normal_real(sub, (), dt)
+            return kk, x, one + x * cc
 
         _, x, v = lax.while_loop(lambda kxv: kxv[2] <= zero, next_kxv,
                                  (x_key, zero, c(-1.0)))
         return k, x * x, v * v * v, _uniform(u_key, (), dt, 0.0, 1.0)
 
-    ks = split(key)
-    key, sub = ks[0], ks[1]
+    key, sub = split_words(key, 2)
     _, _, V, _ = lax.while_loop(cond_fn, body_fn, (key, zero, one, c(2.0)))
     if log_space:
         log_samples = -_exponential(sub, (), dt)
@@ -186,15 +185,15 @@ def t(key, df, shape=None, dtype=None):
 def _poisson_knuth(key, lam, shape, dt, max_iters):
     def body(s):
         i, k, rng, log_prod = s
-        ks = split(rng)
+        rng, sub = split_words(rng, 2)
         k = jnp.where(log_prod > -lam, k + 1, k)
-        u = _uniform(ks[1], shape, np.dtype(np.float32), 0.0, 1.0)
-        return i + 1, k, ks[0], log_prod + jnp.log(u)
+        u = _uniform(sub, shape, np.dtype(np.float32), 0.0, 1.0)
+        return i + 1, k, rng, log_prod + jnp.log(u)
 
     def cond(s):
         return jnp.logical_and(jnp.any(s[3] > -lam), s[0] < max_iters)
 
-    init = (jnp.asarray(0), jnp.zeros(shape, dt), key, jnp.zeros(shape, np.float32))
+    init = (jnp.asarray(0), jnp.zeros(shape, dt), key_words(key), jnp.zeros(shape, np.float32))
     k = lax.while_loop(cond, body, init)[1]
     return (k - 1).astype(dt)
 
@@ -208,9 +207,9 @@ def _poisson_rejection(key, lam, shape, dt, max_iters):
 
     def body(s):
         i, k_out, accepted, rng = s
-        ks = split(rng, 3)
-        u = _uniform(ks[1], shape, lam.dtype, 0.0, 1.0) - 0.5
-        v = _uniform(ks[2], shape, lam.dtype, 0.0, 1.0)
+        rng, ku, kv = split_words(rng, 3)
+        u = _uniform(ku, shape, lam.dtype, 0.0, 1.0) - 0.5
+        v = _uniform(kv, shape, lam.dtype, 0.0, 1.0)
         us = 0.5 - jnp.abs(u)
         k = jnp.floor((2 * a / us + b) * u + lam + 0.43)
         s_ = jnp.log(v * inv_alpha / (a / (us * us) + b))
@@ -218,12 +217,13 @@ def _poisson_rejection(key, lam, shape, dt, max_iters):
         accept1 = jnp.logical_and(us >= 0.07, v <= v_r)
         reject = jnp.logical_or(k < 0, jnp.logical_and(us < 0.013, v > us))
         accept = jnp.logical_or(accept1, jnp.logical_and(jnp.logical_not(reject), s_ <= t_))
-        return i + 1, jnp.where(accept, k, k_out), jnp.logical_or(accepted, accept), ks[0]
+        return i + 1, jnp.where(accept, k, k_out), jnp.logical_or(accepted, accept), rng
 
     def cond(s):
         return jnp.logical_and(jnp.any(jnp.logical_not(s[2])), s[0] < max_iters)
 
-    init = (jnp.asarray(0), jnp.full(shape, -1.0, lam.dtype), jnp.zeros(shape, bool), key)
+    init = (jnp.asarray(0), jnp.full(shape, -1.0, lam.dtype), jnp.zeros(shape, bool),
+            key_words(key))
     return lax.while_loop(cond, body, init)[1].astype(dt)
 
 

@@ -7,9 +7,10 @@ counter of element ``i`` of an output of shape ``s`` is the 64-bit flat index ``
 split into (high, low) 32-bit words, and 32 random bits are ``hash_hi ^ hash_lo``.
 
 A key is a ``uint32[2]`` array (JAX's "legacy" raw key; absjit has no typed key dtype,
-so ``key`` returns the same array as ``PRNGKey``). Everything is a composite of
-``lax`` ``uint32`` operations, so it traces, batches (``vmap``), compiles into one
-fused loop and has zero tangents under ``grad`` like any integer computation.
+so ``key`` returns the same array as ``PRNGKey``). The hash is one elementwise
+primitive (``absjit.ops.threefry``) and everything else ``lax`` ``uint32`` operations,
+so it traces, batches (``vmap``), compiles into one fused loop and has zero tangents
+under ``grad`` like any integer computation.
 """
 from __future__ import annotations
 
@@ -19,12 +20,11 @@ from .. import dtypes
 from .. import lax
 from .. import numpy as jnp
 from ..core.trace import get_aval, is_tracer
+from ..ops.threefry import threefry2x32_p
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
            "threefry_2x32"]
 
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_KEY_PARITY = 0x1BD11BDA  # the Threefry key-schedule constant
 _U32 = np.dtype(np.uint32)
 
 
@@ -32,8 +32,12 @@ def _u32(x):
     return jnp.asarray(np.asarray(x, dtype=np.uint32))
 
 
-def _rotl(x, d: int):
-    return lax.bitwise_or(lax.shift_left(x, _u32(d)), lax.shift_right_logical(x, _u32(32 - d)))
+def _uint32_operands(*vals):
+    vals = [v if is_tracer(v) else jnp.asarray(v) for v in vals]
+    if any(get_aval(v).dtype != _U32 for v in vals):
+        raise TypeError(f"threefry_2x32 requires uint32 arguments, got "
+                        f"{[get_aval(a).dtype.name for a in vals]}")
+    return vals
 
 
 def threefry_2x32(k0, k1, x0, x1):
@@ -51,21 +55,9 @@ def threefry_2x32(k0, k1, x0, x1):
     >>> hex(int(y0[0])), hex(int(y1[0]))
     ('0x6b200159', '0x99ba4efe')
     """
-    k0, k1, x0, x1 = (jnp.asarray(v) for v in (k0, k1, x0, x1))
-    for v in (k0, k1, x0, x1):
-        if get_aval(v).dtype != _U32:
-            raise TypeError(f"threefry_2x32 requires uint32 arguments, got "
-                            f"{[get_aval(a).dtype.name for a in (k0, k1, x0, x1)]}")
-    ks = (k0, k1, lax.bitwise_xor(lax.bitwise_xor(k0, k1), _u32(_KEY_PARITY)))
-    x0 = lax.add(x0, ks[0])
-    x1 = lax.add(x1, ks[1])
-    for i in range(5):
-        for r in _ROTATIONS[i % 2]:
-            x0 = lax.add(x0, x1)
-            x1 = lax.bitwise_xor(_rotl(x1, r), x0)
-        x0 = lax.add(x0, ks[(i + 1) % 3])
-        x1 = lax.add(lax.add(x1, ks[(i + 2) % 3]), _u32(i + 1))
-    return x0, x1
+    k0, k1, x0, x1 = _uint32_operands(k0, k1, x0, x1)
+    return (threefry2x32_p.bind(k0, k1, x0, x1, output="x0"),
+            threefry2x32_p.bind(k0, k1, x0, x1, output="x1"))
 
 
 # ---------------------------------------------------------------------------
@@ -200,9 +192,29 @@ def _iota_2x32(shape):
     return jnp.zeros(shape, np.uint32), lo
 
 
-def _hash(key, shape):
+def key_words(key):
+    """The two ``uint32`` words of a key: a ``uint32[2]`` array, or already a pair.
+
+    Samplers inside loops (``gamma``, ``poisson``) carry keys as word pairs: splitting
+    a pair is two hashes of literal counters, where splitting an array stacks the words
+    into a new array and slices it again on every trip."""
+    return key if isinstance(key, tuple) else (key[0], key[1])
+
+
+def split_words(key, num: int) -> list:
+    """``split(key, num)`` as ``num`` word pairs (the same keys, never stacked)."""
+    k0, k1 = key_words(key)
+    return [tuple(threefry2x32_p.bind(k0, k1, _u32(0), _u32(i), output=o)
+                  for o in ("x0", "x1")) for i in range(num)]
+
+
+def _hash(key, shape, output=None):
+    """Both hashed words of each element's counter, or one (``output``)."""
     hi, lo = _iota_2x32(shape)
-    return threefry_2x32(key[0], key[1], hi, lo)
+    k0, k1 = key_words(key)
+    if output is None:
+        return threefry_2x32(k0, k1, hi, lo)
+    return threefry2x32_p.bind(k0, k1, hi, lo, output=output)
 
 
 def split(key, num=2) -> jnp.ndarray:
@@ -248,13 +260,13 @@ def fold_in(key, data) -> jnp.ndarray:
 
 def random_bits(key, bit_width: int, shape) -> jnp.ndarray:
     """Unsigned random integers of ``bit_width`` bits (8, 16, 32 or 64)."""
-    b1, b2 = _hash(key, shape)
     if bit_width == 64:
+        b1, b2 = _hash(key, shape)
         dt = np.dtype(np.uint64)
         hi = lax.convert_element_type(b1, dt)
         lo = lax.convert_element_type(b2, dt)
         return lax.bitwise_or(lax.shift_left(hi, jnp.asarray(np.uint64(32))), lo)
-    out = lax.bitwise_xor(b1, b2)
+    out = _hash(key, shape, "xor")
     if bit_width == 32:
         return out
     return lax.convert_element_type(out, np.dtype(f"uint{bit_width}"))

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops import elementwise as ew
+from ...ops.fma import fma_p
+from ...ops.threefry import threefry2x32_p
 
 __all__ = ["scalar_rules", "dtype_ctor", "literal_expr", "preserves_dtype", "NOT_LOWERED"]
 
@@ -254,6 +256,14 @@ def lower_stop_gradient(args, in_avals, out_aval, **params):
     return args[0]
 
 
+def lower_fma(args, in_avals, out_aval, **params):
+    return f"_fma_{np.dtype(in_avals[0].dtype).name}({', '.join(args)})"
+
+
+def lower_threefry2x32(args, in_avals, out_aval, *, output):
+    return f"_threefry2x32_{output}({', '.join(args)})"
+
+
 for _p, _rule in ((ew.div_p, lower_div), (ew.rem_p, lower_rem), (ew.max_p, lower_max),
                   (ew.min_p, lower_min), (ew.neg_p, lower_neg), (ew.sign_p, lower_sign),
                   (ew.abs_p, lower_abs), (ew.rsqrt_p, lower_rsqrt), (ew.exp_p, lower_exp),
@@ -265,7 +275,8 @@ for _p, _rule in ((ew.div_p, lower_div), (ew.rem_p, lower_rem), (ew.max_p, lower
                   (ew.integer_pow_p, lower_integer_pow), (ew.round_p, lower_round),
                   (ew.convert_element_type_p, lower_convert_element_type),
                   (ew.select_n_p, lower_select_n), (ew.clamp_p, lower_clamp),
-                  (ew.stop_gradient_p, lower_stop_gradient)):
+                  (ew.stop_gradient_p, lower_stop_gradient), (fma_p, lower_fma),
+                  (threefry2x32_p, lower_threefry2x32)):
     scalar_rules[_p] = _rule
 
 
@@ -276,7 +287,7 @@ for _p, _rule in ((ew.div_p, lower_div), (ew.rem_p, lower_rem), (ew.max_p, lower
 _FLOAT_PRESERVING = {"add", "sub", "mul", "div", "neg", "max", "min", "abs", "sqrt",
                      "rsqrt", "exp", "log", "logistic", "sin", "cos", "tan", "tanh",
                      "floor", "ceil", "select_n", "clamp", "stop_gradient", "integer_pow",
-                     "exp2", "expm1", "log1p"}
+                     "exp2", "expm1", "log1p", "fma"}
 _BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge"}
 _BOOL_PRESERVING = {"and", "or", "xor", "not", "select_n", "stop_gradient"}
 

@@ -64,6 +64,17 @@ from .fastmath_kernels import (_exp_float32, _exp_float64, _log_float32,  # noqa
 
 __all__ += ["_exp_float32", "_exp_float64", "_log_float32", "_log_float64"]
 
+# A single-rounding multiply-add (lowering ``fma``).
+from .fma_kernels import _fma_float32  # noqa: E402
+
+__all__ += ["_fma_float32"]
+
+# The Threefry-2x32 hash (lowering ``threefry2x32``).
+from .threefry_kernels import (_threefry2x32_x0, _threefry2x32_x1,  # noqa: E402
+                               _threefry2x32_xor)
+
+__all__ += ["_threefry2x32_x0", "_threefry2x32_x1", "_threefry2x32_xor"]
+
 # Kernels with debug_print call back into Python from object mode.
 from numba import objmode  # noqa: E402
 from .lower_arrays import debug_print_callback  # noqa: E402
