@@ -8,7 +8,7 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["_csinh", "_ccosh", "_ctanh", "_cacosh", "_csign", "_clt", "_cle"]
+__all__ = ["_csinh", "_ccosh", "_ctanh", "_cacosh", "_csign", "_clt", "_cle", "_cdiv"]
 
 
 @numba.njit(inline="always", cache=False)
@@ -63,10 +63,32 @@ def _csign(z):
 
 @numba.njit(inline="always", cache=False)
 def _clt(a, b):
-    """NumPy's ``a < b`` for complex: lexicographic, False with a NaN."""
-    return a.real < b.real or (a.real == b.real and a.imag < b.imag)
+    """NumPy's ``a < b`` for complex: lexicographic; a NaN imaginary part makes the
+    real parts' order not count."""
+    ok = a.imag == a.imag and b.imag == b.imag
+    return (a.real < b.real and ok) or (a.real == b.real and a.imag < b.imag)
 
 
 @numba.njit(inline="always", cache=False)
 def _cle(a, b):
-    return a.real < b.real or (a.real == b.real and a.imag <= b.imag)
+    ok = a.imag == a.imag and b.imag == b.imag
+    return (a.real < b.real and ok) or (a.real == b.real and a.imag <= b.imag)
+
+
+@numba.njit(inline="always", cache=False)
+def _cdiv(a, b):
+    """NumPy's complex division (Smith's method; division by zero gives inf/nan, where
+    Numba's raises ``ZeroDivisionError``)."""
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    abr, abi = abs(br), abs(bi)
+    if abr >= abi:
+        if abr == 0 and abi == 0:
+            return complex(ar / abr, ai / abr)
+        rat = bi / br
+        scl = 1.0 / (br + bi * rat)
+        return complex((ar + ai * rat) * scl, (ai - ar * rat) * scl)
+    if abr != abr or abi != abi:
+        return complex(np.nan, np.nan)
+    rat = br / bi
+    scl = 1.0 / (bi + br * rat)
+    return complex((ar * rat + ai) * scl, (ai * rat - ar) * scl)

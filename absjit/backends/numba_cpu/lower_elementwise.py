@@ -123,9 +123,15 @@ for _p, _fn in ((ew.exp2_p, "np.exp2"), (ew.expm1_p, "np.expm1"),
     _register(_p, _call(_fn))
 
 
+def _recip(one, den, dt) -> str:
+    return f"_cdiv({one}, {den})" if _is_complex(dt) else f"({one} / {den})"
+
+
 def lower_div(args, in_avals, out_aval, **params):
     x, y = args
     dt = in_avals[0].dtype
+    if _is_complex(dt):
+        return f"_cdiv({x}, {y})"
     if not _is_int(dt):
         return f"({x} / {y})"
     return f"_idiv_{np.dtype(dt).name}({x}, {y})"
@@ -167,7 +173,7 @@ def lower_abs(args, in_avals, out_aval, **params):
 
 def lower_rsqrt(args, in_avals, out_aval, **params):
     one = literal_expr(1, in_avals[0].dtype)
-    return f"({one} / np.sqrt({args[0]}))"
+    return _recip(one, f"np.sqrt({args[0]})", in_avals[0].dtype)
 
 
 def _exp_fn(dt, name="exp") -> str:
@@ -187,7 +193,8 @@ def lower_log(args, in_avals, out_aval, **params):
 
 def lower_logistic(args, in_avals, out_aval, **params):
     one = literal_expr(1, in_avals[0].dtype)
-    return f"({one} / ({one} + {_exp_fn(in_avals[0].dtype)}(-{args[0]})))"
+    return _recip(one, f"({one} + {_exp_fn(in_avals[0].dtype)}(-{args[0]}))",
+                  in_avals[0].dtype)
 
 
 def lower_not(args, in_avals, out_aval, **params):
@@ -233,7 +240,7 @@ def lower_integer_pow(args, in_avals, out_aval, *, y):
     if y == 0:
         return literal_expr(1, dt)
     if y < 0:
-        return f"({literal_expr(1, dt)} / {_power_by_squaring(x, -y)})"
+        return _recip(literal_expr(1, dt), _power_by_squaring(x, -y), dt)
     if _is_int(dt) and y > 2:
         # Wrap after every product so Numba's int64 intermediates cannot overflow.
         acc = x

@@ -65,10 +65,10 @@ from .fastmath_kernels import (_exp_float32, _exp_float64, _log_float32,  # noqa
 __all__ += ["_exp_float32", "_exp_float64", "_log_float32", "_log_float64"]
 
 # Complex functions NumPy and Numba disagree on; NumPy's complex order.
-from .kernels_complex import (_cacosh, _ccosh, _cle, _clt, _csign, _csinh,  # noqa: E402
-                              _ctanh)
+from .kernels_complex import (_cacosh, _ccosh, _cdiv, _cle, _clt, _csign,  # noqa: E402
+                              _csinh, _ctanh)
 
-__all__ += ["_cacosh", "_ccosh", "_cle", "_clt", "_csign", "_csinh", "_ctanh"]
+__all__ += ["_cacosh", "_ccosh", "_cdiv", "_cle", "_clt", "_csign", "_csinh", "_ctanh"]
 
 # NumPy's sort order for the generated sort loops.
 from .kernels_sort import _sort_lt_complex, _sort_lt_float  # noqa: E402
