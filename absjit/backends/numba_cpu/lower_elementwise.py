@@ -106,16 +106,32 @@ def _call_or_complex(fn, cfn):
     return rule
 
 
-for _p, _fn, _cfn in ((ew.sinh_p, "np.sinh", "_csinh"), (ew.cosh_p, "np.cosh", "_ccosh"),
-                      (ew.acosh_p, "np.arccosh", "_cacosh"),
+for _p, _fn, _cfn in ((ew.acosh_p, "np.arccosh", "_cacosh"),
                       (ew.sign_p, "np.sign", "_csign")):
     _register(_p, _call_or_complex(_fn, _cfn))
 
-for _p, _fn in ((ew.exp2_p, "np.exp2"), (ew.expm1_p, "np.expm1"),
-                (ew.log1p_p, "np.log1p"), (ew.sqrt_p, "np.sqrt"),
+
+def _kernel(name, np_name, complex_fn=None):
+    """absjit's vectorisable kernel ``_{name}_{dtype}`` (:mod:`.kernels_special`) for
+    float32/float64; NumPy's function (or ``complex_fn``) for other dtypes."""
+    def rule(args, in_avals, out_aval, **params):
+        dt = np.dtype(in_avals[0].dtype)
+        if dt in (np.float32, np.float64):
+            return f"_{name}_{dt.name}({args[0]})"
+        if complex_fn is not None and dt.kind == "c":
+            return f"{complex_fn}({args[0]})"
+        return f"{np_name}({args[0]})"
+    return rule
+
+
+for _p, _np_name, _cfn in ((ew.expm1_p, "np.expm1", None), (ew.log1p_p, "np.log1p", None),
+                           (ew.atan_p, "np.arctan", None), (ew.tanh_p, "np.tanh", "_ctanh"),
+                           (ew.sinh_p, "np.sinh", "_csinh"), (ew.cosh_p, "np.cosh", "_ccosh")):
+    _register(_p, _kernel(_p.name, _np_name, _cfn))
+
+for _p, _fn in ((ew.exp2_p, "np.exp2"), (ew.sqrt_p, "np.sqrt"),
                 (ew.cbrt_p, "np.cbrt"), (ew.sin_p, "np.sin"), (ew.cos_p, "np.cos"),
                 (ew.tan_p, "np.tan"), (ew.asin_p, "np.arcsin"), (ew.acos_p, "np.arccos"),
-                (ew.atan_p, "np.arctan"),
                 (ew.asinh_p, "np.arcsinh"), (ew.atanh_p, "np.arctanh"),
                 (ew.floor_p, "np.floor"), (ew.ceil_p, "np.ceil"),
                 (ew.is_finite_p, "np.isfinite"), (ew.atan2_p, "np.arctan2"),
@@ -313,10 +329,6 @@ def lower_conj(args, in_avals, out_aval, **params):
     return f"({args[0]}).conjugate()" if _is_complex(in_avals[0].dtype) else args[0]
 
 
-def lower_tanh(args, in_avals, out_aval, **params):
-    return f"{'_ctanh' if _is_complex(in_avals[0].dtype) else 'np.tanh'}({args[0]})"
-
-
 for _p, _rule in ((ew.div_p, lower_div), (ew.rem_p, lower_rem), (ew.max_p, lower_max),
                   (ew.min_p, lower_min), (ew.neg_p, lower_neg),
                   (ew.abs_p, lower_abs), (ew.rsqrt_p, lower_rsqrt), (ew.exp_p, lower_exp),
@@ -329,8 +341,7 @@ for _p, _rule in ((ew.div_p, lower_div), (ew.rem_p, lower_rem), (ew.max_p, lower
                   (ew.convert_element_type_p, lower_convert_element_type),
                   (ew.select_n_p, lower_select_n), (ew.clamp_p, lower_clamp),
                   (ew.stop_gradient_p, lower_stop_gradient), (ew.real_p, lower_real),
-                  (ew.imag_p, lower_imag), (ew.conj_p, lower_conj),
-                  (ew.tanh_p, lower_tanh)):
+                  (ew.imag_p, lower_imag), (ew.conj_p, lower_conj)):
     scalar_rules[_p] = _rule
 
 
@@ -341,7 +352,7 @@ for _p, _rule in ((ew.div_p, lower_div), (ew.rem_p, lower_rem), (ew.max_p, lower
 _FLOAT_PRESERVING = {"add", "sub", "mul", "div", "neg", "max", "min", "abs", "sqrt",
                      "rsqrt", "exp", "log", "logistic", "sin", "cos", "tan", "tanh",
                      "floor", "ceil", "select_n", "clamp", "stop_gradient", "integer_pow",
-                     "exp2", "expm1", "log1p"}
+                     "exp2", "expm1", "log1p", "sinh", "cosh", "atan"}
 _BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge"}
 _BOOL_PRESERVING = {"and", "or", "xor", "not", "select_n", "stop_gradient"}
 

@@ -64,6 +64,12 @@ from .fastmath_kernels import (_exp_float32, _exp_float64, _log_float32,  # noqa
 
 __all__ += ["_exp_float32", "_exp_float64", "_log_float32", "_log_float64"]
 
+# Vectorisable expm1, log1p, tanh, sinh, cosh, atan.
+from . import kernels_special as _ks  # noqa: E402
+
+globals().update((name, getattr(_ks, name)) for name in _ks.__all__)
+__all__ += list(_ks.__all__)
+
 # Complex functions NumPy and Numba disagree on; NumPy's complex order.
 from .kernels_complex import (_cacosh, _ccosh, _cdiv, _cle, _clt, _csign,  # noqa: E402
                               _csinh, _ctanh)
