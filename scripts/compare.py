@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 
 import _workloads as w  # noqa: E402
 import absjit  # noqa: E402
+from asv_bench.benchmarks import _lowering_workloads as lw  # noqa: E402
 
 
 def best_seconds(fn, repeat):
@@ -91,7 +92,7 @@ def main():
     args = ap.parse_args()
     repeat = 3 if args.quick else 7
     rows = []
-    for name, make in w.WORKLOADS.items():
+    for name, make in {**w.WORKLOADS, **lw.WORKLOADS}.items():
         if args.only and name not in args.only:
             continue
         impls = make()

@@ -85,7 +85,7 @@ def test_kernels_are_accurate_exact_on_specials_and_vectorised(dtype):
         compiled = absjit.jit(_all, backend="cpu",
                               compiler_options={"parallel": False}).lower(x).compile()
     outs = [np.asarray(o) for o in compiled(x)]
-    limit = 1.0 if dtype == np.float32 else 2.0  # float32 is computed in float64
+    limit = 2.0
     fi = np.finfo(dtype)
     for name, got in zip(NAMES, outs):
         assert got.dtype == dtype

@@ -2,10 +2,11 @@
 and float64 that LLVM's loop vectoriser can widen (the reasons, and the ``exp``/``log``
 they build on, are in :mod:`.fastmath_kernels`).
 
-Each float64 kernel is made of multiplies, adds, divides, compares/selects, ``rint``,
-``fabs``/``copysign`` and exponent bit manipulation; float32 inputs are widened to float64,
-computed there and rounded once, which keeps them within 1 ulp. The float64 kernels are
-within 2 ulp of the exact result (the sweeps are in
+Each kernel is made of multiplies, adds, divides, compares/selects, ``rint``,
+``fabs``/``copysign`` and exponent bit manipulation. The float32 versions are in
+:mod:`.kernels_special32` (computed in float32: widening to float64 vectorises at a
+quarter of the width), except ``log1p``, which is computed in float64 and rounded once.
+All are within 2 ulp of the exact result (the sweeps are in
 ``tests/backends/test_numba_cpu_kernels.py``) and give NumPy's special values: NaN in,
 NaN out; ``±0`` keep their sign (``cosh(±0) = 1``); ``expm1(-inf) = -1``,
 ``log1p(-1) = -inf``, ``log1p(x < -1) = nan``, ``tanh(±inf) = ±1``, ``atan(±inf) = ±pi/2``;
@@ -33,9 +34,9 @@ exponent, so ``E`` is finite up to the largest ``|x|`` with a finite result);
 ``(t + t / (t + 1)) / 2`` with ``t = expm1(|x|)`` below.
 
 ``atan``: ``a = |x|``, reduced to ``a' = min(a, 1/a)`` and then around the nearest of the
-centres ``c = 0, 1/4, 1/2, 3/4, 1``: ``atan(a') = atan(c) + atan(t)``,
-``t = (a' - c) / (1 + a' c)``, ``|t| <= 1/8``, ``atan(t)`` by its Taylor series to
-``t**19``; ``atan(c)`` and ``pi/2 - atan(c)`` are tabulated as two-double sums computed
+centres ``c = 0`` (below ``3/16``), ``1/4, 1/2, 3/4, 1``: ``atan(a') = atan(c) + atan(t)``,
+``t = (a' - c) / (1 + a' c)``, ``|t| <= 3/16``, ``atan(t)`` by its Taylor series to
+``t**23``; ``atan(c)`` and ``pi/2 - atan(c)`` are tabulated as two-double sums computed
 in extended precision at import.
 """
 from __future__ import annotations
@@ -106,11 +107,6 @@ def _expm1_float64(x):
 
 
 @numba.njit(inline="always", cache=False, error_model="numpy")
-def _expm1_float32(x):
-    return np.float32(_expm1_float64(np.float64(x)))
-
-
-@numba.njit(inline="always", cache=False, error_model="numpy")
 def _log1p_float64(x):
     u = _F64_ONE + x
     c = (x - (u - _F64_ONE)) / u
@@ -141,11 +137,6 @@ def _tanh_float64(x):
     z = q if a < _TANH_SPLIT else _F64_ONE - w
     z = _F64_ONE if a > f64(40.0) else z               # t = inf: 2/inf is 0 anyway
     return math.copysign(z, x) if x == x else x
-
-
-@numba.njit(inline="always", cache=False, error_model="numpy")
-def _tanh_float32(x):
-    return np.float32(_tanh_float64(np.float64(x)))
 
 
 # exp(x) / 2 with the halving in the exponent: finite up to x = 710.47.
@@ -186,11 +177,6 @@ def _cosh_float64(x):
 
 
 @numba.njit(inline="always", cache=False, error_model="numpy")
-def _cosh_float32(x):
-    return np.float32(_cosh_float64(np.float64(x)))
-
-
-@numba.njit(inline="always", cache=False, error_model="numpy")
 def _sinh_float64(x):
     a = abs(x)
     t = _expm1_float64(a)
@@ -204,11 +190,6 @@ def _sinh_float64(x):
     return math.copysign(z, x) if x == x else x
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
-def _sinh_float32(x):
-    return np.float32(_sinh_float64(np.float64(x)))
-
-
 def _two_double(v):
     """``(hi, lo)`` float64s with ``hi + lo`` equal to the long double ``v``."""
     hi = np.float64(v)
@@ -220,9 +201,10 @@ _ATAN_C = [_two_double(np.arctan(_ld(i) / 4)) for i in range(5)]
 _ATAN_CC = [_two_double(np.arctan(_ld(1)) * 2 - np.arctan(_ld(i) / 4)) for i in range(5)]
 ((_h0, _l0), (_h1, _l1), (_h2, _l2), (_h3, _l3), (_h4, _l4)) = _ATAN_C
 ((_g0, _m0), (_g1, _m1), (_g2, _m2), (_g3, _m3), (_g4, _m4)) = _ATAN_CC
-# atan(t) = t + t*z*(a0 + a1 z + ... + a8 z**8), z = t*t, a_j = (-1)**(j+1) / (2j + 3)
-(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8) = tuple(
-    f64((-1.0) ** (j + 1) / (2 * j + 3)) for j in range(9))
+# atan(t) = t + t*z*(a0 + a1 z + ... + a10 z**10), z = t*t, a_j = (-1)**(j+1) / (2j + 3)
+(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10) = tuple(
+    f64((-1.0) ** (j + 1) / (2 * j + 3)) for j in range(11))
+_CUT = f64(0.1875)
 _PIO2 = f64(np.pi / 2)
 
 
@@ -231,11 +213,14 @@ def _atan_float64(x):
     a = abs(x)
     big = a > _F64_ONE
     ar = _F64_ONE / a if big else a
-    i = np.rint(ar * f64(4.0))
+    # Centre 0 up to 3/16, so the result is never much smaller than atan(c).
+    i = np.rint(ar * f64(4.0)) if ar >= _CUT else _ZERO
     c = i * _QUARTER
     t = (ar - c) / (_F64_ONE + ar * c)
     z = t * t
-    p = _a8
+    p = _a10
+    p = p * z + _a9
+    p = p * z + _a8
     p = p * z + _a7
     p = p * z + _a6
     p = p * z + _a5
@@ -259,10 +244,9 @@ def _atan_float64(x):
     return math.copysign(y, x) if x == x else x
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
-def _atan_float32(x):
-    return np.float32(_atan_float64(np.float64(x)))
-
+# float32 versions computed in float32 (log1p's, like log's, goes through float64).
+from .kernels_special32 import (_atan_float32, _cosh_float32, _expm1_float32,  # noqa: E402
+                                _sinh_float32, _tanh_float32)
 
 KERNELS = ("expm1", "log1p", "tanh", "sinh", "cosh", "atan")
 __all__ += [f"_{name}_{dt}" for name in KERNELS for dt in ("float32", "float64")]
