@@ -26,6 +26,7 @@ import numpy as np  # noqa: E402
 
 import _workloads as w  # noqa: E402
 import absjit  # noqa: E402
+from asv_bench.benchmarks import _lowering_workloads as lw  # noqa: E402
 
 
 def median_seconds(fn, repeat):
@@ -116,7 +117,7 @@ def main():
     load_before = os.getloadavg()[0]
     repeat = 3 if args.quick else 7
     rows = []
-    for name, make in w.WORKLOADS.items():
+    for name, make in {**w.WORKLOADS, **lw.WORKLOADS}.items():
         if args.only and name not in args.only:
             continue
         impls = make()

@@ -45,10 +45,10 @@ __all__ = ["NumbaCPUBackend", "NumbaExecutable", "SUPPORTED_DTYPES", "render_pro
 _HEADER = "import math\nimport numpy as np\nfrom numba import prange\n" \
           "from absjit.backends.numba_cpu.runtime import *  # noqa: F401,F403\n\n"
 
-# Dtypes Numba computes with exactly like NumPy. float16/bfloat16 and complex fall back.
+# Dtypes Numba computes with exactly like NumPy. float16/bfloat16 fall back.
 SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-    np.uint64, np.float32, np.float64))
+    np.uint64, np.float32, np.float64, np.complex64, np.complex128))
 
 
 def _package_hash() -> str:
@@ -176,9 +176,7 @@ def _check_renderable(body, params):
     missing = []
     dtypes = {np.dtype(b.dtype) for b in params}
     for stmt in ir.walk(body):
-        if isinstance(stmt, ir.Opaque) and stmt.prim not in array_rules:
-            missing.append(stmt.prim.name)
-        elif isinstance(stmt, ir.ConstArray) and stmt.value.size > MAX_INLINE_CONST:
+        if isinstance(stmt, ir.ConstArray) and stmt.value.size > MAX_INLINE_CONST:
             missing.append(f"a closed-over constant of {stmt.value.size} elements")
         elif isinstance(stmt, ir.Let):
             dtypes.add(np.dtype(stmt.sym.dtype))
@@ -198,6 +196,9 @@ def _check_renderable(body, params):
         # Numba 0.68 emits invalid LLVM for object-mode blocks in two different loops
         # or branches of one function.
         missing.append("debug_print in more than one loop or branch")
+    elif nested_prints and any(isinstance(s, ir.Opaque) and s.prim not in array_rules
+                               and id(s) not in top for s in ir.walk(body)):
+        missing.append("debug_print beside an unlowered primitive in a loop or branch")
     if missing:
         raise Unsupported(missing)
 
@@ -365,6 +366,12 @@ class NumbaCPUBackend(Backend):
             skip = {id(s) for s in unrendered}
             _check_renderable([s for s in program.body if id(s) not in skip],
                               program.params)
+            nested = sorted({s.prim.name for s in ir.walk(program.body)
+                             if isinstance(s, ir.Opaque) and s.prim not in array_rules
+                             and id(s) not in skip})
+            if nested:
+                self.warn_once(nested, "it runs through its NumPy implementation from "
+                               "an object-mode block inside the compiled loop", 6)
             pieces = split_program(program, lambda p: self.unit_key(p, parallel_ok),
                                    host=_runs_on_host, force=bool(unrendered))
         except Unsupported as e:

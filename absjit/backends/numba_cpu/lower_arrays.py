@@ -22,16 +22,19 @@ from ...debug import debug_print_p, format_values
 from ...ops import indexing as ix, linalg, reductions as red, structural as st
 from ...core.dims import Dim
 from ...core.shapes import size_of
+from . import lower_conv, lower_sort
 from .lower_elementwise import dtype_ctor, lower_max, lower_min
+from .lower_host import host_rule
 
-__all__ = ["array_rules", "DEBUG_FORMATS", "debug_print_callback", "NOT_LOWERED"]
+__all__ = ["array_rules", "array_rule", "DEBUG_FORMATS", "debug_print_callback",
+           "NOT_LOWERED"]
 
-# Whole-array primitives this backend does not render, and why. At the top level of a
-# program they run through their NumPy implementation between compiled pieces (one
-# warning); inside a loop or branch the function runs on the interpret backend.
+# Whole-array primitives this backend does not render as loops, and why. At the top
+# level of a program they run through their NumPy implementation between compiled
+# pieces; inside a loop or branch, from an object-mode block of the kernel
+# (:mod:`.lower_host`); either way with one warning, and only that equation leaves
+# compiled code.
 NOT_LOWERED = {
-    "sort": "Numba's np.sort takes one key; multi-operand stable sorts are not written",
-    "conv_general_dilated": "no loop lowering written yet",
     "custom_lin": "appears only in linearised jaxprs, which are transposed, not run",
     "fft": "Numba has no FFT; NumPy's pocketfft runs between compiled pieces",
     "pure_callback": "calls Python: runs between compiled pieces",
@@ -349,3 +352,12 @@ def debug_print_callback(key, *vals):
 # key -> (fmt, in_tree): filled while rendering, read by the compiled kernel's callback.
 DEBUG_FORMATS: dict = {}
 array_rules[debug_print_p] = lower_debug_print
+array_rules.update(lower_sort.RULES)
+array_rules.update(lower_conv.RULES)
+
+
+def array_rule(prim):
+    """The rule that renders ``prim``: its loop lowering, or the object-mode call of its
+    NumPy implementation (:func:`.lower_host.host_rule`) when it has none."""
+    rule = array_rules.get(prim)
+    return rule if rule is not None else host_rule(prim)

@@ -22,7 +22,7 @@ __all__ = ["scalar_rules", "dtype_ctor", "literal_expr", "preserves_dtype", "NOT
 
 # Elementwise primitives with no scalar spelling, and why (the function runs on the
 # interpret backend).
-NOT_LOWERED = {name: "complex arithmetic is not lowered" for name in ("real", "imag", "conj")}
+NOT_LOWERED: dict = {}
 
 scalar_rules: dict = {}
 
@@ -48,11 +48,19 @@ def literal_expr(value, dt) -> str:
         else:
             body = repr(f)
         return f"{dtype_ctor(dt)}({body})"
+    if dt.kind == "c":
+        re = literal_expr(v.real, np.float64)
+        im = literal_expr(v.imag, np.float64)
+        return f"{dtype_ctor(dt)}(complex({re}, {im}))"
     return f"{dtype_ctor(dt)}({int(v)})"
 
 
 def _is_int(dt) -> bool:
     return np.dtype(dt).kind in "iu"
+
+
+def _is_complex(dt) -> bool:
+    return np.dtype(dt).kind == "c"
 
 
 def _register(prim, rule):
@@ -73,26 +81,75 @@ def _call(fn):
 
 
 for _p, _op in ((ew.add_p, "+"), (ew.sub_p, "-"), (ew.mul_p, "*"), (ew.eq_p, "=="),
-                (ew.ne_p, "!="), (ew.lt_p, "<"), (ew.le_p, "<="), (ew.gt_p, ">"),
-                (ew.ge_p, ">="), (ew.and_p, "&"), (ew.or_p, "|"), (ew.xor_p, "^")):
+                (ew.ne_p, "!="), (ew.and_p, "&"), (ew.or_p, "|"), (ew.xor_p, "^")):
     _register(_p, _infix(_op))
 
-for _p, _fn in ((ew.exp2_p, "np.exp2"), (ew.expm1_p, "np.expm1"),
-                (ew.log1p_p, "np.log1p"), (ew.sqrt_p, "np.sqrt"),
+
+def _compare(op, helper, swap):
+    """An order comparison; complex operands compare lexicographically, as in NumPy."""
+    def rule(args, in_avals, out_aval, **params):
+        x, y = args
+        if _is_complex(in_avals[0].dtype):
+            return f"{helper}({y}, {x})" if swap else f"{helper}({x}, {y})"
+        return f"({x} {op} {y})"
+    return rule
+
+
+for _p, _op, _h, _swap in ((ew.lt_p, "<", "_clt", False), (ew.le_p, "<=", "_cle", False),
+                           (ew.gt_p, ">", "_clt", True), (ew.ge_p, ">=", "_cle", True)):
+    _register(_p, _compare(_op, _h, _swap))
+
+
+def _call_or_complex(fn, cfn):
+    """``fn`` for real operands, absjit's ``cfn`` for complex ones (where Numba's
+    complex function differs from NumPy's on infinite arguments)."""
+    def rule(args, in_avals, out_aval, **params):
+        return f"{cfn if _is_complex(in_avals[0].dtype) else fn}({', '.join(args)})"
+    return rule
+
+
+for _p, _fn, _cfn in ((ew.acosh_p, "np.arccosh", "_cacosh"),
+                      (ew.sign_p, "np.sign", "_csign")):
+    _register(_p, _call_or_complex(_fn, _cfn))
+
+
+def _kernel(name, np_name, complex_fn=None):
+    """absjit's vectorisable kernel ``_{name}_{dtype}`` (:mod:`.kernels_special`) for
+    float32/float64; NumPy's function (or ``complex_fn``) for other dtypes."""
+    def rule(args, in_avals, out_aval, **params):
+        dt = np.dtype(in_avals[0].dtype)
+        if dt in (np.float32, np.float64):
+            return f"_{name}_{dt.name}({args[0]})"
+        if complex_fn is not None and dt.kind == "c":
+            return f"{complex_fn}({args[0]})"
+        return f"{np_name}({args[0]})"
+    return rule
+
+
+for _p, _np_name, _cfn in ((ew.expm1_p, "np.expm1", None), (ew.log1p_p, "np.log1p", None),
+                           (ew.atan_p, "np.arctan", None), (ew.tanh_p, "np.tanh", "_ctanh"),
+                           (ew.sinh_p, "np.sinh", "_csinh"), (ew.cosh_p, "np.cosh", "_ccosh")):
+    _register(_p, _kernel(_p.name, _np_name, _cfn))
+
+for _p, _fn in ((ew.exp2_p, "np.exp2"), (ew.sqrt_p, "np.sqrt"),
                 (ew.cbrt_p, "np.cbrt"), (ew.sin_p, "np.sin"), (ew.cos_p, "np.cos"),
                 (ew.tan_p, "np.tan"), (ew.asin_p, "np.arcsin"), (ew.acos_p, "np.arccos"),
-                (ew.atan_p, "np.arctan"), (ew.sinh_p, "np.sinh"), (ew.cosh_p, "np.cosh"),
-                (ew.tanh_p, "np.tanh"), (ew.asinh_p, "np.arcsinh"),
-                (ew.acosh_p, "np.arccosh"), (ew.atanh_p, "np.arctanh"),
+                (ew.asinh_p, "np.arcsinh"), (ew.atanh_p, "np.arctanh"),
                 (ew.floor_p, "np.floor"), (ew.ceil_p, "np.ceil"),
                 (ew.is_finite_p, "np.isfinite"), (ew.atan2_p, "np.arctan2"),
                 (ew.nextafter_p, "np.nextafter")):
     _register(_p, _call(_fn))
 
 
+def _recip(one, den, dt) -> str:
+    return f"_cdiv({one}, {den})" if _is_complex(dt) else f"({one} / {den})"
+
+
 def lower_div(args, in_avals, out_aval, **params):
     x, y = args
     dt = in_avals[0].dtype
+    if _is_complex(dt):
+        return f"_cdiv({x}, {y})"
     if not _is_int(dt):
         return f"({x} / {y})"
     return f"_idiv_{np.dtype(dt).name}({x}, {y})"
@@ -108,6 +165,8 @@ def lower_rem(args, in_avals, out_aval, **params):
 
 def lower_max(args, in_avals, out_aval, **params):
     x, y = args
+    if _is_complex(in_avals[0].dtype):  # lexicographic; NaN wins
+        return f"({x} if (_cle({y}, {x}) or {x} != {x}) else {y})"
     if np.dtype(in_avals[0].dtype).kind == "f":  # NaN wins, as in np.maximum
         return f"({x} if ({x} >= {y} or {x} != {x}) else {y})"
     return f"({x} if {x} >= {y} else {y})"
@@ -115,6 +174,8 @@ def lower_max(args, in_avals, out_aval, **params):
 
 def lower_min(args, in_avals, out_aval, **params):
     x, y = args
+    if _is_complex(in_avals[0].dtype):
+        return f"({x} if (_cle({x}, {y}) or {x} != {x}) else {y})"
     if np.dtype(in_avals[0].dtype).kind == "f":
         return f"({x} if ({x} <= {y} or {x} != {x}) else {y})"
     return f"({x} if {x} <= {y} else {y})"
@@ -124,17 +185,13 @@ def lower_neg(args, in_avals, out_aval, **params):
     return f"(-{args[0]})"
 
 
-def lower_sign(args, in_avals, out_aval, **params):
-    return f"np.sign({args[0]})"
-
-
 def lower_abs(args, in_avals, out_aval, **params):
     return f"abs({args[0]})"
 
 
 def lower_rsqrt(args, in_avals, out_aval, **params):
     one = literal_expr(1, in_avals[0].dtype)
-    return f"({one} / np.sqrt({args[0]}))"
+    return _recip(one, f"np.sqrt({args[0]})", in_avals[0].dtype)
 
 
 def _exp_fn(dt, name="exp") -> str:
@@ -154,7 +211,8 @@ def lower_log(args, in_avals, out_aval, **params):
 
 def lower_logistic(args, in_avals, out_aval, **params):
     one = literal_expr(1, in_avals[0].dtype)
-    return f"({one} / ({one} + {_exp_fn(in_avals[0].dtype)}(-{args[0]})))"
+    return _recip(one, f"({one} + {_exp_fn(in_avals[0].dtype)}(-{args[0]}))",
+                  in_avals[0].dtype)
 
 
 def lower_not(args, in_avals, out_aval, **params):
@@ -200,7 +258,7 @@ def lower_integer_pow(args, in_avals, out_aval, *, y):
     if y == 0:
         return literal_expr(1, dt)
     if y < 0:
-        return f"({literal_expr(1, dt)} / {_power_by_squaring(x, -y)})"
+        return _recip(literal_expr(1, dt), _power_by_squaring(x, -y), dt)
     if _is_int(dt) and y > 2:
         # Wrap after every product so Numba's int64 intermediates cannot overflow.
         acc = x
@@ -223,6 +281,9 @@ def lower_convert_element_type(args, in_avals, out_aval, *, new_dtype, weak_type
     src, dst = np.dtype(in_avals[0].dtype), np.dtype(new_dtype)
     if dst == np.bool_:
         return f"({x} != 0)"
+    if src.kind == "c" and dst.kind != "c":  # NumPy's astype keeps the real part
+        x = f"({x}).real"
+        src = np.dtype(np.float32 if src == np.complex64 else np.float64)
     if dst.kind in "iu" and src.kind == "f":
         info = np.iinfo(dst)
         ctor = dtype_ctor(dst)
@@ -264,8 +325,22 @@ def lower_threefry2x32(args, in_avals, out_aval, *, output):
     return f"_threefry2x32_{output}({', '.join(args)})"
 
 
+def lower_real(args, in_avals, out_aval, **params):
+    return f"({args[0]}).real" if _is_complex(in_avals[0].dtype) else args[0]
+
+
+def lower_imag(args, in_avals, out_aval, **params):
+    if _is_complex(in_avals[0].dtype):
+        return f"({args[0]}).imag"
+    return literal_expr(0, in_avals[0].dtype)
+
+
+def lower_conj(args, in_avals, out_aval, **params):
+    return f"({args[0]}).conjugate()" if _is_complex(in_avals[0].dtype) else args[0]
+
+
 for _p, _rule in ((ew.div_p, lower_div), (ew.rem_p, lower_rem), (ew.max_p, lower_max),
-                  (ew.min_p, lower_min), (ew.neg_p, lower_neg), (ew.sign_p, lower_sign),
+                  (ew.min_p, lower_min), (ew.neg_p, lower_neg),
                   (ew.abs_p, lower_abs), (ew.rsqrt_p, lower_rsqrt), (ew.exp_p, lower_exp),
                   (ew.log_p, lower_log),
                   (ew.logistic_p, lower_logistic), (ew.not_p, lower_not),
@@ -276,7 +351,8 @@ for _p, _rule in ((ew.div_p, lower_div), (ew.rem_p, lower_rem), (ew.max_p, lower
                   (ew.convert_element_type_p, lower_convert_element_type),
                   (ew.select_n_p, lower_select_n), (ew.clamp_p, lower_clamp),
                   (ew.stop_gradient_p, lower_stop_gradient), (fma_p, lower_fma),
-                  (threefry2x32_p, lower_threefry2x32)):
+                  (threefry2x32_p, lower_threefry2x32), (ew.real_p, lower_real),
+                  (ew.imag_p, lower_imag), (ew.conj_p, lower_conj)):
     scalar_rules[_p] = _rule
 
 
@@ -287,7 +363,7 @@ for _p, _rule in ((ew.div_p, lower_div), (ew.rem_p, lower_rem), (ew.max_p, lower
 _FLOAT_PRESERVING = {"add", "sub", "mul", "div", "neg", "max", "min", "abs", "sqrt",
                      "rsqrt", "exp", "log", "logistic", "sin", "cos", "tan", "tanh",
                      "floor", "ceil", "select_n", "clamp", "stop_gradient", "integer_pow",
-                     "exp2", "expm1", "log1p", "fma"}
+                     "exp2", "expm1", "log1p", "fma", "sinh", "cosh", "atan"}
 _BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge"}
 _BOOL_PRESERVING = {"and", "or", "xor", "not", "select_n", "stop_gradient"}
 

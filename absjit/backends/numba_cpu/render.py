@@ -19,7 +19,7 @@ from ...compiler.printer import format_ix
 from ...core.primitive import all_primitives
 from ...core.dims import Dim
 from ...core.shapes import IxAdd, IxClamp, IxConst, IxScale, IxVar
-from .lower_arrays import array_rules
+from .lower_arrays import array_rule
 from .lower_elementwise import (dtype_ctor, literal_expr, preserves_dtype, scalar_rules)
 
 __all__ = ["FunctionRenderer", "shape_text", "size_text"]
@@ -213,7 +213,7 @@ class FunctionRenderer:
             self.prims.add(s.prim.name)
             outs = [self.name(b) for b in s.outs]
             ins = [self.name(b) for b in s.ins]
-            lines = array_rules[s.prim](self, outs, ins, s.in_avals, s.out_avals, **s.params)
+            lines = array_rule(s.prim)(self, outs, ins, s.in_avals, s.out_avals, **s.params)
             for line in lines:
                 self.emit(line, depth)
         elif isinstance(s, ir.Copy):

@@ -75,8 +75,26 @@ from .threefry_kernels import (_threefry2x32_x0, _threefry2x32_x1,  # noqa: E402
 
 __all__ += ["_threefry2x32_x0", "_threefry2x32_x1", "_threefry2x32_xor"]
 
+# Vectorisable expm1, log1p, tanh, sinh, cosh, atan.
+from . import kernels_special as _ks  # noqa: E402
+
+globals().update((name, getattr(_ks, name)) for name in _ks.__all__)
+__all__ += list(_ks.__all__)
+
+# Complex functions NumPy and Numba disagree on; NumPy's complex order.
+from .kernels_complex import (_cacosh, _ccosh, _cdiv, _cle, _clt, _csign,  # noqa: E402
+                              _csinh, _ctanh)
+
+__all__ += ["_cacosh", "_ccosh", "_cdiv", "_cle", "_clt", "_csign", "_csinh", "_ctanh"]
+
+# NumPy's sort order for the generated sort loops.
+from .kernels_sort import _sort_lt_complex, _sort_lt_float  # noqa: E402
+
+__all__ += ["_sort_lt_float", "_sort_lt_complex"]
+
 # Kernels with debug_print call back into Python from object mode.
 from numba import objmode  # noqa: E402
 from .lower_arrays import debug_print_callback  # noqa: E402
+from .lower_host import host_callback  # noqa: E402
 
-__all__ += ["objmode", "debug_print_callback"]
+__all__ += ["objmode", "debug_print_callback", "host_callback"]

@@ -1,0 +1,198 @@
+"""float32 ``expm1``, ``tanh``, ``sinh``, ``cosh`` and ``atan`` computed in float32.
+
+The methods are :mod:`.kernels_special`'s (read its docstring), with float32 constants
+and polynomials sized for float32. Widening to float64 instead would be simpler and a
+little more accurate, but LLVM then vectorises the loop at a quarter of the width with
+twice the polynomial, about ten times slower. These are within 2 ulp
+(``tests/backends/test_numba_cpu_kernels.py``) with NumPy's special values.
+
+``tanh`` and ``sinh`` use an odd Taylor polynomial below ``|x| = 0.55`` and ``1`` (the
+``expm1`` route costs a second exponential's worth of work in float32).
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numba
+import numpy as np
+
+from .fastmath_kernels import (_F32_HALF, _F32_LN2_HI, _F32_LN2_LO, _F32_LOG2E, _F32_ONE,
+                               _F32_SHIFTER, _c0, _c1, _c2, _c3, _c4, _c5, _exp_float32,
+                               _scale_f32)
+
+__all__ = ["_expm1_float32", "_tanh_float32", "_sinh_float32", "_cosh_float32",
+           "_atan_float32"]
+
+f32 = np.float32
+_ZERO = f32(0.0)
+_TWO = f32(2.0)
+_QUARTER = f32(0.25)
+_INF = f32(np.inf)
+
+# expm1(r) = r + r*r*(e0 + ... + e9 r**9), e_j = 1/(j+2)!
+(_e0, _e1, _e2, _e3, _e4, _e5, _e6, _e7, _e8, _e9) = tuple(
+    f32(1.0 / math.factorial(j + 2)) for j in range(10))
+_EXPM1_LO = f32(-18.0)        # expm1(-18) rounds to -1 in float32
+_EXPM1_HI = f32(89.0)         # expm1(89) overflows
+
+
+@numba.njit(inline="always", cache=False, error_model="numpy")
+def _expm1_float32(x):
+    xc = x if x > _EXPM1_LO else _EXPM1_LO
+    xc = xc if xc < _EXPM1_HI else _EXPM1_HI
+    kf = np.rint(xc * _F32_LOG2E) if abs(xc) >= _F32_ONE else _ZERO
+    r = (xc - kf * _F32_LN2_HI) - kf * _F32_LN2_LO
+    p = _e9
+    p = p * r + _e8
+    p = p * r + _e7
+    p = p * r + _e6
+    p = p * r + _e5
+    p = p * r + _e4
+    p = p * r + _e3
+    p = p * r + _e2
+    p = p * r + _e1
+    p = p * r + _e0
+    em = r + (r * r) * p
+    t = kf + _F32_SHIFTER
+    t1 = kf * _F32_HALF + _F32_SHIFTER
+    s = _scale_f32(_F32_ONE, t, t1)
+    mid = s * em + (s - _F32_ONE)
+    far = _scale_f32(em + _F32_ONE, t, t1) - _F32_ONE
+    y = mid if (kf > f32(-2.0) and kf < f32(24.0)) else far
+    y = x if x == _ZERO else y
+    return y if x == x else x
+
+
+def _tanh_taylor(n):
+    """The first ``n`` coefficients of tanh's odd Taylor series (x, x**3, …), exact."""
+    s = [Fraction(1, math.factorial(2 * k + 1)) for k in range(n)]
+    c = [Fraction(1, math.factorial(2 * k)) for k in range(n)]
+    t = []
+    for k in range(n):
+        t.append(s[k] - sum(t[j] * c[k - j] for j in range(k)))
+    return t
+
+
+# tanh(a) = a + a*z*(t1 + t2 z + … + t10 z**9), z = a*a, for a < 0.55
+(_t1, _t2, _t3, _t4, _t5, _t6, _t7, _t8, _t9, _t10) = tuple(
+    f32(float(c)) for c in _tanh_taylor(11)[1:])
+_TANH_SPLIT = f32(0.55)
+
+
+@numba.njit(inline="always", cache=False, error_model="numpy")
+def _tanh_float32(x):
+    a = abs(x)
+    z = a * a
+    p = _t10
+    p = p * z + _t9
+    p = p * z + _t8
+    p = p * z + _t7
+    p = p * z + _t6
+    p = p * z + _t5
+    p = p * z + _t4
+    p = p * z + _t3
+    p = p * z + _t2
+    p = p * z + _t1
+    small = a + a * (z * p)
+    e = _exp_float32(a + a)
+    d = e + _F32_ONE
+    w = _TWO / d
+    w = w - w * ((e - (d - _F32_ONE)) / d)     # corrected for the rounding of d
+    large = _F32_ONE - w
+    y = small if a < _TANH_SPLIT else large
+    y = _F32_ONE if a > f32(9.0) else y       # (e = inf: d - 1 would make a NaN)
+    return math.copysign(y, x) if x == x else x
+
+
+# sinh(a) = a + a*z*(s1 + … + s6 z**5), s_k = 1/(2k+1)!, for a < 1
+(_s1, _s2, _s3, _s4, _s5, _s6) = tuple(f32(1.0 / math.factorial(2 * k + 1))
+                                       for k in range(1, 7))
+_EH_LO = f32(-104.0)
+_EH_HI = f32(90.0)
+
+
+@numba.njit(inline="always", cache=False, error_model="numpy")
+def _exp_half_float32(x):
+    """``exp(x) / 2`` with the halving in the exponent (finite up to x = 89.41)."""
+    xc = x if x > _EH_LO else _EH_LO
+    xc = xc if xc < _EH_HI else _EH_HI
+    kf = np.rint(xc * _F32_LOG2E)
+    r = (xc - kf * _F32_LN2_HI) - kf * _F32_LN2_LO
+    q = _c5
+    q = q * r + _c4
+    q = q * r + _c3
+    q = q * r + _c2
+    q = q * r + _c1
+    q = q * r + _c0
+    p = _F32_ONE + (r + (r * r) * q)
+    kh = kf - _F32_ONE
+    y = _scale_f32(p, kh + _F32_SHIFTER, kh * _F32_HALF + _F32_SHIFTER)
+    return y if x == x else x
+
+
+@numba.njit(inline="always", cache=False, error_model="numpy")
+def _sinh_float32(x):
+    a = abs(x)
+    z = a * a
+    p = _s6
+    p = p * z + _s5
+    p = p * z + _s4
+    p = p * z + _s3
+    p = p * z + _s2
+    p = p * z + _s1
+    small = a + a * (z * p)
+    e = _exp_half_float32(a)
+    large = e - _QUARTER / e
+    y = small if a < _F32_ONE else large
+    return math.copysign(y, x) if x == x else x
+
+
+@numba.njit(inline="always", cache=False, error_model="numpy")
+def _cosh_float32(x):
+    e = _exp_half_float32(abs(x))
+    return e + _QUARTER / e
+
+
+def _two_float(v):
+    hi = np.float32(v)
+    return hi, np.float32(v - np.longdouble(hi))
+
+
+_ld = np.longdouble
+((_h0, _l0), (_h1, _l1), (_h2, _l2), (_h3, _l3), (_h4, _l4)) = [
+    _two_float(np.arctan(_ld(i) / 4)) for i in range(5)]
+((_g0, _m0), (_g1, _m1), (_g2, _m2), (_g3, _m3), (_g4, _m4)) = [
+    _two_float(np.arctan(_ld(1)) * 2 - np.arctan(_ld(i) / 4)) for i in range(5)]
+(_a0, _a1, _a2, _a3, _a4) = tuple(f32((-1.0) ** (j + 1) / (2 * j + 3)) for j in range(5))
+_CUT = f32(0.1875)
+_PIO2 = f32(np.pi / 2)
+
+
+@numba.njit(inline="always", cache=False, error_model="numpy")
+def _atan_float32(x):
+    a = abs(x)
+    big = a > _F32_ONE
+    ar = _F32_ONE / a if big else a
+    # Centre 0 up to 3/16, so the result is never much smaller than atan(c).
+    i = np.rint(ar * f32(4.0)) if ar >= _CUT else _ZERO
+    c = i * _QUARTER
+    t = (ar - c) / (_F32_ONE + ar * c)
+    z = t * t
+    p = _a4
+    p = p * z + _a3
+    p = p * z + _a2
+    p = p * z + _a1
+    p = p * z + _a0
+    at = t + t * (z * p)
+    hi = _h0 if i < 0.5 else (_h1 if i < 1.5 else (_h2 if i < 2.5 else (
+        _h3 if i < 3.5 else _h4)))
+    lo = _l0 if i < 0.5 else (_l1 if i < 1.5 else (_l2 if i < 2.5 else (
+        _l3 if i < 3.5 else _l4)))
+    ghi = _g0 if i < 0.5 else (_g1 if i < 1.5 else (_g2 if i < 2.5 else (
+        _g3 if i < 3.5 else _g4)))
+    glo = _m0 if i < 0.5 else (_m1 if i < 1.5 else (_m2 if i < 2.5 else (
+        _m3 if i < 3.5 else _m4)))
+    y = ghi + (glo - at) if big else hi + (lo + at)
+    y = _PIO2 if a == _INF else y
+    return math.copysign(y, x) if x == x else x

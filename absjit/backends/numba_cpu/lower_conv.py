@@ -1,0 +1,256 @@
+"""``conv_general_dilated`` lowered to loops: every layout (dimension numbers), stride,
+padding (negative crops), lhs and rhs dilation, feature groups and batch groups.
+
+Two shapes of code:
+
+* **im2col + BLAS** (float32/float64 operands and result, at least ``BLAS_MIN_MACS``
+  multiply-adds): per group and output batch element, the input windows are gathered
+  into a ``(in_features * kernel_size, out_positions)`` matrix (zeros where a window
+  reaches into padding or between dilated input elements), multiplied by the group's
+  ``(out_features, in_features * kernel_size)`` kernel matrix with one BLAS call, and
+  the product is written to the output in its layout. The innermost gather runs over
+  the last output spatial axis with its in-bounds range computed up front, so the copy
+  has no per-element test.
+* **direct loops** (small convolutions, integer and complex dtypes, and
+  ``preferred_element_type`` different from the operands'): one accumulator per output
+  element, the operands converted to the result dtype first and accumulated in it
+  (integers wrap), as the NumPy implementation does.
+
+Coordinates: output position ``p`` and kernel offset ``k`` read the lhs-dilated,
+padded input at ``t = p * stride + k * rhs_dilation``; that is dilated coordinate
+``i = t - pad_low``, an input element only when ``0 <= i < dilated size`` and
+``i % lhs_dilation == 0`` (then element ``i // lhs_dilation``), else zero.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops import conv as conv_ops
+from .lower_elementwise import dtype_ctor
+
+__all__ = ["lower_conv_general_dilated", "BLAS_MIN_MACS"]
+
+# Below this many multiply-adds the direct loops beat gathering and a BLAS call.
+BLAS_MIN_MACS = 1 << 15
+
+
+def _prod(xs) -> int:
+    out = 1
+    for x in xs:
+        out *= int(x)
+    return out
+
+
+def _shape(shape) -> str:
+    return "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+
+
+def _index(arr, ndim, by_axis) -> str:
+    return f"{arr}[{', '.join(by_axis[a] for a in range(ndim)) or '()'}]"
+
+
+class _Geometry:
+    """The convolution's sizes, read once from the avals and params."""
+
+    def __init__(self, in_avals, out_avals, p):
+        lhs, rhs = in_avals
+        dn = p["dimension_numbers"]
+        self.ndim = len(lhs.shape)
+        self.lspec, self.rspec, self.ospec = dn.lhs_spec, dn.rhs_spec, dn.out_spec
+        self.out_shape = tuple(int(d) for d in out_avals[0].shape)
+        self.in_sp = [int(lhs.shape[a]) for a in self.lspec[2:]]
+        self.k_sp = [int(rhs.shape[a]) for a in self.rspec[2:]]
+        self.out_sp = [self.out_shape[a] for a in self.ospec[2:]]
+        self.n_out = self.out_shape[self.ospec[0]]
+        self.n_feat_out = int(rhs.shape[self.rspec[0]])
+        self.n_feat_in = int(rhs.shape[self.rspec[1]])   # per group
+        fgc, bgc = p["feature_group_count"], p["batch_group_count"]
+        self.fgc, self.bgc = fgc, bgc
+        self.groups = max(fgc, bgc)
+        self.og = self.n_feat_out // self.groups
+        self.strides = p["window_strides"]
+        self.pad_lo = [lo for lo, _ in p["padding"]]
+        self.ld, self.rd = p["lhs_dilation"], p["rhs_dilation"]
+        self.dil = [0 if n == 0 else (n - 1) * r + 1 for n, r in zip(self.in_sp, self.ld)]
+
+    def lhs_batch(self, g, n):
+        return f"{g} * {self.n_out} + {n}" if self.bgc > 1 else n
+
+    def lhs_feature(self, g, c):
+        return f"{g} * {self.n_feat_in} + {c}" if self.fgc > 1 else c
+
+
+def _in_window(geo, d, p, k, lines, ind, ctx):
+    """Lines binding the input coordinate for spatial axis ``d`` and the condition
+    under which it is a real input element: ``(name, condition or None)``."""
+    i = ctx.fresh("i")
+    lines.append(ind + f"{i} = {p} * {geo.strides[d]} + {k} * {geo.rd[d]} - "
+                       f"({geo.pad_lo[d]})")
+    cond = f"0 <= {i} < {geo.dil[d]}"
+    if geo.ld[d] != 1:
+        cond += f" and {i} % {geo.ld[d]} == 0"
+        x = ctx.fresh("x")
+        lines.append(ind + f"{x} = {i} // {geo.ld[d]}")
+        return x, cond, i
+    return i, cond, i
+
+
+def _direct(ctx, out, lhs, rhs, geo, dt, lines):
+    ctor = dtype_ctor(dt)
+    n, o, c = ctx.fresh("n"), ctx.fresh("o"), ctx.fresh("c")
+    ps = [ctx.fresh("p") for _ in geo.out_sp]
+    ks = [ctx.fresh("k") for _ in geo.k_sp]
+    acc = ctx.fresh("acc")
+    heads = [f"for {n} in range({geo.n_out}):", f"for {o} in range({geo.n_feat_out}):"]
+    heads += [f"for {p} in range({s}):" for p, s in zip(ps, geo.out_sp)]
+    depth = 0
+    for h in heads:
+        lines.append("    " * depth + h)
+        depth += 1
+    ind = "    " * depth
+    g = ctx.fresh("g")
+    lines += [ind + f"{g} = {o} // {geo.og}",
+              ind + f"{acc} = {ctor}(0)",
+              ind + f"for {c} in range({geo.n_feat_in}):"]
+    depth += 1
+    xs = []
+    for d, (p, k) in enumerate(zip(ps, ks)):
+        ind = "    " * depth
+        lines.append(ind + f"for {k} in range({geo.k_sp[d]}):")
+        ind += "    "
+        x, cond, _ = _in_window(geo, d, p, k, lines, ind, ctx)
+        lines += [ind + f"if not ({cond}):", ind + "    continue"]
+        xs.append(x)
+        depth += 1
+    ind = "    " * depth
+    la = {geo.lspec[0]: geo.lhs_batch(g, n), geo.lspec[1]: geo.lhs_feature(g, c)}
+    la.update(zip(geo.lspec[2:], xs))
+    ra = {geo.rspec[0]: o, geo.rspec[1]: c}
+    ra.update(zip(geo.rspec[2:], ks))
+    prod = f"{ctor}({_index(lhs, geo.ndim, la)}) * {ctor}({_index(rhs, geo.ndim, ra)})"
+    step = f"{acc} + {prod}" if dt.kind in "fc" else f"{ctor}({acc} + {prod})"
+    lines.append(ind + f"{acc} = {step}")
+    oa = {geo.ospec[0]: n, geo.ospec[1]: o}
+    oa.update(zip(geo.ospec[2:], ps))
+    lines.append("    " * (2 + len(ps)) + f"{_index(out, geo.ndim, oa)} = {acc}")
+
+
+def _im2col(ctx, out, lhs, rhs, geo, dt, lines):
+    ctor = dtype_ctor(dt)
+    ksize = _prod(geo.k_sp)
+    rows, cols_n = geo.n_feat_in * ksize, _prod(geo.out_sp)
+    wm, cols, res = ctx.fresh("wm"), ctx.fresh("cols"), ctx.fresh("res")
+    g, o, c, n = ctx.fresh("g"), ctx.fresh("o"), ctx.fresh("c"), ctx.fresh("n")
+    ks = [ctx.fresh("k") for _ in geo.k_sp]
+    ps = [ctx.fresh("p") for _ in geo.out_sp]
+    # The kernel as (groups, out features per group, in features * kernel positions).
+    lines.append(f"{wm} = np.empty({_shape((geo.groups, geo.og, rows))}, {ctor})")
+    lines += [f"for {g} in range({geo.groups}):",
+              f"    for {o} in range({geo.og}):",
+              f"        for {c} in range({geo.n_feat_in}):"]
+    depth = 3
+    for k, size in zip(ks, geo.k_sp):
+        lines.append("    " * depth + f"for {k} in range({size}):")
+        depth += 1
+    row = c
+    for k, size in zip(ks, geo.k_sp):
+        row = f"({row}) * {size} + {k}"
+    ra = {geo.rspec[0]: f"{g} * {geo.og} + {o}", geo.rspec[1]: c}
+    ra.update(zip(geo.rspec[2:], ks))
+    lines.append("    " * depth + f"{wm}[{g}, {o}, {row}] = {_index(rhs, geo.ndim, ra)}")
+    # Windows of one (group, batch element), one row per (in feature, kernel offset).
+    lines += [f"{cols} = np.empty({_shape((rows, cols_n))}, {ctor})",
+              f"for {g} in range({geo.groups}):",
+              f"    for {n} in range({geo.n_out}):",
+              f"        for {c} in range({geo.n_feat_in}):"]
+    depth = 3
+    for k, size in zip(ks, geo.k_sp):
+        lines.append("    " * depth + f"for {k} in range({size}):")
+        depth += 1
+    ind = "    " * depth
+    r = ctx.fresh("r")
+    lines.append(ind + f"{r} = {row}")
+    la = {geo.lspec[0]: geo.lhs_batch(g, n), geo.lspec[1]: geo.lhs_feature(g, c)}
+    xs, conds = [], []
+    nsp = len(geo.out_sp)
+    for d in range(nsp - 1):  # all spatial axes but the last: a zero row segment or not
+        lines.append(ind + f"for {ps[d]} in range({geo.out_sp[d]}):")
+        ind += "    "
+        x, cond, _ = _in_window(geo, d, ps[d], ks[d], lines, ind, ctx)
+        xs.append(x)
+        conds.append(cond)
+    last = nsp - 1
+    base = "0"
+    for d in range(nsp - 1):
+        base = f"({base}) * {geo.out_sp[d]} + {ps[d]}" if base != "0" else ps[d]
+    b = ctx.fresh("base")
+    width = geo.out_sp[last]
+    lines.append(ind + f"{b} = ({base}) * {width}")
+    q = ps[last]
+    if conds:
+        lines += [ind + f"if not ({' and '.join(conds)}):",
+                  ind + f"    for {q} in range({width}):",
+                  ind + f"        {cols}[{r}, {b} + {q}] = {ctor}(0)",
+                  ind + "    continue"]
+    s, off = geo.strides[last], ctx.fresh("off")
+    lines.append(ind + f"{off} = {ks[last]} * {geo.rd[last]} - ({geo.pad_lo[last]})")
+    la.update(zip(geo.lspec[2:], xs))
+    if geo.ld[last] == 1:
+        # In bounds for first <= q < stop: q * s + off in [0, size).
+        first, stop = ctx.fresh("first"), ctx.fresh("stop")
+        lines += [ind + f"{first} = min(max(0, (-{off} + {s - 1}) // {s}), {width})",
+                  ind + f"{stop} = min(max({first}, ({geo.dil[last]} - {off} + {s - 1}) "
+                        f"// {s}), {width})",
+                  ind + f"for {q} in range({first}):",
+                  ind + f"    {cols}[{r}, {b} + {q}] = {ctor}(0)",
+                  ind + f"for {q} in range({first}, {stop}):"]
+        la[geo.lspec[2 + last]] = f"{q} * {s} + {off}"
+        lines += [ind + f"    {cols}[{r}, {b} + {q}] = {_index(lhs, geo.ndim, la)}",
+                  ind + f"for {q} in range({stop}, {width}):",
+                  ind + f"    {cols}[{r}, {b} + {q}] = {ctor}(0)"]
+    else:
+        i = ctx.fresh("i")
+        ld = geo.ld[last]
+        la[geo.lspec[2 + last]] = f"{i} // {ld}"
+        lines += [ind + f"for {q} in range({width}):",
+                  ind + f"    {i} = {q} * {s} + {off}",
+                  ind + f"    if 0 <= {i} < {geo.dil[last]} and {i} % {ld} == 0:",
+                  ind + f"        {cols}[{r}, {b} + {q}] = {_index(lhs, geo.ndim, la)}",
+                  ind + "    else:",
+                  ind + f"        {cols}[{r}, {b} + {q}] = {ctor}(0)"]
+    # One product per (group, batch element), scattered to the output layout.
+    ind = "    " * 2
+    lines.append(ind + f"{res} = _dot({wm}[{g}], {cols})")
+    lines.append(ind + f"for {o} in range({geo.og}):")
+    depth = 3
+    for p, size in zip(ps, geo.out_sp):
+        lines.append("    " * depth + f"for {p} in range({size}):")
+        depth += 1
+    flat = "0"
+    for p, size in zip(ps, geo.out_sp):
+        flat = p if flat == "0" else f"({flat}) * {size} + {p}"
+    oa = {geo.ospec[0]: n, geo.ospec[1]: f"{g} * {geo.og} + {o}"}
+    oa.update(zip(geo.ospec[2:], ps))
+    lines.append("    " * depth + f"{_index(out, geo.ndim, oa)} = {res}[{o}, {flat}]")
+
+
+def lower_conv_general_dilated(ctx, outs, ins, in_avals, out_avals, **params):
+    geo = _Geometry(in_avals, out_avals, params)
+    dt = np.dtype(out_avals[0].dtype)
+    out, (lhs, rhs) = outs[0], ins
+    lines = [f"{out} = np.empty({_shape(geo.out_shape)}, {dtype_ctor(dt)})"]
+    if _prod(geo.out_shape) == 0:
+        return lines
+    ksize = geo.n_feat_in * _prod(geo.k_sp)
+    if ksize == 0:  # an empty window: every output element is an empty sum
+        o = ctx.fresh("z")
+        return lines + [f"for {o} in range({_prod(geo.out_shape)}):",
+                        f"    {out}.reshape(-1)[{o}] = {dtype_ctor(dt)}(0)"]
+    macs = _prod(geo.out_shape) * ksize
+    blas = (dt in (np.dtype(np.float32), np.dtype(np.float64)) and geo.out_sp
+            and all(np.dtype(a.dtype) == dt for a in in_avals) and macs >= BLAS_MIN_MACS)
+    (_im2col if blas else _direct)(ctx, out, lhs, rhs, geo, dt, lines)
+    return lines
+
+
+RULES = {conv_ops.conv_general_dilated_p: lower_conv_general_dilated}

@@ -1,0 +1,145 @@
+"""``sort`` lowered to loops: a stable sort of one or more operands along one axis.
+
+The first ``num_keys`` operands are the keys, compared lexicographically; every operand
+is permuted the same way. The order is the NumPy implementation's (the spec): NaN after
+every number, ``-0.0`` equal to ``0.0`` (so the two keep their input order), complex
+numbers by NumPy's rule (real part, then imaginary part, an element with a NaN part
+after every element without). Equal keys keep their input order whatever
+``is_stable`` says, which is what the interpret backend does too.
+
+Two shapes of code, chosen by the static length ``n`` of the sorted axis:
+
+* ``n <= INSERTION_MAX``: an insertion sort that moves the rows of all output operands
+  together, in place — no temporaries, so a sort of a few values inside a ``fori_loop``
+  body costs tens of nanoseconds, not an allocation and a call;
+* larger ``n``: a permutation is sorted (insertion sort on runs of ``RUN`` elements,
+  then bottom-up merges alternating between two index buffers, which is stable), then
+  every operand is gathered through it.
+
+``argsort`` and ``top_k`` are ``sort`` with an ``iota`` operand carried along (see
+:mod:`absjit.ops.sorting`), so they lower here as well.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops import sorting
+from .lower_elementwise import dtype_ctor
+
+__all__ = ["lower_sort", "INSERTION_MAX", "RUN"]
+
+INSERTION_MAX = 32
+RUN = 16
+
+
+def _lt(dt, a: str, b: str) -> str:
+    """Source for "key ``a`` sorts strictly before key ``b``" for one dtype."""
+    kind = np.dtype(dt).kind
+    if kind == "f":
+        return f"_sort_lt_float({a}, {b})"
+    if kind == "c":
+        return f"_sort_lt_complex({a}, {b})"
+    if kind == "b":
+        return f"(not {a} and {b})"
+    return f"({a} < {b})"
+
+
+def _lex_lt(dts, a_of, b_of) -> str:
+    """Lexicographic "before" over several keys: ``a_of(k)``/``b_of(k)`` give key k."""
+    expr = _lt(dts[-1], a_of(len(dts) - 1), b_of(len(dts) - 1))
+    for k in range(len(dts) - 2, -1, -1):
+        a, b = a_of(k), b_of(k)
+        lt, gt = _lt(dts[k], a, b), _lt(dts[k], b, a)
+        expr = f"({lt} or (not {gt} and {expr}))"
+    return expr
+
+
+def lower_sort(ctx, outs, ins, in_avals, out_avals, *, dimension, is_stable, num_keys):
+    shape = tuple(int(d) for d in in_avals[0].shape)
+    n = shape[dimension]
+    others = [d for d in range(len(shape)) if d != dimension]
+    dts = [np.dtype(a.dtype) for a in in_avals]
+    key_dts = dts[:num_keys]
+    lines = [f"{o} = np.empty({_shape(shape)}, {dtype_ctor(dt)})" for o, dt in zip(outs, dts)]
+    if n == 0 or any(shape[d] == 0 for d in others):
+        return lines
+    depth = 0
+    rows = []
+    for d in others:
+        q = ctx.fresh("q")
+        lines.append("    " * depth + f"for {q} in range({shape[d]}):")
+        rows.append(q)
+        depth += 1
+    sub = dict(zip(others, rows))
+
+    def at(arr, pos):
+        return f"{arr}[{', '.join(pos if d == dimension else sub[d] for d in range(len(shape)))}]"
+
+    ind = "    " * depth
+    t, u = ctx.fresh("t"), ctx.fresh("u")
+    if n <= INSERTION_MAX:
+        lines.append(ind + f"for {t} in range({n}):")
+        lines += [ind + f"    {at(o, t)} = {at(x, t)}" for o, x in zip(outs, ins)]
+        vs = [ctx.fresh("v") for _ in outs]
+        lines.append(ind + f"for {t} in range(1, {n}):")
+        lines += [ind + f"    {v} = {at(o, t)}" for v, o in zip(vs, outs)]
+        before = _lex_lt(key_dts, lambda k: vs[k], lambda k: at(outs[k], f"{u} - 1"))
+        lines += [ind + f"    {u} = {t}",
+                  ind + f"    while {u} > 0 and {before}:"]
+        lines += [ind + f"        {at(o, u)} = {at(o, f'{u} - 1')}" for o in outs]
+        lines += [ind + f"        {u} -= 1"]
+        lines += [ind + f"    {at(o, u)} = {v}" for v, o in zip(vs, outs)]
+        return lines
+    # Merge sort of a permutation; the index buffers are made once, outside the rows.
+    perm, tmp, src, dst = (ctx.fresh(p) for p in ("perm", "tmp", "src", "dst"))
+    p, lo, hi, mid, a, b, w = (ctx.fresh(x) for x in ("p", "lo", "hi", "mid", "a", "b", "w"))
+    lines[len(outs):len(outs)] = [f"{perm} = np.empty({n}, np.int64)",
+                                  f"{tmp} = np.empty({n}, np.int64)"]
+    keys = ins[:num_keys]
+
+    def key_before(i, j):
+        return _lex_lt(key_dts, lambda k: at(keys[k], i), lambda k: at(keys[k], j))
+    body = [
+        f"for {t} in range({n}):",
+        f"    {perm}[{t}] = {t}",
+        f"for {lo} in range(0, {n}, {RUN}):",
+        f"    {hi} = min({lo} + {RUN}, {n})",
+        f"    for {t} in range({lo} + 1, {hi}):",
+        f"        {p} = {perm}[{t}]",
+        f"        {u} = {t}",
+        f"        while {u} > {lo} and {key_before(p, f'{perm}[{u} - 1]')}:",
+        f"            {perm}[{u}] = {perm}[{u} - 1]",
+        f"            {u} -= 1",
+        f"        {perm}[{u}] = {p}",
+        f"{src} = {perm}",
+        f"{dst} = {tmp}",
+        f"{w} = {RUN}",
+        f"while {w} < {n}:",
+        f"    for {lo} in range(0, {n}, 2 * {w}):",
+        f"        {mid} = min({lo} + {w}, {n})",
+        f"        {hi} = min({lo} + 2 * {w}, {n})",
+        f"        {a} = {lo}",
+        f"        {b} = {mid}",
+        f"        for {t} in range({lo}, {hi}):",
+        # Take from the left run unless the right one's head sorts strictly before
+        # it: equal keys keep their order (stability).
+        f"            if {a} < {mid} and ({b} >= {hi} or not "
+        f"{key_before(f'{src}[{b}]', f'{src}[{a}]')}):",
+        f"                {dst}[{t}] = {src}[{a}]",
+        f"                {a} += 1",
+        "            else:",
+        f"                {dst}[{t}] = {src}[{b}]",
+        f"                {b} += 1",
+        f"    {src}, {dst} = {dst}, {src}",
+        f"    {w} *= 2",
+        f"for {t} in range({n}):",
+    ]
+    body += [f"    {at(o, t)} = {at(x, f'{src}[{t}]')}" for o, x in zip(outs, ins)]
+    return lines + [ind + line for line in body]
+
+
+def _shape(shape) -> str:
+    return "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+
+
+RULES = {sorting.sort_p: lower_sort}

@@ -1,0 +1,76 @@
+"""Workloads of the cpu backend's lowerings (issue: no performance cliffs), one
+definition per implementation, shared by ``bench_cpu_lowerings`` and
+``scripts/compare.py``: a ``fori_loop`` whose body sorts, a 2-D convolution, and
+``tanh`` on 1e6 float32 (a vectorised kernel, not a libm call per element).
+
+Every ``make_*`` returns ``{implementation: zero-argument callable}``, warmed up.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import absjit
+import absjit.numpy as jnp
+from absjit import lax
+
+from ._workloads import _warm, jax, jax_numpy, numba
+
+__all__ = ["make_fori_sort", "make_conv2d", "make_tanh", "WORKLOADS"]
+
+
+# -- fori_loop of 20,000 steps whose body sorts 16 values ------------------------------
+def _sort_body(np_mod, sort):
+    def body(i, x):
+        return sort(x * 1.0001 + 0.5)[::-1] * 0.999
+    return body
+
+
+def make_fori_sort(steps=20_000, n=16):
+    x = np.linspace(-1, 1, n).astype(np.float32)
+    f = absjit.jit(lambda v: lax.fori_loop(0, steps, _sort_body(jnp, jnp.sort), v))
+    impls = {"absjit": lambda: f(x)}
+    if jax is not None:
+        jf = jax.jit(lambda v: jax.lax.fori_loop(0, steps, _sort_body(jax_numpy,
+                                                                      jax_numpy.sort), v))
+        xj = jax.device_put(x)
+        impls["jax"] = lambda: jf(xj)
+    return _warm(impls)
+
+
+# -- conv 3x3, 64 -> 64 channels, 32x32, batch 8 ------------------------------------
+def make_conv2d(batch=8, channels=64, size=32):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, channels, size, size)).astype(np.float32)
+    k = (rng.standard_normal((channels, channels, 3, 3)) * 0.05).astype(np.float32)
+    f = absjit.jit(lambda a, b: lax.conv_general_dilated(a, b, (1, 1), "SAME"))
+    impls = {"absjit": lambda: f(x, k)}
+    if jax is not None:
+        jf = jax.jit(lambda a, b: jax.lax.conv_general_dilated(a, b, (1, 1), "SAME"))
+        xj, kj = jax.device_put(x), jax.device_put(k)
+        impls["jax"] = lambda: jf(xj, kj)
+    return _warm(impls)
+
+
+# -- tanh on 1e6 float32 ----------------------------------------------------------------
+def _tanh_loop(x, out):
+    for i in range(x.shape[0]):
+        out[i] = np.tanh(x[i])
+    return out
+
+
+def make_tanh(n=1_000_000):
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    f = absjit.jit(jnp.tanh)
+    impls = {"absjit": lambda: f(x), "numpy": lambda: np.tanh(x)}
+    if jax is not None:
+        jf = jax.jit(jax_numpy.tanh)
+        xj = jax.device_put(x)
+        impls["jax"] = lambda: jf(xj)
+    if numba is not None:
+        serial = numba.njit(error_model="numpy")(_tanh_loop)
+        impls["numba"] = lambda: serial(x, np.empty_like(x))
+    return _warm(impls)
+
+
+WORKLOADS = {"fori_loop + sort(16)": make_fori_sort, "conv 3x3 64ch 32x32 b8": make_conv2d,
+             "tanh 1e6 f32": make_tanh}

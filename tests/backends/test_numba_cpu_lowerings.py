@@ -1,0 +1,211 @@
+"""The cpu backend's lowerings of sort, convolution and complex arithmetic, and the
+per-equation fallback inside loops: every result against the interpret backend (the
+NumPy implementation), on NaN/inf, signed zeros, empty and non-contiguous inputs.
+
+Several cases share one jitted function where they can: every distinct program is a
+Numba compile.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import absjit
+import absjit.numpy as jnp
+from absjit import lax
+from absjit.backends.numba_cpu import NumbaExecutable
+
+from ..checks import assert_close
+
+
+def run_both(f, *args):
+    """``f`` compiled by the cpu backend (asserting it did not fall back to the
+    interpret backend) and run by the interpret backend."""
+    compiled = absjit.jit(f, backend="cpu").lower(*args).compile()
+    assert isinstance(compiled.executable, NumbaExecutable)
+    got = compiled(*args)
+    want = absjit.jit(f, backend="interpret")(*args)
+    return got, want
+
+
+def assert_same_bits(got, want):
+    """Equal shapes, dtypes and bytes: NaN placement and zero signs included."""
+    for g, w in zip(absjit.tree_util.tree_leaves(got), absjit.tree_util.tree_leaves(want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype
+        assert g.tobytes() == w.tobytes(), f"\n{g}\n{w}"
+
+
+SPECIALS = np.array([np.nan, 1.0, -0.0, np.inf, 0.0, -np.inf, -1.0, np.nan, 0.0, -0.0,
+                     2.5, -2.5], np.float32)
+
+
+# -- sort ------------------------------------------------------------------------------
+def test_sort_orders_like_numpy_on_specials_short_and_long_rows():
+    rng = np.random.default_rng(0)
+    short = np.tile(SPECIALS, (3, 1))                        # insertion sort (12)
+    long = np.concatenate([SPECIALS] * 4 + [rng.standard_normal(52).astype(np.float32)])
+    long = rng.permutation(long).reshape(2, 50)              # merge sort (50)
+    ints = rng.integers(-3, 3, (40, 3)).astype(np.int32)     # axis 0, ties
+    vals = np.arange(120, dtype=np.float32).reshape(40, 3)
+
+    def f(short, long, ints, vals):
+        return (lax.sort(short, dimension=1), lax.sort(long, dimension=1),
+                lax.sort(long.T, dimension=0),               # a transposed operand
+                lax.sort((ints, vals), dimension=0, num_keys=1),
+                lax.sort((ints, -vals, vals), dimension=0, num_keys=2),
+                jnp.argsort(long, axis=-1), lax.top_k(long, 7),
+                jnp.sort(ints[::2, ::-1], axis=1))            # a strided operand
+    got, want = run_both(f, short, long, ints, vals)
+    assert_same_bits(got, want)
+
+
+def test_sort_complex_bool_and_empty_operands():
+    c = np.array([1 + 2j, complex(np.nan, 0), 1 + 1j, complex(0, np.nan), -1j, 1 + 1j,
+                  complex(np.inf, 0), 0j], np.complex64)
+    c_long = np.tile(c, 5)
+    b = np.array([True, False, True, False, False], np.bool_)
+    e = np.zeros((0, 4), np.float32)
+
+    def f(c, c_long, b, e):
+        return (lax.sort(c), lax.sort(c_long), lax.sort((b, jnp.arange(5)), num_keys=1),
+                lax.sort(e, dimension=1), lax.sort(e, dimension=0))
+    got, want = run_both(f, c, c_long, b, e)
+    assert_same_bits(got, want)
+
+
+def test_sort_in_a_fori_loop_stays_compiled():
+    def body(i, x):
+        return jnp.sort(x * 1.0001 + 0.5)[::-1] * 0.999
+
+    def f(x):
+        return lax.fori_loop(0, 200, body, x)
+    x = np.linspace(-1, 1, 16).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback warning
+        got, want = run_both(f, x)
+    assert_same_bits(got, want)
+
+
+# -- one equation falls back, inside loops and branches ---------------------------------
+def test_unlowered_equations_inside_loops_run_from_object_mode():
+    calls = []
+
+    def record(x):
+        calls.append(float(x))
+        return np.asarray(x * 2, np.float32)
+
+    def body(i, x):
+        y = jnp.fft.fft(x).real.astype(jnp.float32)          # fft: no loop lowering
+        z = lax.cond(i % 2 == 0,
+                     lambda v: jnp.linalg.cholesky(jnp.eye(3) * (2.0 + v[0] ** 2))[0, 0],
+                     lambda v: v[1], x)
+        w = absjit.pure_callback(record, absjit.ShapeDtypeStruct((), jnp.float32), x[0])
+        return 1e-3 * (y + z + w) + x
+
+    def f(x):
+        return lax.fori_loop(0, 5, body, x)
+    x = np.linspace(0, 1, 8).astype(np.float32)
+    with pytest.warns(RuntimeWarning, match="object-mode block"):
+        compiled = absjit.jit(f, backend="cpu").lower(x).compile()
+    assert isinstance(compiled.executable, NumbaExecutable)
+    got = compiled(x)
+    assert len(calls) == 5  # the callback ran once per iteration, inside the loop
+    want = absjit.jit(f, backend="interpret")(x)
+    assert_close(got, want, rtol=1e-5)
+    assert calls[:5] == calls[5:]  # the same arguments, in the same order
+
+
+# -- conv_general_dilated -------------------------------------------------------------
+CONVS = [
+    # lhs shape, rhs shape, strides, padding, lhs_dil, rhs_dil, dimension numbers, fgc, bgc
+    ((2, 3, 8, 9), (4, 3, 3, 3), (1, 1), "SAME", None, None, None, 1, 1),
+    ((2, 3, 8, 9), (4, 3, 3, 2), (2, 1), [(1, -1), (2, 0)], (1, 2), (2, 1), None, 1, 1),
+    ((2, 6, 8, 9), (4, 3, 3, 2), (2, 1), "VALID", None, (2, 1), None, 2, 1),
+    ((4, 6, 8, 9), (4, 6, 3, 2), (1, 2), "SAME", (2, 1), None, None, 1, 2),
+    ((2, 9, 8, 6), (3, 2, 6, 4), (1, 1), "SAME", None, None, ("NHWC", "HWIO", "NHWC"), 1, 1),
+    ((2, 3, 10), (4, 3, 3), (2,), "SAME", (3,), (2,), None, 1, 1),
+    ((1, 2, 4, 5, 6), (3, 2, 3, 2, 2), (1, 2, 1), "SAME", (1, 1, 2), None, None, 1, 1),
+    ((2, 4, 3, 3), (2, 4, 3, 3), (1, 1), [(-1, 0), (0, 0)], None, None, None, 1, 1),
+]
+
+
+def _conv(spec):
+    _, _, strides, padding, ld, rd, dn, fgc, bgc = spec
+    return lambda x, w: lax.conv_general_dilated(x, w, strides, padding, ld, rd, dn, fgc, bgc)
+
+
+@pytest.mark.parametrize("dtype,cases", [(np.float32, CONVS), (np.float64, CONVS[1:4]),
+                                         (np.int32, CONVS[2:5]), (np.complex64, CONVS[:2])])
+def test_conv_matches_the_reference(dtype, cases):
+    rng = np.random.default_rng(1)
+    args = []
+    for spec in cases:
+        x, w = (rng.standard_normal(s) * 3 for s in spec[:2])
+        if np.dtype(dtype).kind == "c":
+            x = x + 1j * rng.standard_normal(x.shape)
+        args += [x.astype(dtype), w.astype(dtype)]
+
+    def f(*args):
+        return [_conv(s)(args[2 * k], args[2 * k + 1]) for k, s in enumerate(cases)]
+    absjit.config.update("enable_x64", dtype == np.float64)  # reset by a fixture
+    got, want = run_both(f, *args)
+    single = dtype in (np.float32, np.complex64)
+    assert_close(got, want, rtol=1e-4 if single else None, atol=1e-3 if single else None)
+
+
+def test_conv_blas_path_specials_empty_and_noncontiguous():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 16, 12, 12)).astype(np.float32)
+    x[0, 3, 4, 5] = np.nan
+    x[1, 2, 0, 0] = np.inf
+    w = rng.standard_normal((3, 3, 16, 8)).astype(np.float32)   # HWIO, 18k MACs/out row
+    empty = np.zeros((0, 3, 5, 5), np.float32)
+    k = np.ones((2, 3, 2, 2), np.float32)
+
+    def f(x, w, empty, k):
+        xt = jnp.transpose(x, (0, 2, 3, 1))                       # NHWC, not contiguous
+        return (lax.conv_general_dilated(xt, w, (1, 1), "SAME",
+                                         dimension_numbers=("NHWC", "HWIO", "NHWC")),
+                lax.conv_general_dilated(x[:, :, ::2, ::2], jnp.transpose(w, (3, 2, 0, 1)),
+                                         (2, 1), [(2, 1), (0, 3)], rhs_dilation=(2, 1)),
+                lax.conv_general_dilated(empty, k, (1, 1), "VALID"))
+    got, want = run_both(f, x, w, empty, k)
+    assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+# -- complex arithmetic ---------------------------------------------------------------
+_CVALS = np.array([0, -0.0, 1 + 2j, -3.5 - 0.5j, 0.25j, np.inf, -np.inf, complex(np.inf, 1),
+                   complex(1, np.inf), complex(np.nan, 0), complex(0, np.nan), 2 - 1e-3j],
+                  np.complex128)
+
+_UNARY = [jnp.exp, jnp.log, jnp.sqrt, jnp.sin, jnp.cos, jnp.tan, jnp.arcsin, jnp.arccos,
+          jnp.arctan, jnp.sinh, jnp.cosh, jnp.tanh, jnp.arcsinh, jnp.arccosh, jnp.arctanh,
+          jnp.sign, jnp.abs, jnp.real, jnp.imag, jnp.conj, jnp.negative,
+          lambda z: z ** 3, lambda z: 1 / z, lax.rsqrt]
+
+
+# complex128 runs the rules with special cases of their own (one compile is ~1 s).
+_UNARY_128 = [jnp.sinh, jnp.cosh, jnp.tanh, jnp.arccosh, jnp.sign, lambda z: 1 / z]
+
+
+@pytest.mark.parametrize("dtype,unary", [(np.complex64, _UNARY), (np.complex128, _UNARY_128)])
+def test_complex_elementwise_ops_match_numpy(dtype, unary):
+    z = _CVALS.astype(dtype)
+    y = np.roll(z, 3)
+
+    def f(z, y):
+        outs = [fn(z) for fn in unary]
+        if dtype == np.complex128:
+            return outs + [z / y, z < y, z >= y, jnp.maximum(z, y)]
+        outs += [z + y, z - y, z * y, z / y, z[2:5] ** z[2:5], z == y, z != y, z < y, z <= y, z > y,
+                 z >= y, jnp.maximum(z, y), jnp.minimum(z, y), jnp.where(z == z, z, y),
+                 z.real.astype(jnp.int32), jnp.sum(z * 2), jnp.prod(z[2:5]),
+                 jnp.dot(z[:4], y[:4]), z.real + 1j * y.imag]
+        return outs
+    absjit.config.update("enable_x64", dtype == np.complex128)
+    with np.errstate(all="ignore"):
+        got, want = run_both(f, z, y)
+    assert_close(got, want)
