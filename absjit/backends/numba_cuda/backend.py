@@ -36,7 +36,11 @@ from ... import __version__
 from ...compiler import Unsupported, compile_to_ir, ir
 from ...core.primitive import impl_rules
 from ..base import Backend, Executable, get_backend
-from ..numba_cpu.backend import SUPPORTED_DTYPES
+from ..numba_cpu.backend import SUPPORTED_DTYPES as _CPU_DTYPES
+
+# The device kernels compute in these; complex arithmetic on the cpu backend calls
+# host helpers (NumPy's division and ordering) that CUDA kernels cannot call.
+SUPPORTED_DTYPES = frozenset(d for d in _CPU_DTYPES if d.kind != "c")
 from ..numba_cpu.render import FunctionRenderer, shape_text
 from . import kernels as K
 from .array_ops import array_ops
