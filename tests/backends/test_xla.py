@@ -230,3 +230,20 @@ def test_chained_calls_hand_xla_buffers_back_without_copies():
     sliced = np.asarray(y)[1:]
     assert xla_buffer(sliced) is sliced   # a part of it is copied in as usual
     assert_close(f(y), (x * 2 + 1) * 2 + 1)
+
+
+def test_fma_and_threefry_rules_equal_the_reference():
+    from absjit.ops.fma import fma
+    from absjit.ops.threefry import threefry2x32
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.standard_normal(257).astype(np.float32) for _ in range(3))
+    # A case double rounding gets wrong: a*b = 1 + 2**-24, c = 2**-80.
+    a[0], b[0], c[0] = np.float32(1 + 2.0 ** -23), np.float32(1 - 2.0 ** -24), np.float32(2.0 ** -80)
+    f = lambda a, b, c: fma(a, b, c)  # noqa: E731
+    np.testing.assert_array_equal(np.asarray(absjit.jit(f, backend="xla")(a, b, c)),
+                                  np.asarray(fma(a, b, c)))
+    k = rng.integers(0, 2 ** 32, size=(4, 64), dtype=np.uint32)
+    for output in ("x0", "x1", "xor"):
+        g = lambda *k: threefry2x32(*k, output=output)  # noqa: E731
+        np.testing.assert_array_equal(np.asarray(absjit.jit(g, backend="xla")(*k)),
+                                      np.asarray(g(*k)))

@@ -382,3 +382,49 @@ register("cumsum")(_cumulative(lax.cumsum))
 register("cumprod")(_cumulative(lax.cumprod))
 register("cummax")(_cumulative(lax.cummax))
 register("cummin")(_cumulative(lax.cummin))
+
+
+# ---------------------------------------------------------------------------
+# fma and the Threefry hash (absjit.random)
+# ---------------------------------------------------------------------------
+@register("fma")
+def _fma(ctx, a, b, c):
+    """``a * b + c`` rounded once to float32: the float32 product is exact in float64,
+    the float64 sum is rounded to odd (so that the final rounding to float32 cannot
+    round twice), then converted."""
+    shape = _out_shape(ctx)
+    a, b, c = (_bcast(lax.convert_element_type(v, np.float64), shape) for v in (a, b, c))
+    p = lax.mul(a, b)
+    s = lax.add(p, c)
+    back = lax.sub(s, p)
+    err = lax.add(lax.sub(p, lax.sub(s, back)), lax.sub(c, back))  # s + err is exact
+    bits = lax.bitcast_convert_type(s, np.int64)
+    even = lax.eq(lax.bitwise_and(bits, _full(1, np.int64, shape)), _full(0, np.int64, shape))
+    inexact = lax.ne(err, _full(0.0, np.float64, shape))
+    toward = lax.add(s, lax.mul(err, _full(np.inf, np.float64, shape)))
+    odd = lax.select(lax.bitwise_and(even, inexact), lax.nextafter(s, toward), s)
+    return [lax.convert_element_type(odd, np.float32)]
+
+
+@register("threefry2x32")
+def _threefry2x32(ctx, k0, k1, x0, x1, *, output):
+    from ...ops.threefry import KEY_PARITY, ROTATIONS
+    shape = _out_shape(ctx)
+    k0, k1, x0, x1 = (_bcast(v, shape) for v in (k0, k1, x0, x1))
+    u32 = np.uint32
+
+    def const(v):
+        return _full(v, u32, shape)
+
+    ks = (k0, k1, lax.bitwise_xor(lax.bitwise_xor(k0, k1), const(KEY_PARITY)))
+    x0 = lax.add(x0, ks[0])
+    x1 = lax.add(x1, ks[1])
+    for i in range(5):
+        for r in ROTATIONS[i % 2]:
+            x0 = lax.add(x0, x1)
+            rotated = lax.bitwise_or(lax.shift_left(x1, const(r)),
+                                     lax.shift_right_logical(x1, const(32 - r)))
+            x1 = lax.bitwise_xor(rotated, x0)
+        x0 = lax.add(x0, ks[(i + 1) % 3])
+        x1 = lax.add(lax.add(x1, ks[(i + 2) % 3]), const(i + 1))
+    return [{"x0": x0, "x1": x1, "xor": lax.bitwise_xor(x0, x1)}[output]]
