@@ -44,6 +44,20 @@ def filter_traceback(tb):
     return out
 
 
+def should_filter(err) -> bool:
+    """Whether ``err``, caught at an API boundary, gets a filtered traceback."""
+    from .config import config
+    return config.traceback_filtering != "off" and _has_user_frame(err.__traceback__)
+
+
+def filtered(err):
+    """``err`` with absjit's frames removed from its traceback and a note saying so."""
+    notes = getattr(err, "__notes__", ())
+    if _NOTE not in notes and hasattr(err, "add_note"):
+        err.add_note(_NOTE)
+    return err.with_traceback(filter_traceback(err.__traceback__))
+
+
 def api_boundary(fun):
     """Wrap a public entry point: an exception leaving it has absjit's frames removed
     from its traceback (unless filtering is off). Nested boundaries filter once each;
@@ -53,14 +67,9 @@ def api_boundary(fun):
         try:
             return fun(*args, **kwargs)
         except Exception as err:
-            from .config import config
-            if config.traceback_filtering == "off" or not _has_user_frame(err.__traceback__):
+            if not should_filter(err):
                 raise
-            filtered = filter_traceback(err.__traceback__)
-            notes = getattr(err, "__notes__", ())
-            if _NOTE not in notes and hasattr(err, "add_note"):
-                err.add_note(_NOTE)
-            raise err.with_traceback(filtered)
+            raise filtered(err)
     return wrapper
 
 

@@ -133,3 +133,14 @@ def test_gradient_of_a_python_scalar_stays_weak(f):
     # JAX: grad(lambda x: 2.0 * x)(3.0) is Array(2., dtype=float32, weak_type=True).
     assert absjit.grad(f)(3.0).weak_type
     assert absjit.jit(absjit.grad(f))(3.0).weak_type
+
+
+def test_jit_tracebacks_show_the_users_frames_only():
+    @absjit.jit
+    def f(x):
+        return x if x > 0 else -x
+    with pytest.raises(ConcretizationTypeError) as info:
+        f(1.0)
+    internal = [f for f in _frames(info.value) if f.startswith(_PACKAGE)]
+    assert len(internal) == 1 and internal[0].endswith(os.path.join("jit", "api.py"))
+    assert any(f.endswith("test_user_errors.py") for f in _frames(info.value))

@@ -24,7 +24,7 @@ import weakref
 
 import numpy as np
 
-from .. import tree_util
+from .. import _traceback, tree_util
 from ..array import Array, CudaArray
 from ..backends.base import CompileOptions, select_backend
 from ..config import config
@@ -501,18 +501,23 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
                 if run is not None:
                     cache.hits += 1
                     return run(*args)
-        call = _process(spec, args, kwargs)
-        if call.has_tracer or state.get().dynamic is not EVAL_MAIN:
-            return _stage_nested(spec, fun, call)
-        key = (_ctx, call.in_tree, call.avals, call.static_key)
-        entry = cache.entries.get(key)
-        if entry is None or fast_key is not None:
-            entry, staged = miss(call, key, fast_key)
-            if entry is None:
-                return staged
-        else:
-            cache.hits += 1
-        return entry.run(call.leaves)
+        try:  # the miss path traces the user's function: filter its tracebacks
+            call = _process(spec, args, kwargs)
+            if call.has_tracer or state.get().dynamic is not EVAL_MAIN:
+                return _stage_nested(spec, fun, call)
+            key = (_ctx, call.in_tree, call.avals, call.static_key)
+            entry = cache.entries.get(key)
+            if entry is None or fast_key is not None:
+                entry, staged = miss(call, key, fast_key)
+                if entry is None:
+                    return staged
+            else:
+                cache.hits += 1
+            return entry.run(call.leaves)
+        except Exception as err:
+            if _traceback.should_filter(err):
+                raise _traceback.filtered(err)
+            raise
 
     def trace(*args, **kwargs) -> Traced:
         """Trace for these arguments without compiling or caching."""
