@@ -28,7 +28,11 @@ _NOTE = ("--------------------\n"
 
 
 def _is_internal(frame) -> bool:
-    return frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+    """absjit's own modules, and the code it generates (kernels and drivers, whether
+    compiled from memory, ``<absjit ...>``, or loaded from the disk cache)."""
+    filename = frame.f_code.co_filename
+    return (filename.startswith(_PACKAGE_DIR) or filename.startswith("<absjit")
+            or os.path.basename(filename).startswith("absjit_k_"))
 
 
 def filter_traceback(tb):

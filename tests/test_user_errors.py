@@ -144,3 +144,13 @@ def test_jit_tracebacks_show_the_users_frames_only():
     internal = [f for f in _frames(info.value) if f.startswith(_PACKAGE)]
     assert len(internal) == 1 and internal[0].endswith(os.path.join("jit", "api.py"))
     assert any(f.endswith("test_user_errors.py") for f in _frames(info.value))
+
+
+def test_errors_from_generated_kernels_are_not_user_code():
+    # The entry check of a ranked kernel raises from generated code: absjit's own, so
+    # the traceback is left whole and gets no note.
+    f = absjit.jit(lambda x, y: x * y, abstraction="ranked")
+    f(np.ones(3, np.float32), np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="must equal") as info:
+        f(np.ones(5, np.float32), np.ones(7, np.float32))
+    assert not getattr(info.value, "__notes__", None)
