@@ -264,8 +264,8 @@ def size_bindings(params, names, atoms, guards) -> tuple:
                 if guards:
                     what = _origin(d) if type(d) is Dim else f"{v.name}.shape[{axis}]"
                     lines += [f"    if {nm}.shape[{axis}] != {r}:",
-                              f"        raise ValueError('{what} must be {r}, got', "
-                              f"{nm}.shape[{axis}])"]
+                              f"        raise ValueError('{what} must be {r}, got ' + "
+                              f"str({nm}.shape[{axis}]))"]
                 continue
             atom = d.atom()
             if atom is None:
@@ -279,15 +279,15 @@ def size_bindings(params, names, atoms, guards) -> tuple:
                     f"    if {nm}.shape[{axis}] != {code_name(atom)}:",
                     f"        raise ValueError('{_origin(d)} must equal {_origin(first)}: the "
                     f"function was traced at the ranked level assuming they are equal "
-                    f"(dimension {atom.name}); got sizes', {nm}.shape[{axis}], "
-                    f"{code_name(atom)})"]
+                    f"(dimension {atom.name}); got sizes ' + str({nm}.shape[{axis}]) + "
+                    f"' and ' + str({code_name(atom)}))"]
     if guards:
         for d, k, why in entry_checks(atoms):
             if all(a.name in bound for a in d.atoms()):
                 lines += [f"    if {d.code()} < {k}:",
                           f"        raise ValueError('{' * '.join(d.origins())}: the function "
                           f"was traced at the ranked level assuming {d} >= {k} ({why}); "
-                          f"got', {d.code()})"]
+                          f"got ' + str({d.code()}))"]
     extra = [code_name(a) for a in atoms if a.name not in bound]
     return lines, extra
 
