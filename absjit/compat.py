@@ -54,17 +54,9 @@ def num_threads() -> int:
     return int(numba.config.NUMBA_NUM_THREADS)
 
 
-def pin_disk_cache(dispatcher, directory: str) -> None:
-    """Make ``dispatcher`` keep its Numba cache files in ``directory`` only.
-
-    Numba picks a cache directory with a list of locators (next to the source, then
-    ``~/.cache/numba``…); absjit authenticates its cache entries itself, so Numba must
-    never read or write anywhere else. Relies on ``numba.core.caching`` internals
-    (``FunctionCache``, ``CompileResultCacheImpl._locator_classes``, stable from Numba
-    0.50 to 0.68).
-    """
-    from numba.core import caching
-
+def _pinned_locator(caching, directory: str):
+    """A Numba cache-locator class (from ``caching``: Numba's or numba-cuda's module of
+    the same shape) that always answers ``directory``."""
     class _Pinned(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
         def __init__(self, py_func, py_file):
             self._py_file = py_file
@@ -78,6 +70,22 @@ def pin_disk_cache(dispatcher, directory: str) -> None:
             self = cls(py_func, py_file)
             self.ensure_cache_path()
             return self
+
+    return _Pinned
+
+
+def pin_disk_cache(dispatcher, directory: str) -> None:
+    """Make ``dispatcher`` keep its Numba cache files in ``directory`` only.
+
+    Numba picks a cache directory with a list of locators (next to the source, then
+    ``~/.cache/numba``…); absjit authenticates its cache entries itself, so Numba must
+    never read or write anywhere else. Relies on ``numba.core.caching`` internals
+    (``FunctionCache``, ``CompileResultCacheImpl._locator_classes``, stable from Numba
+    0.50 to 0.68).
+    """
+    from numba.core import caching
+
+    _Pinned = _pinned_locator(caching, directory)
 
     class _Impl(caching.CompileResultCacheImpl):
         _locator_classes = [_Pinned]
@@ -140,19 +148,7 @@ def pin_cuda_disk_cache(dispatcher, directory: str) -> None:
     from numba.cuda.core import caching
     from numba.cuda.dispatcher import CUDACache, CUDACacheImpl
 
-    class _Pinned(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
-        def __init__(self, py_func, py_file):
-            self._py_file = py_file
-            self._lineno = py_func.__code__.co_firstlineno
-
-        def get_cache_path(self):
-            return directory
-
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            self = cls(py_func, py_file)
-            self.ensure_cache_path()
-            return self
+    _Pinned = _pinned_locator(caching, directory)
 
     class _Impl(CUDACacheImpl):
         _locator_classes = [_Pinned]
