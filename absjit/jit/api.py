@@ -36,9 +36,10 @@ from ..ops.call import hoist_consts, jit_p
 from . import compile_cache
 from .args import _ArgSpec, _Call, _process
 from .cache import CacheEntry, EntryCache, all_caches
+from .pickling import JitFunction
 from .runners import _arg_kind, _general_runner, _lazy_runner
 
-__all__ = ["jit", "clear_caches", "Lowered", "Compiled", "Traced"]
+__all__ = ["jit", "clear_caches", "Lowered", "Compiled", "Traced", "JitFunction"]
 
 
 # ---------------------------------------------------------------------------
@@ -405,9 +406,11 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
 
     Returns
     -------
-    callable
+    JitFunction
         The jitted function, with ``lower``, ``trace``, ``cache_info``,
-        ``clear_cache`` and ``_cache_size``.
+        ``clear_cache`` and ``_cache_size``. It pickles as the function it wraps and
+        these options (by reference when importable by name), and compiles again,
+        lazily, where it is unpickled (see :mod:`absjit.jit.pickling`).
 
     Examples
     --------
@@ -538,14 +541,18 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
         return len(cache.entries)
 
     functools.update_wrapper(jitted, fun)
-    jitted.trace = trace
-    jitted.lower = lower
-    jitted.cache_info = cache_info
-    jitted.clear_cache = cache.clear
-    jitted._cache_size = _cache_size
-    jitted._entry_cache = cache
-    shared[3] = weakref.ref(jitted)
-    return jitted
+    # The wrapper calls ``jitted`` directly; it adds pickling (absjit.jit.pickling).
+    wrapper = JitFunction(jitted, fun, dict(
+        static_argnums=static_argnums, static_argnames=static_argnames,
+        abstraction=abstraction, backend=backend, compiler_options=compiler_options))
+    wrapper.trace = trace
+    wrapper.lower = lower
+    wrapper.cache_info = cache_info
+    wrapper.clear_cache = cache.clear
+    wrapper._cache_size = _cache_size
+    wrapper._entry_cache = cache
+    shared[3] = weakref.ref(wrapper)
+    return wrapper
 
 
 def clear_caches() -> None:
