@@ -17,7 +17,10 @@ many times slower than running on one thread. Before a parallel kernel or a BLAS
 product runs (at most every :data:`CHECK_INTERVAL` seconds), absjit measures how many
 cores *other* processes used since the last check (the machine's busy time from
 ``/proc/stat`` less this process's CPU time; the 1-minute load average where there is no
-``/proc/stat``) and uses the cores left free, at least one (:func:`choose_threads`). The
+``/proc/stat``) and uses the cores left free, at least one (:func:`choose_threads`).
+Inside a Dask worker it also uses at most the worker's share of its ``nthreads`` (the
+cores Dask gave it) among the tasks it runs at the moment (:func:`worker_threads`), so
+N worker processes never start N all-core pools. The
 same count applies to Numba's threads (per calling thread, ``numba.set_num_threads``)
 and to the BLAS libraries' threads (OpenBLAS via SciPy and NumPy), and absjit never runs
 a ``prange`` kernel and a BLAS product in the same kernel, so the two pools never spin
@@ -34,11 +37,12 @@ import ctypes
 import logging
 import math
 import os
+import sys
 import threading
 import time
 
 __all__ = ["choose_threads", "configure_layer", "guard", "info", "LoadMonitor",
-           "CHECK_INTERVAL"]
+           "CHECK_INTERVAL", "worker_threads"]
 
 log = logging.getLogger("absjit.threads")
 
@@ -80,6 +84,35 @@ def choose_threads(available: int, others_busy: float, slack: float = SLACK) -> 
     """
     taken = max(0, math.ceil(others_busy - slack))
     return max(1, min(int(available), int(available) - taken))
+
+
+def worker_threads(nthreads: int, executing: int) -> int:
+    """Threads one kernel may use in a Dask worker that has ``nthreads`` threads (the
+    cores Dask gave it) while it runs ``executing`` tasks: an equal share, at least 1.
+
+    Examples
+    --------
+    >>> worker_threads(1, 1), worker_threads(4, 1), worker_threads(4, 3)
+    (1, 4, 1)
+    """
+    return max(1, int(nthreads) // max(1, int(executing)))
+
+
+def _dask_worker_cap():
+    """:func:`worker_threads` for the Dask worker running this code, or None outside
+    one (Dask is never imported here: only a process that has it loaded can be one)."""
+    if "distributed" not in sys.modules:
+        return None
+    try:
+        from distributed import get_worker
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return None
+    state = getattr(worker, "state", worker)
+    nthreads = getattr(state, "nthreads", None) or getattr(worker, "nthreads", None)
+    if not nthreads:
+        return None
+    return worker_threads(nthreads, getattr(state, "executing_count", 1))
 
 
 def _proc_stat_busy():
@@ -230,6 +263,7 @@ class _Policy:
         self.blas_threads = None   # the count applied to BLAS
         self.local = threading.local()
         self.pid = os.getpid()
+        self.worker_cap = None     # the Dask worker's share at the last check
 
     def _available(self):
         import numba
@@ -237,7 +271,10 @@ class _Policy:
             cores = len(os.sched_getaffinity(0))
         except (AttributeError, OSError):
             cores = os.cpu_count() or 1
-        return max(1, min(int(numba.config.NUMBA_NUM_THREADS), cores))
+        available = max(1, min(int(numba.config.NUMBA_NUM_THREADS), cores))
+        cap = _dask_worker_cap()
+        self.worker_cap = cap
+        return available if cap is None else min(available, cap)
 
     def current(self) -> int:
         if self.pid != os.getpid():  # a forked child starts measuring afresh
@@ -299,12 +336,14 @@ def info() -> dict:
     """The threading set-up: layer, adaptive or not, cores other processes use, the
     thread count chosen at the last check."""
     import numba
+    available = _POLICY._available()
     return {"layer_requested": _layer, "layer": (numba.threading_layer()
                                                  if _layer is not None and _is_running()
                                                  else None),
             "adaptive": _enabled(), "others_busy": round(_POLICY.monitor.others_busy, 2),
             "threads": _POLICY.threads, "blas_threads": _POLICY.blas_threads,
-            "max_threads": _POLICY._available()}
+            "worker_threads": _POLICY.worker_cap,
+            "max_threads": available}
 
 
 def _is_running() -> bool:
