@@ -71,6 +71,7 @@ from .jit.pickling import JitFunction
 __all__ = ["map_blocks", "blockwise", "reduction", "stats"]
 
 _DEFAULT_LEVEL = "ranked"
+_CONCRETE_BACKENDS = ("cuda", "gpu")
 
 
 # ---------------------------------------------------------------------------
@@ -151,10 +152,13 @@ def _prepare(f, kwargs, abstraction, backend, compiler_options):
                          "arguments")
     options.pop("static_argnums", None)
     options.pop("static_argnames", None)
-    if abstraction is not None or options.get("abstraction") is None:
-        options["abstraction"] = abstraction or _DEFAULT_LEVEL
     if backend is not None:
         options["backend"] = backend
+    if abstraction is not None or options.get("abstraction") is None:
+        # The cuda backend compiles for concrete sizes only: one kernel per block shape.
+        default = "shaped" if options.get("backend") in _CONCRETE_BACKENDS else \
+            _DEFAULT_LEVEL
+        options["abstraction"] = abstraction or default
     if compiler_options is not None:
         options["compiler_options"] = compiler_options
     fun = functools.partial(f, **kwargs) if kwargs else f
@@ -466,7 +470,8 @@ def map_blocks(f, *args, abstraction=None, backend=None, compiler_options=None,
         every block size of a rank; an axis of size 1 is a second kernel).
     backend, compiler_options : optional
         As for :func:`absjit.jit` (``backend="cuda"`` runs the blocks on the worker's
-        GPU; blocks come back as NumPy arrays).
+        GPU, at the ``shaped`` level unless ``abstraction`` says otherwise; blocks come
+        back as NumPy arrays).
     chunks : tuple, optional
         The result's chunks, when you want them checked against what the trace gives.
     name : str, optional

@@ -174,3 +174,31 @@ def test_import_absjit_does_not_import_dask_and_missing_dask_is_explained():
                          env=dict(os.environ, PYTHONPATH=root), timeout=120)
     assert out.returncode == 0, out.stderr
     assert "pip install absjit[dask]" in out.stdout
+
+
+def test_cuda_backend_passes_through_under_the_simulator():
+    """``backend="cuda"`` runs each block through the cuda backend (here Numba's CUDA
+    simulator, which must be on before numba.cuda is imported: a subprocess); blocks
+    come back as NumPy arrays, one kernel per block shape (cuda compiles for concrete
+    sizes, so the default level there is ``shaped``)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = (
+        "import dask, dask.array as da, numpy as np\n"
+        "import absjit.dask as ad\n"
+        "from tests.dask import _kernels\n"
+        "xn = np.random.default_rng(0).standard_normal(50).astype(np.float32)\n"
+        "x = da.from_array(xn, chunks=20)\n"
+        "y = ad.map_blocks(_kernels.selu, x, backend='cuda')\n"
+        "r = ad.reduction(_kernels.selu, x, backend='cuda', op='mean')\n"
+        "with dask.config.set(scheduler='synchronous'):\n"
+        "    out, mean = dask.compute(y, r)\n"
+        "assert type(out) is np.ndarray and out.dtype == np.float32\n"
+        "np.testing.assert_allclose(out, _kernels.selu_np(xn), rtol=2e-6, atol=1e-6)\n"
+        "np.testing.assert_allclose(mean, _kernels.selu_np(xn).mean(), rtol=1e-5)\n"
+        "(s,) = [v for k, v in ad.stats()['functions'].items() if k == y.name[7:]]\n"
+        "assert s['entries'] == 2 and s['misses'] == 2, s  # blocks of 20 and 10\n"
+        "print('ok')\n")
+    env = dict(os.environ, PYTHONPATH=root, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", code],
+                         capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
