@@ -294,7 +294,6 @@ class _Tracer:
     def structure(self, args: _Args):
         """Trace once with every axis of size 2 (1 where the whole axis has size 1):
         the output's sizes as expressions, and the labels each depends on."""
-        pos = {l: 0 for l in args.labels}
         shapes = [tuple(1 if n == 1 else 2 for n in v.shape) for v in args.values]
         key = tuple(tuple(d == 1 for d in s) for s in shapes)
         traced = self.traces.get(key)
