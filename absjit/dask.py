@@ -52,8 +52,10 @@ except ImportError as err:  # pragma: no cover - exercised without dask installe
         "pip install absjit[dask]  (or: pip install \"dask[array,distributed]\")"
     ) from err
 
+import collections
 import functools
 import itertools
+import math
 import threading
 
 import numpy as np
@@ -77,7 +79,9 @@ _CONCRETE_BACKENDS = ("cuda", "gpu")
 # ---------------------------------------------------------------------------
 # The task callable
 # ---------------------------------------------------------------------------
-_RAN: dict = {}
+#: How many kernels :func:`stats` remembers per process (the most recently run).
+MAX_REPORTED = 256
+_RAN: "collections.OrderedDict[str, JitFunction]" = collections.OrderedDict()
 _RAN_LOCK = threading.Lock()
 
 
@@ -93,8 +97,11 @@ class BlockKernel:
     def __call__(self, *blocks):
         if config.enable_x64 != self.x64:
             config.update("enable_x64", self.x64)
-        with _RAN_LOCK:
-            _RAN.setdefault(self.label, self.jitted)
+        if self.label not in _RAN:
+            with _RAN_LOCK:
+                _RAN[self.label] = self.jitted
+                while len(_RAN) > MAX_REPORTED:
+                    _RAN.popitem(last=False)
         return np.asarray(self.jitted(*blocks))
 
     def __repr__(self):
@@ -184,6 +191,9 @@ class _Args:
             if not isinstance(value, da.Array) or ind is None:
                 raise TypeError(f"absjit.dask: expected a dask array with an index, got "
                                 f"{type(value).__name__} with index {ind!r}")
+            if any(math.isnan(c) for chunks in value.chunks for c in chunks):
+                raise ValueError("absjit.dask: a dask array has unknown chunk sizes; "
+                                 "call its compute_chunk_sizes() first")
             if len(ind) != value.ndim:
                 raise ValueError(f"absjit.dask: index {''.join(map(str, ind))!r} has "
                                  f"{len(ind)} labels for an array of rank {value.ndim}")

@@ -138,6 +138,9 @@ def test_repeated_axis_and_unequal_blocks_are_errors():
         adask.blockwise(lambda p, q: p + q.T, "ij", a, "ij", b, "kl")
     with pytest.raises(TypeError, match="dask array"):
         adask.map_blocks(lambda a: a, np.ones(3))
+    unknown = v[v > 3]  # chunk sizes known only after computing
+    with pytest.raises(ValueError, match="unknown chunk sizes"):
+        adask.map_blocks(lambda a: a, unknown)
     with pytest.raises(TypeError, match="scalars"):
         adask.map_blocks(lambda a, s: a, v, "text")
     with pytest.raises(ValueError, match="op must be"):
