@@ -22,7 +22,9 @@ no 16-bit float is left in it:
 * whole-array operations (``dot_general``, sorts, cumulative sums, convolutions…) run
   on float32 copies of their 16-bit operands and round their results; operations that
   only move elements (``concatenate``, ``pad``, a general ``reshape``,
-  ``dynamic_update_slice``, ``scatter``) move the 16-bit patterns themselves.
+  ``dynamic_update_slice``, ``scatter``) move the 16-bit patterns themselves; one with
+  no loop lowering here (a callback, LAPACK…) runs its NumPy implementation on the
+  16-bit arrays themselves (viewed from and back to ``uint16``), that equation only.
 
 ``nextafter`` steps in the 16-bit format itself. Conversions from float64 to float16
 round once (as NumPy's ``astype``); to bfloat16 they go through float32, as ml_dtypes'
@@ -36,8 +38,10 @@ import numpy as np
 
 from ... import dtypes
 from ...compiler import PARALLEL_MIN_SIZE, ir
+from ...core.primitive import impl_rules
 from ...core.shapes import IxVar, maybe_more_than, size_of
 from .half_kernels import NATIVE_HALF
+from .lower_arrays import array_rules
 from .lower_elementwise import scalar_rules
 
 __all__ = ["HALF_KINDS", "lower_half", "HalfViews"]
@@ -116,6 +120,42 @@ _EXACT = {"neg", "abs", "max", "min", "select_n", "clamp", "stop_gradient", "flo
 _MOVES_BITS = {"reshape", "concatenate", "pad", "dynamic_update_slice", "scatter"}
 
 
+class _OnBits:
+    """``prim`` run through its NumPy implementation on ``uint16`` views of 16-bit float
+    arrays: the operands are viewed as float16/bfloat16, the results viewed back. The
+    ``half_dtypes`` parameter names the views (and keeps cache keys of host calls apart
+    from genuine ``uint16`` ones)."""
+
+    def __init__(self, prim):
+        self.prim = prim
+        self.name = prim.name
+
+    def __repr__(self):
+        return self.name
+
+
+_ON_BITS: dict = {}
+
+
+def _on_bits(prim) -> _OnBits:
+    got = _ON_BITS.get(prim)
+    if got is None:
+        got = _ON_BITS[prim] = _OnBits(prim)
+        impl = impl_rules[prim]
+
+        def run(*ins, half_dtypes, **params):
+            in_dts, out_dts = ([None if n is None else np.dtype(n) for n in names]
+                               for names in half_dtypes)
+            outs = impl(*[x if dt is None else np.asarray(x).view(dt)
+                          for x, dt in zip(ins, in_dts)], **params)
+            return [o if dt is None else
+                    np.ascontiguousarray(np.asarray(o, dtype=dt)).view(_U16)
+                    for o, dt in zip(outs, out_dts)]
+        run.__name__ = f"{prim.name}_impl_on_16_bit_floats"
+        impl_rules[got] = run
+    return got
+
+
 @dataclasses.dataclass
 class HalfViews:
     """How a compiled program with 16-bit float buffers is called: which parameters
@@ -154,6 +194,12 @@ class _Rewrite:
         self.parallel = getattr(options, "parallel", None)
         self.kinds = {}  # id(Buffer | Sym) -> "f16" | "bf16", for the original dtype
         self.count = 0
+        self.lets = {}  # id(Sym) -> how many Lets define it (carries have several)
+        self.fresh_syms = set()  # ids of the symbols made here (each defined once)
+        # For a store of a symbol defined once: id(sym) -> (kind, bits) when it widens
+        # loaded bits (the store writes them back as they are), or (kind, x, dtype) when
+        # it rounds a fresh x (the store narrows x itself).
+        self.origin = {}
 
     # -- helpers -------------------------------------------------------------------
     def fresh(self, prefix):
@@ -161,7 +207,9 @@ class _Rewrite:
         return f"{prefix}{self.count}"
 
     def sym(self, dtype):
-        return ir.Sym(self.fresh("hs"), np.dtype(dtype))
+        s = ir.Sym(self.fresh("hs"), np.dtype(dtype))
+        self.fresh_syms.add(id(s))
+        return s
 
     def kind_of(self, v):
         if isinstance(v, ir.Const):
@@ -201,6 +249,8 @@ class _Rewrite:
         for stmt in ir.walk(program.body):
             values += ir.stmt_defs(stmt) + [v for v in ir.stmt_uses(stmt)
                                             if isinstance(v, (ir.Buffer, ir.Sym))]
+            if isinstance(stmt, ir.Let):
+                self.lets[id(stmt.sym)] = self.lets.get(id(stmt.sym), 0) + 1
         for v in values:
             kind = _kind(v.dtype) if isinstance(v, (ir.Buffer, ir.Sym)) else None
             if kind is not None and id(v) not in self.kinds:
@@ -234,6 +284,8 @@ class _Rewrite:
 
     def round_to(self, sym, value, src_dtype, kind) -> ir.Let:
         """``sym = value`` rounded to the 16-bit format ``kind`` (as a float32)."""
+        if self.lets.get(id(sym)) == 1 and id(value) in self.fresh_syms:
+            self.origin[id(sym)] = (kind, value, np.dtype(src_dtype))
         return ir.Let(sym, ir.Op(QUANTIZE, (value,), (np.dtype(src_dtype),), _F32,
                                  {"kind": kind}))
 
@@ -244,6 +296,8 @@ class _Rewrite:
             if bkind is None:
                 return [s]
             bits = self.sym(_U16)
+            if self.lets.get(id(s.sym)) == 1:
+                self.origin[id(s.sym)] = (bkind, bits)
             return [ir.Let(bits, e),
                     ir.Let(s.sym, ir.Op(WIDEN, (bits,), (_U16,), _F32, {"kind": bkind}))]
         if isinstance(e, ir.Op):
@@ -308,9 +362,16 @@ class _Rewrite:
             bits = np.asarray(v.value, dtype=v.dtype).astype(
                 next(d for d, k in HALF_KINDS.items() if k == kind)).view(_U16)[()]
             return [ir.Store(s.buf, s.index, ir.Const(bits, _U16))]
+        # A value stored as loaded is stored as its bits; a rounded one is narrowed from
+        # its unrounded source (rounding twice to nearest gives what rounding once does).
+        got = self.origin.get(id(v), ())
+        if got[:1] == (kind,) and len(got) == 2:
+            return [ir.Store(s.buf, s.index, got[1])]
+        src = np.dtype(v.dtype)
+        if got[:1] == (kind,):
+            _, v, src = got
         bits = self.sym(_U16)
-        return [ir.Let(bits, ir.Op(NARROW, (v,), (np.dtype(v.dtype),), _U16,
-                                   {"kind": kind})),
+        return [ir.Let(bits, ir.Op(NARROW, (v,), (src,), _U16, {"kind": kind})),
                 ir.Store(s.buf, s.index, bits)]
 
     def reduce(self, s) -> list:
@@ -339,7 +400,14 @@ class _Rewrite:
             return [s]
         params = {k: (_F32 if isinstance(v, np.dtype) and _kind(v) else v)
                   for k, v in s.params.items()}
-        if s.prim.name in _MOVES_BITS:
+        host = s.prim not in array_rules
+        if host or s.prim.name in _MOVES_BITS:
+            if host:
+                names = tuple(tuple(np.dtype(a.dtype).name if k else None
+                                    for a, k in zip(avals, kinds))
+                              for avals, kinds in ((s.in_avals, half_in),
+                                                   (s.out_avals, half_out)))
+                s.prim, params = _on_bits(s.prim), dict(s.params, half_dtypes=names)
             s.in_avals = [a.update(dtype=_U16) if k else a for a, k in zip(s.in_avals, half_in)]
             s.out_avals = [a.update(dtype=_U16) if k else a
                            for a, k in zip(s.out_avals, half_out)]
