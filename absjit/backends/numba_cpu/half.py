@@ -443,5 +443,36 @@ def lower_half(program, options):
     outs = [np.dtype(b.dtype) if _kind(b.dtype) else None for b in program.outputs]
     rw = _Rewrite(program, options)
     rw.mark(program)
-    program.body = rw.block(program.body)
+    program.body = _drop_unused_conversions(rw.block(program.body))
     return ir.verify(program), HalfViews(ins, outs)
+
+
+def _drop_unused_conversions(body) -> list:
+    """``body`` without the conversions whose result nothing reads (a value loaded only
+    to be stored again is stored as its bits)."""
+    used = set()
+    for stmt in ir.walk(body):
+        used.update(id(v) for v in ir.stmt_uses(stmt))
+        if isinstance(stmt, ir.Reduce):
+            used.add(id(stmt.value))
+        elif isinstance(stmt, ir.While):
+            used.add(id(stmt.cond))
+
+    def keep(stmt):
+        return not (isinstance(stmt, ir.Let) and isinstance(stmt.expr, ir.Op)
+                    and stmt.expr.prim in (WIDEN, QUANTIZE) and id(stmt.sym) not in used)
+
+    def prune(block):
+        out = []
+        for stmt in block:
+            if not keep(stmt):
+                continue
+            if isinstance(stmt, (ir.Nest, ir.Reduce, ir.ForRange)):
+                stmt.body = prune(stmt.body)
+            elif isinstance(stmt, ir.Switch):
+                stmt.branches = [prune(b) for b in stmt.branches]
+            elif isinstance(stmt, ir.While):
+                stmt.cond_body, stmt.body = prune(stmt.cond_body), prune(stmt.body)
+            out.append(stmt)
+        return out
+    return prune(body)
