@@ -402,3 +402,48 @@ def test_loaded_values_are_stored_as_their_bits():
     c = compiled(lambda a: a.T, x)
     assert _conversions(c.executable.program) == []
     assert_same_bits(c(x), x.T)
+
+
+@pytest.mark.parametrize("dt", HALF, ids=IDS)
+def test_debug_print_shows_16_bit_values(dt, capsys):
+    def f(a):
+        absjit.debug.print("v={} w={}", a * 3, a.astype(jnp.float32))
+        return lax.fori_loop(0, 2, lambda i, c: (absjit.debug.print("c={}", c), c * 2)[1], a)
+    x = np.array([0.1, 2.0], dt)
+    got = compiled(f, x)(x)
+    printed = capsys.readouterr().out
+    want = absjit.jit(f, backend="interpret")(x)
+    assert printed == capsys.readouterr().out and printed.count("\n") == 3
+    assert_same_bits(got, want)
+
+
+def test_ranked_level_one_compile_for_every_size():
+    def f(a, b):
+        return jnp.sum(jnp.exp(a), axis=1), a @ b, jnp.max(a), a.T * 2
+    g = absjit.jit(f, backend="cpu", abstraction="ranked")
+    for n in (3, 7):
+        a = values(np.float16, n=4 * n - 12, seed=n).reshape(n, 4)
+        b = values(np.float16, n=8, seed=9).reshape(4, 5)
+        with np.errstate(all="ignore"):
+            got, want = compiled(f, a, b, abstraction="ranked")(a, b), \
+                absjit.jit(f, backend="interpret")(a, b)
+            assert_close(g(a, b), want, rtol=ulps(np.float16, 2))
+        assert_same_bits(got[2:], want[2:])
+    assert g._cache_size() == 1
+
+
+def test_integer_only_float16_conversions_in_kernels(monkeypatch):
+    # What a CPU without hardware half conversions compiles (forced here).
+    from absjit.backends.numba_cpu import half
+    monkeypatch.setattr(half, "NATIVE_HALF", False)
+    absjit.jit.compile_cache.clear()  # not the native kernel compiled for an equal program
+
+    def f(x, y, z32):
+        return x * y + x, lax.nextafter(x, y), z32.astype(x.dtype), jnp.sqrt(x)
+    x, y = values(np.float16), values(np.float16, seed=2)[::-1].copy()
+    z32 = values(np.float32, seed=3) * np.float32(1000)
+    with np.errstate(all="ignore"):
+        c = compiled(f, x, y, z32)
+        assert "_f32_to_f16_soft(" in c.as_text() and "_native(" not in c.as_text()
+        assert_same_bits(c(x, y, z32), absjit.jit(f, backend="interpret")(x, y, z32))
+    absjit.jit.compile_cache.clear()

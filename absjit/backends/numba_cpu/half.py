@@ -22,7 +22,8 @@ no 16-bit float is left in it:
 * whole-array operations (``dot_general``, sorts, cumulative sums, convolutions…) run
   on float32 copies of their 16-bit operands and round their results; operations that
   only move elements (``concatenate``, ``pad``, a general ``reshape``,
-  ``dynamic_update_slice``, ``scatter``) move the 16-bit patterns themselves; one with
+  ``dynamic_update_slice``, ``scatter``) move the 16-bit patterns themselves
+  (``debug_print`` prints them as 16-bit values); one with
   no loop lowering here (a callback, LAPACK…) runs its NumPy implementation on the
   16-bit arrays themselves (viewed from and back to ``uint16``), that equation only.
 
@@ -401,7 +402,10 @@ class _Rewrite:
         params = {k: (_F32 if isinstance(v, np.dtype) and _kind(v) else v)
                   for k, v in s.params.items()}
         host = s.prim not in array_rules
-        if host or s.prim.name in _MOVES_BITS:
+        if s.prim.name == "debug_print":  # prints the 16-bit values themselves
+            params = dict(s.params, views=tuple(np.dtype(a.dtype).name if k else None
+                                                for a, k in zip(s.in_avals, half_in)))
+        if host or s.prim.name in _MOVES_BITS or s.prim.name == "debug_print":
             if host:
                 names = tuple(tuple(np.dtype(a.dtype).name if k else None
                                     for a, k in zip(avals, kinds))
