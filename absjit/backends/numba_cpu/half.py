@@ -190,7 +190,7 @@ class HalfViews:
 class _Rewrite:
     """One program's rewrite (see the module docstring)."""
 
-    def __init__(self, program, options):
+    def __init__(self, options):
         self.excess = bool(getattr(options, "fastmath", False))
         self.parallel = getattr(options, "parallel", None)
         self.kinds = {}  # id(Buffer | Sym) -> "f16" | "bf16", for the original dtype
@@ -445,7 +445,7 @@ def lower_half(program, options):
         return program, None
     ins = [np.dtype(b.dtype) if _kind(b.dtype) else None for b in program.params]
     outs = [np.dtype(b.dtype) if _kind(b.dtype) else None for b in program.outputs]
-    rw = _Rewrite(program, options)
+    rw = _Rewrite(options)
     rw.mark(program)
     program.body = _drop_unused_conversions(rw.block(program.body))
     return ir.verify(program), HalfViews(ins, outs)
