@@ -25,7 +25,8 @@ backends and platforms this machine has, and what the requested backend could no
 * a program holding a primitive or dtype a Numba backend (``cpu``, ``cuda``) cannot lower
   even equation by equation runs on ``"xla"`` when jax is installed, else on
   ``"interpret"`` — one ``RuntimeWarning`` per primitive naming it and where it ran
-  (:meth:`Backend.fallback`).
+  (:meth:`Backend.fallback`). float16 and bfloat16 are not among them on ``cpu``: it
+  stores them as ``uint16`` and computes in float32.
 """
 from __future__ import annotations
 
@@ -313,7 +314,7 @@ def route_backend(requested, backends, platforms=(), unlowerable=()) -> str:
     'xla'
     >>> route_backend("cpu", ["interpret", "cpu", "xla"], ["cpu"], ["sort"])
     'xla'
-    >>> route_backend("cpu", ["interpret", "cpu"], [], ["dtype float16"])
+    >>> route_backend("cpu", ["interpret", "cpu"], [], ["debug_print in more than one loop"])
     'interpret'
     """
     backends = list(backends)

@@ -1,7 +1,8 @@
 """Workloads of the cpu backend's lowerings (issue: no performance cliffs), one
 definition per implementation, shared by ``bench_cpu_lowerings`` and
-``scripts/compare.py``: a ``fori_loop`` whose body sorts, a 2-D convolution, and
-``tanh`` on 1e6 float32 (a vectorised kernel, not a libm call per element).
+``scripts/compare.py``: a ``fori_loop`` whose body sorts, a 2-D convolution,
+``tanh`` on 1e6 float32 (a vectorised kernel, not a libm call per element), and ``selu``
+on 1e6 float16 (16-bit storage, float32 arithmetic, every operation rounded).
 
 Every ``make_*`` returns ``{implementation: zero-argument callable}``, warmed up.
 """
@@ -13,9 +14,9 @@ import absjit
 import absjit.numpy as jnp
 from absjit import lax
 
-from ._workloads import _warm, jax, jax_numpy, numba
+from ._workloads import ALPHA, LMBDA, _warm, jax, jax_numpy, numba, selu_jnp
 
-__all__ = ["make_fori_sort", "make_conv2d", "make_tanh", "WORKLOADS"]
+__all__ = ["make_fori_sort", "make_conv2d", "make_tanh", "make_selu_f16", "WORKLOADS"]
 
 
 # -- fori_loop of 20,000 steps whose body sorts 16 values ------------------------------
@@ -72,5 +73,20 @@ def make_tanh(n=1_000_000):
     return _warm(impls)
 
 
+# -- selu on 1e6 float16 ------------------------------------------------------------------
+def make_selu_f16(n=1_000_000):
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float16)
+    f = absjit.jit(selu_jnp)
+    impls = {"absjit": lambda: f(x),
+             "numpy": lambda: np.float16(LMBDA) * np.where(
+                 x > 0, x, np.float16(ALPHA) * np.exp(x) - np.float16(ALPHA))}
+    if jax is not None:
+        jf = jax.jit(lambda v: LMBDA * jax_numpy.where(v > 0, v, ALPHA * jax_numpy.exp(v)
+                                                       - ALPHA))
+        xj = jax.device_put(x)
+        impls["jax"] = lambda: jf(xj)
+    return _warm(impls)
+
+
 WORKLOADS = {"fori_loop + sort(16)": make_fori_sort, "conv 3x3 64ch 32x32 b8": make_conv2d,
-             "tanh 1e6 f32": make_tanh}
+             "tanh 1e6 f32": make_tanh, "selu 1e6 f16": make_selu_f16}

@@ -1,8 +1,8 @@
 """Steady-state speed of workloads that used to fall off a cliff on the cpu backend
 (the whole program sent to the NumPy interpreter) or call libm per element: a
 ``fori_loop`` of 20,000 steps sorting 16 values, a 3x3 64->64-channel convolution on
-8x32x32, and ``tanh`` on 1e6 float32 — absjit and ``jax.jit`` (and NumPy/Numba where
-they apply) in one run. ``scripts/compare.py`` prints the ratios.
+8x32x32, ``tanh`` on 1e6 float32 and ``selu`` on 1e6 float16 — absjit and ``jax.jit``
+(and NumPy/Numba where they apply) in one run. ``scripts/compare.py`` prints the ratios.
 """
 from __future__ import annotations
 
@@ -39,3 +39,8 @@ class Conv2D(_Workload):
 class Tanh(_Workload):
     make = staticmethod(lw.make_tanh)
     params = [["absjit", "jax", "numba", "numpy"]]
+
+
+class SeluF16(_Workload):
+    make = staticmethod(lw.make_selu_f16)
+    params = [["absjit", "jax", "numpy"]]

@@ -52,7 +52,7 @@ def _fresh_compile_cache():
     ("interpret", ALL, ("tpu",), (), "interpret"),
     # what a Numba backend cannot lower goes to XLA when jax is there, else to NumPy
     ("cpu", ALL, ("cpu",), ("sort",), "xla"),
-    ("cpu", ALL, ("tpu", "cpu"), ("dtype float16",), "xla"),
+    ("cpu", ALL, ("tpu", "cpu"), ("debug_print in more than one loop or branch",), "xla"),
     ("cpu", NO_JAX, (), ("sort",), "interpret"),
     ("cuda", ALL + ["cuda"], ("gpu", "cpu"), ("conv_general_dilated",), "xla"),
     ("gpu", NO_JAX + ["cuda"], (), ("fft",), "interpret"),
@@ -109,14 +109,14 @@ def test_without_jax_xla_asks_for_the_extra(monkeypatch):
             absjit.jit(lambda x: x + 1, backend=name)
         with pytest.raises(ImportError):
             base.get_backend(name)
-    # and a program the cpu backend cannot lower (float16) runs on the interpret backend
-    x = np.array([3.0, 1.0, 2.0], np.float16)
-    f = lambda a: lax.fori_loop(0, 2, lambda i, c: c * 2, a)  # noqa: E731
+    # and a program the cpu backend cannot lower runs on the interpret backend
+    _without_cpu_rule_for_cosh(monkeypatch)
+    x = np.array([3.0, 1.0, 2.0], np.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        exe = absjit.jit(f, backend="cpu").lower(x).compile().executable
+        exe = absjit.jit(_cosh_loop, backend="cpu").lower(x).compile().executable
     assert isinstance(exe, FallbackExecutable) and exe.target == "interpret"
-    assert_close(exe(x)[0], np.float16([12, 4, 8]))
+    assert_close(exe(x)[0], np.cosh(np.cosh(x)))
 
 
 # ---------------------------------------------------------------------------
@@ -127,20 +127,33 @@ def _fresh_cpu_warnings(monkeypatch):
     monkeypatch.setattr(BACKEND, "_warned", set())
 
 
-def test_unlowerable_dtype_in_a_loop_runs_compiled_on_xla_with_one_warning(monkeypatch):
+def _without_cpu_rule_for_cosh(monkeypatch):
+    """Make ``cosh`` something the cpu backend cannot lower (its scalar rule removed):
+    a stand-in for any primitive still without a lowering."""
+    from absjit.backends.numba_cpu.lower_elementwise import scalar_rules
+    from absjit.ops.elementwise import cosh_p
+    monkeypatch.delitem(scalar_rules, cosh_p)
+
+
+def _cosh_loop(a):
+    return lax.fori_loop(0, 2, lambda i, c: jnp.cosh(c), a)
+
+
+def test_unlowerable_primitive_in_a_loop_runs_compiled_on_xla_with_one_warning(monkeypatch):
     _fresh_cpu_warnings(monkeypatch)
-    x = np.array([3.0, 1.0, 2.0], np.float16)
-    f = lambda a: lax.fori_loop(0, 2, lambda i, c: c * 2, a)  # noqa: E731
+    _without_cpu_rule_for_cosh(monkeypatch)
+    x = np.array([0.5, -1.0, 0.25], np.float32)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        exe = absjit.jit(f, backend="cpu").lower(x).compile().executable
-        absjit.jit(lambda a: lax.fori_loop(0, 3, lambda i, c: c + 1, a), backend="cpu")(x)
+        exe = absjit.jit(_cosh_loop, backend="cpu").lower(x).compile().executable
+        absjit.jit(lambda a: lax.fori_loop(0, 3, lambda i, c: jnp.cosh(c) + 1, a),
+                   backend="cpu")(x)
     msgs = [str(w.message) for w in rec if issubclass(w.category, RuntimeWarning)]
-    assert len(msgs) == 1 and "dtype float16" in msgs[0] and "xla backend" in msgs[0]
+    assert len(msgs) == 1 and "for cosh;" in msgs[0] and "xla backend" in msgs[0]
     assert isinstance(exe, FallbackExecutable) and exe.target == "xla"
     assert isinstance(exe._inner, XlaExecutable)
     assert exe.as_text().startswith("# runs on the xla backend")
-    assert_close(absjit.jit(f, backend="cpu")(x), np.float16([12, 4, 8]))
+    assert_close(absjit.jit(_cosh_loop, backend="cpu")(x), np.cosh(np.cosh(x)))
 
 
 def test_unlowered_primitive_in_a_loop_stays_compiled_per_equation():
@@ -165,18 +178,20 @@ def test_top_level_unlowerable_stays_per_equation():
 
 
 @pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16])
-def test_unlowerable_dtypes_run_on_xla(monkeypatch, dtype):
+def test_16_bit_floats_stay_on_the_cpu_backend(monkeypatch, dtype):
+    # float16/bfloat16 are lowered (stored as uint16, computed in float32): no routing.
     _fresh_cpu_warnings(monkeypatch)
     x = (np.arange(4) * 0.5 + 0.25).astype(dtype)
-    with pytest.warns(RuntimeWarning, match=f"dtype {np.dtype(dtype).name}; .* xla backend"):
-        exe = absjit.jit(lambda a: a * a + 1, backend="cpu").lower(x).compile().executable
-    assert exe.target == "xla"
-    got = absjit.jit(lambda a: a * a + 1, backend="cpu")(x)
-    assert_close(got, absjit.jit(lambda a: a * a + 1, backend="interpret")(x))
+    f = lambda a: lax.fori_loop(0, 2, lambda i, c: c * c + 1, a)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        exe = absjit.jit(f, backend="cpu").lower(x).compile().executable
+    assert isinstance(exe, NumbaExecutable)
+    assert_close(exe(x)[0], absjit.jit(f, backend="interpret")(x))
 
 
 def test_a_program_xla_cannot_compile_either_runs_on_interpret(monkeypatch):
-    # custom_lin has no XLA rule; make the cpu backend report it unlowerable.
+    # A program XLA refuses, which the cpu backend reports unlowerable (cosh, here).
     _fresh_cpu_warnings(monkeypatch)
     from absjit.backends.xla import BACKEND as XLA
     from absjit.errors import CompilationError
@@ -184,9 +199,9 @@ def test_a_program_xla_cannot_compile_either_runs_on_interpret(monkeypatch):
     def refuse(closed, options):
         raise CompilationError("the xla backend has no rule for custom_lin")
     monkeypatch.setattr(XLA, "compile", refuse)
-    x = np.array([3.0, 1.0, 2.0], np.float16)
-    f = lambda a: lax.fori_loop(0, 2, lambda i, c: c * 2, a)  # noqa: E731
+    _without_cpu_rule_for_cosh(monkeypatch)
+    x = np.array([3.0, 1.0, 2.0], np.float32)
     with pytest.warns(RuntimeWarning, match="run on the interpret backend"):
-        exe = absjit.jit(f, backend="cpu").lower(x).compile().executable
+        exe = absjit.jit(_cosh_loop, backend="cpu").lower(x).compile().executable
     assert exe.target == "interpret"
-    assert_close(exe(x)[0], np.float16([12, 4, 8]))
+    assert_close(exe(x)[0], np.cosh(np.cosh(x)))

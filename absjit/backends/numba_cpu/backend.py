@@ -3,8 +3,9 @@
 ``compile``:
 
 1. ``absjit.compiler`` lowers the jaxpr to loop IR and optimises it;
-2. a program with anything this backend does not render (a primitive without an array
-   rule, float16, complex) runs on the ``interpret`` backend (``Backend.fallback``);
+2. float16/bfloat16 values are rewritten to ``uint16`` storage computed in float32
+   (:mod:`.half`); a program with anything this backend still does not render runs on
+   another backend (``Backend.fallback``);
 3. a small program is rendered as one function; a large one is cut into pieces
    (:func:`absjit.compiler.pieces.split_program`), each rendered with canonical names
    and compiled once per distinct source — equal loop nests in one program, or in two
@@ -36,6 +37,7 @@ from .. import diskcache
 from ..base import Backend, Executable
 from .lower_arrays import SYMBOLIC_SIZES, array_rules
 from . import threads
+from .half import lower_half
 from .lower_elementwise import scalar_rules
 from .render import FunctionRenderer, shape_text
 from ...core.dims import Dim, code_name, entry_checks, is_symbolic
@@ -45,7 +47,8 @@ __all__ = ["NumbaCPUBackend", "NumbaExecutable", "SUPPORTED_DTYPES", "render_pro
 _HEADER = "import math\nimport numpy as np\nfrom numba import prange\n" \
           "from absjit.backends.numba_cpu.runtime import *  # noqa: F401,F403\n\n"
 
-# Dtypes Numba computes with exactly like NumPy. float16/bfloat16 fall back.
+# Dtypes Numba computes with exactly like NumPy. float16/bfloat16 never reach the
+# renderer: :func:`.half.lower_half` stores them as uint16 and computes in float32.
 SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
     np.uint64, np.float32, np.float64, np.complex64, np.complex128))
@@ -74,11 +77,13 @@ _PKG_HASH = None
 class NumbaExecutable(Executable):
     """A compiled program: called with NumPy buffers (consts, then args)."""
 
-    def __init__(self, dispatcher, source, in_avals, program, n_pieces, compile_seconds):
-        self._fn = dispatcher
+    def __init__(self, dispatcher, source, in_avals, program, n_pieces, compile_seconds,
+                 half_views=None):
         # The jit runner calls this first: the bare Numba dispatcher (a tuple back; a
-        # TypeError for a buffer it was not compiled for, and then ``__call__`` retries).
-        self.fast_call = dispatcher
+        # TypeError for a buffer it was not compiled for, and then ``__call__`` retries),
+        # or, with float16/bfloat16 buffers, a wrapper passing them as uint16 views.
+        self._fn = dispatcher if half_views is None else half_views.fast(dispatcher)
+        self.fast_call = self._fn
         self.source = source
         self.program = program
         self.n_pieces = n_pieces
@@ -355,7 +360,7 @@ class NumbaCPUBackend(Backend):
         gc_was_on = gc.isenabled()
         gc.disable()  # planning makes no garbage cycles: long programs plan ~30% faster
         try:
-            program = compile_to_ir(closed_jaxpr, options)
+            program, half_views = lower_half(compile_to_ir(closed_jaxpr, options), options)
             par = options.parallel
             parallel_ok = (not _calls_blas(program)) if par is None else bool(par)
             # A whole-array op at the top level with no lowering here runs in the driver
@@ -396,7 +401,7 @@ class NumbaCPUBackend(Backend):
         seconds = time.perf_counter() - t0
         # the thread policy runs before kernels with prange loops or BLAS products
         disp = threads.guard(disp, parallel="prange(" in text, blas=_calls_blas(program))
-        return NumbaExecutable(disp, text, in_avals, program, n, seconds)
+        return NumbaExecutable(disp, text, in_avals, program, n, seconds, half_views)
 
     def _compile_pieces(self, program, pieces, parallel_ok, ro, options):
         """Compile each distinct piece once and write the driver: a plain Python function

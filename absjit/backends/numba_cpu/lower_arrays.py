@@ -334,22 +334,25 @@ array_rules[ix.scatter_max_p] = _scatter(
 
 
 # -- debug_print: object mode formats values exactly as the eager interpreter does ----
-def lower_debug_print(ctx, outs, ins, in_avals, out_avals, *, fmt, in_tree):
+def lower_debug_print(ctx, outs, ins, in_avals, out_avals, *, fmt, in_tree, views=None):
     # A stable key (not hash(), which varies per process) keeps the source, and so the
-    # disk-cached kernel, the same across processes.
-    key = hashlib.sha256(repr((fmt, in_tree)).encode()).hexdigest()[:16]
-    DEBUG_FORMATS[key] = (fmt, in_tree)
+    # disk-cached kernel, the same across processes. ``views`` names, per operand, the
+    # dtype its buffer holds the bits of (float16 kept as uint16: :mod:`.half`) or None.
+    key = hashlib.sha256(repr((fmt, in_tree, views)).encode()).hexdigest()[:16]
+    DEBUG_FORMATS[key] = (fmt, in_tree, views)
     args = "".join(f", {x}" for x in ins)
     return ["with objmode():", f"    debug_print_callback({key!r}{args})"]
 
 
 def debug_print_callback(key, *vals):
     """Called from object mode inside a kernel: print like the eager interpreter."""
-    fmt, in_tree = DEBUG_FORMATS[key]
+    fmt, in_tree, views = DEBUG_FORMATS[key]
+    if views:
+        vals = [v if dt is None else np.asarray(v).view(dt) for v, dt in zip(vals, views)]
     print(format_values(fmt, in_tree, vals))
 
 
-# key -> (fmt, in_tree): filled while rendering, read by the compiled kernel's callback.
+# key -> (fmt, in_tree, views): filled while rendering, read by the compiled kernel's callback.
 DEBUG_FORMATS: dict = {}
 array_rules[debug_print_p] = lower_debug_print
 array_rules.update(lower_sort.RULES)

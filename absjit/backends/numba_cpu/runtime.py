@@ -92,6 +92,12 @@ from .kernels_sort import _sort_lt_complex, _sort_lt_float  # noqa: E402
 
 __all__ += ["_sort_lt_float", "_sort_lt_complex"]
 
+# float16/bfloat16 <-> float32 conversions (kernels on 16-bit float buffers).
+from . import half_kernels as _hk  # noqa: E402
+
+globals().update((name, getattr(_hk, name)) for name in _hk.__all__ if name[0] == "_")
+__all__ += [name for name in _hk.__all__ if name[0] == "_"]
+
 # Kernels with debug_print call back into Python from object mode.
 from numba import objmode  # noqa: E402
 from .lower_arrays import debug_print_callback  # noqa: E402
