@@ -147,7 +147,7 @@ def test_bad_input():
     key = random.PRNGKey(0)
     with pytest.raises(TypeError, match="uint32\\[2\\]"):
         random.normal(np.zeros(3, np.float32), (2,))
-    with pytest.raises(TypeError, match="PRNG key is a uint32"):
+    with pytest.raises(TypeError, match="PRNG key is a typed key .* or a uint32"):
         random.uniform(np.zeros(2, np.int32))
     with pytest.raises(TypeError, match="vmap"):
         random.uniform(random.split(key, 3))
