@@ -147,3 +147,18 @@ def test_typed_keys_refuse_arithmetic_and_conversion():
         random.normal(ks, (2,))
     with pytest.raises(TypeError, match="already a PRNG key"):
         random.key(k)
+
+
+def test_typed_keys_feed_initializers_and_stax():
+    from absjit.example_libraries import stax
+    from absjit.nn import initializers
+    for make in (initializers.glorot_normal, initializers.lecun_uniform,
+                 initializers.orthogonal):
+        np.testing.assert_array_equal(np.asarray(make()(random.key(0), (3, 4))),
+                                      np.asarray(make()(random.PRNGKey(0), (3, 4))))
+    init, apply = stax.serial(stax.Dense(3), stax.Relu, stax.Dropout(0.5))
+    _, params = init(random.key(1), (2, 4))
+    out = apply(params, np.ones((2, 4), np.float32), rng=random.key(2))
+    np.testing.assert_array_equal(
+        np.asarray(out), np.asarray(apply(params, np.ones((2, 4), np.float32),
+                                          rng=random.PRNGKey(2))))
