@@ -30,7 +30,7 @@ __all__ = [
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float0",
     "canonicalize_dtype", "promote_types", "result_type", "dtype_of", "is_weakly_typed",
     "short_name", "issubdtype", "default_int", "default_float", "default_complex",
-    "is_python_scalar", "check_user_dtype", "user_dtype",
+    "is_python_scalar", "check_user_dtype", "user_dtype", "extended", "prng_key",
 ]
 
 bool_ = np.dtype(np.bool_)
@@ -306,8 +306,37 @@ def result_type(*args) -> np.dtype:
     return result_type_and_weak(*args)[0]
 
 
+class extended:  # noqa: N801 - JAX's name
+    """The scalar type above dtypes that are not NumPy's (``prng_key``), as in JAX:
+    ``issubdtype(key.dtype, extended)`` is True for a typed PRNG key."""
+
+
+class prng_key(extended):  # noqa: N801 - JAX's name
+    """The scalar type of typed PRNG keys (``absjit.random.key``): test a key array
+    with ``absjit.numpy.issubdtype(k.dtype, absjit.dtypes.prng_key)``."""
+
+
+class ExtendedDType:
+    """Base of dtype objects that are not NumPy dtypes (a key dtype such as
+    ``key<fry>``); ``type`` is the scalar type ``issubdtype`` tests against."""
+    type: type = extended
+    name: str = "extended"
+
+
+def _is_extended_type(b) -> bool:
+    return isinstance(b, type) and issubclass(b, extended)
+
+
 def issubdtype(a, b) -> bool:
-    """``np.issubdtype`` that also knows bfloat16 is a floating type."""
+    """``np.issubdtype`` that also knows bfloat16 is a floating type and the extended
+    dtypes (``issubdtype(key.dtype, prng_key)``)."""
+    if isinstance(a, ExtendedDType) or isinstance(b, ExtendedDType):
+        if isinstance(b, ExtendedDType):
+            return a == b
+        return _is_extended_type(b) and issubclass(a.type, b) if isinstance(
+            a, ExtendedDType) else False
+    if _is_extended_type(b):
+        return False
     a_dt = to_numpy_dtype(a)
     if bfloat16 is not None and a_dt == bfloat16:
         if isinstance(b, type) and issubclass(b, np.generic) and b in (

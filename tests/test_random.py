@@ -147,7 +147,7 @@ def test_bad_input():
     key = random.PRNGKey(0)
     with pytest.raises(TypeError, match="uint32\\[2\\]"):
         random.normal(np.zeros(3, np.float32), (2,))
-    with pytest.raises(TypeError, match="PRNG key is a uint32"):
+    with pytest.raises(TypeError, match="PRNG key is a typed key .* or a uint32"):
         random.uniform(np.zeros(2, np.int32))
     with pytest.raises(TypeError, match="vmap"):
         random.uniform(random.split(key, 3))
@@ -178,25 +178,6 @@ def _ks(samples, cdf):
     return stats.kstest(samples, cdf).pvalue
 
 
-def test_rejection_samplers_match_their_distributions():
-    from scipy import stats
-    key = random.PRNGKey(123)
-    ks = random.split(key, 6)
-    n = 100_000
-    # Eagerly (the NumPy reference interpreter): these nested while loops are slow to
-    # compile on today's cpu backend.
-    g, b, p_small, p_big, t = (np.asarray(v) for v in (
-        random.gamma(ks[0], 2.5, (n,)), random.beta(ks[1], 2.0, 3.0, (n,)),
-        random.poisson(ks[2], 3.5, (n,)), random.poisson(ks[3], 40.0, (n,)),
-        random.t(ks[4], 5.0, (n,))))
-    assert _ks(g, stats.gamma(2.5).cdf) > 1e-3
-    assert _ks(b, stats.beta(2.0, 3.0).cdf) > 1e-3
-    assert _ks(t, stats.t(5.0).cdf) > 1e-3
-    for counts, lam in ((p_small, 3.5), (p_big, 40.0)):
-        assert abs(counts.mean() - lam) < 4 * np.sqrt(lam / n)
-        assert abs(counts.var() / lam - 1) < 0.03
-
-
 def test_rejection_samplers_stage_under_jit():
     f = absjit.jit(lambda k: (random.gamma(k, 0.7, (50,)), random.poisson(k, 20.0, (50,))),
                    backend="interpret")
@@ -216,33 +197,11 @@ def test_rejection_samplers_stage_under_jit():
         assert np.mean(np.abs(ours - theirs) <= 1e-5 * np.abs(theirs)) > 0.8
 
 
-def test_small_alpha_gamma_dirichlet_and_chisquare():
+def test_small_alpha_gamma_and_inverse_cdf_samplers_are_finite():
+    # Their laws are tested at 1e5 samples in test_random_stats.py.
     key = random.PRNGKey(9)
     g = np.asarray(random.gamma(key, 0.3, (2000,)))
     assert np.all(g >= 0) and abs(g.mean() - 0.3) < 0.05
-    d = np.asarray(random.dirichlet(key, np.array([1.0, 2.0, 3.0], np.float32), (500,)))
-    np.testing.assert_allclose(d.sum(-1), 1.0, rtol=1e-5)
-    np.testing.assert_allclose(d.mean(0), [1 / 6, 2 / 6, 3 / 6], atol=0.03)
-    c = np.asarray(random.chisquare(key, 3.0, (2000,)))
-    assert abs(c.mean() - 3.0) < 0.25
-
-
-def test_inverse_cdf_samplers_moments():
-    key = random.PRNGKey(11)
-    n = 50_000
-    checks = [
-        (random.exponential(key, (n,)), 1.0, 1.0),
-        (random.laplace(key, (n,)), 0.0, 2.0),
-        (random.logistic(key, (n,)), 0.0, np.pi ** 2 / 3),
-        (random.gumbel(key, (n,)), np.euler_gamma, np.pi ** 2 / 6),
-        (random.lognormal(key, 0.5, (n,)), np.exp(0.125), (np.exp(0.25) - 1) * np.exp(0.25)),
-        (random.weibull_min(key, 1.0, 2.0, (n,)), 0.886227, 0.214602),
-    ]
-    for x, mean, var in checks:
-        x = np.asarray(x)
-        assert abs(x.mean() - mean) < 0.03 and abs(x.var() / var - 1) < 0.06
-    c = np.asarray(random.cauchy(key, (n,)))
-    assert abs(np.median(c)) < 0.03
     pts = np.asarray(random.ball(key, 3, shape=(1000,)))
     assert pts.shape == (1000, 3) and np.all(np.linalg.norm(pts, axis=-1) <= 1)
     assert np.all(np.asarray(random.pareto(key, 3.0, (100,))) >= 1)
@@ -286,5 +245,3 @@ def test_gamma_compiles_on_cpu_and_matches_its_distribution():
     assert _ks(g, stats.gamma(1.7).cdf) > 1e-3
     eager = np.asarray(random.gamma(key, 1.7, (20_000,)))
     assert np.mean(np.abs(g - eager) <= 1e-5 * eager) > 0.99
-    c = np.asarray(random.chisquare(random.PRNGKey(3), 3.0, (100_000,)))
-    assert _ks(c, stats.chi2(3.0).cdf) > 1e-3

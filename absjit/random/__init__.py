@@ -12,26 +12,31 @@ JAX's algorithms and match its distribution (a draw whose acceptance test's last
 differs takes another path).
 
 Functions are pure: a key always gives the same numbers, ``split`` derives
-independent keys. A key is a ``uint32[2]`` array; keys and seeds may be traced, so
-random code works under ``jit``, ``vmap`` and ``grad`` (zero tangents).
+independent keys. A key is either a typed key array (``key(seed)``: shape ``()``,
+dtype ``key<fry>``, as JAX's new-style keys) or a raw ``uint32[2]`` array
+(``PRNGKey(seed)``, JAX's legacy keys); every function takes both, with the same
+numbers, and ``split``/``fold_in`` return the form they are given. ``key_data`` and
+``wrap_key_data`` convert between them. Keys and seeds may be traced, so random code
+works under ``jit``, ``vmap`` (batches of keys) and ``grad`` (zero tangents), and keys
+are valid ``jit`` arguments, outputs and loop carries.
 
 Examples
 --------
 >>> from absjit import random
->>> key = random.PRNGKey(0)
+>>> key = random.key(0)
 >>> key, sub = random.split(key)
 >>> random.normal(sub, (2, 3)).shape
 (2, 3)
 """
-from ._keys import (PRNGKey, bits, fold_in, key, key_data, split, threefry_2x32,  # noqa: F401
-                    wrap_key_data)
+from ._keys import (PRNGKey, bits, fold_in, key, key_data, key_impl, split,  # noqa: F401
+                    threefry_2x32, wrap_key_data)
 from ._basic import (bernoulli, categorical, cauchy, choice, exponential, gumbel,  # noqa: F401
                      laplace, logistic, lognormal, normal, pareto, permutation, rademacher,
                      randint, truncated_normal, uniform, weibull_min)
 from ._gamma import (ball, beta, chisquare, dirichlet, gamma, loggamma,  # noqa: F401
                      multivariate_normal, orthogonal, poisson, t)
 
-__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
+__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in", "bits",
            "threefry_2x32", "uniform", "normal", "randint", "bernoulli", "categorical",
            "choice", "permutation", "truncated_normal", "exponential", "gumbel", "laplace",
            "logistic", "rademacher", "cauchy", "lognormal", "pareto", "weibull_min",

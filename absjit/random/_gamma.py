@@ -3,10 +3,12 @@
 ``dirichlet``, ``chisquare``, ``t``, ``poisson`` (Knuth below 10, Hormann's
 transformed rejection above), and ``ball``.
 
-They follow JAX's algorithms step for step, so most draws equal JAX's; but an
-acceptance test compares values computed with ``log``/``log1p``/``lgamma``, whose last
-bit can differ from XLA's, so a rare draw takes another path. Treat these as
-matching JAX's *distribution*; the tests check that with KS tests and moments.
+They follow JAX's algorithms and key schedules, so most draws equal JAX's, but they
+match JAX's *distribution*, not every draw: an acceptance test compares values
+computed with ``log``/``log1p``/``lgamma``, whose last bit can differ from XLA's, and
+``gamma`` redraws a rejected first candidate with Box-Muller normals (see
+``_gamma_one``), so a retried draw differs from JAX's. ``tests/test_random_stats.py``
+checks every such sampler against its exact law at 1e5 samples.
 """
 from __future__ import annotations
 
@@ -25,7 +27,27 @@ __all__ = ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "poisson"
            "multivariate_normal", "orthogonal"]
 
 
+def _box_muller(key, dt):
+    """One standard normal from two uniforms (``sqrt(-2 log u1) cos(2 pi u2)``): exact
+    in law and cheap to compile, for the rare retried candidates of ``gamma``."""
+    k1, k2 = split_words(key, 2)
+    u1 = _uniform(k1, (), dt, 0.0, 1.0)
+    u2 = _uniform(k2, (), dt, 0.0, 1.0)
+    one = jnp.asarray(np.array(1.0, dt))
+    r = jnp.sqrt(jnp.asarray(np.array(-2.0, dt)) * jnp.log(one - u1))
+    return r * jnp.cos(jnp.asarray(np.array(2 * np.pi, dt)) * u2)
+
+
 def _gamma_one(key, alpha, log_space):
+    """One Gamma(``alpha``) draw by Marsaglia-Tsang, in two stages.
+
+    The first candidate is JAX's: the same keys, the inverse-CDF normal, the same
+    acceptance test, so when JAX accepts its first candidate (most draws: over 95% for
+    ``alpha >= 1`` and for boosted small ``alpha``) the draw equals JAX's. A rejected
+    first candidate is redrawn by a loop whose normals come from Box-Muller (keys split
+    from JAX's continuation key), so the heavy ``erf_inv`` never sits inside a loop
+    body: the cpu backend compiles it once, in straight-line code. The law is exactly
+    Gamma(``alpha``) either way; only retried draws differ from JAX's."""
     dt = alpha.dtype
 
     def c(v):
@@ -38,27 +60,30 @@ def _gamma_one(key, alpha, log_space):
     d = alpha - c(1.0 / 3.0)
     cc = c(1.0 / 3.0) / jnp.sqrt(d)
 
-    def cond_fn(s):
-        _, X, V, U = s
-        return jnp.logical_and(U >= one - c(0.0331) * (X * X),
-                               jnp.log(U) >= X * c(0.5) + d * (one - V + jnp.log(V)))
+    def accepted(x, u):
+        # v <= 0 rejects (JAX draws x again; log(v) would be NaN), then the squeeze
+        # and the log test of Marsaglia-Tsang.
+        v = one + x * cc
+        big_v = v * v * v
+        xx = x * x
+        reject = jnp.logical_and(u >= one - c(0.0331) * (xx * xx),
+                                 jnp.log(u) >= xx * c(0.5) + d * (one - big_v + jnp.log(big_v)))
+        return jnp.logical_and(v > zero, jnp.logical_not(reject)), big_v
 
     # Keys are carried as word pairs (see ``key_words``): the same keys as JAX's
-    # ``split`` arrays, with no stacking and slicing inside the loops.
-    def body_fn(s):
-        k, x_key, u_key = split_words(s[0], 3)
-
-        def next_kxv(kxv):
-            kk, sub = split_words(kxv[0], 2)
-            x = _normal_real(sub, (), dt)
-            return kk, x, one + x * cc
-
-        _, x, v = lax.while_loop(lambda kxv: kxv[2] <= zero, next_kxv,
-                                 (x_key, zero, c(-1.0)))
-        return k, x * x, v * v * v, _uniform(u_key, (), dt, 0.0, 1.0)
-
+    # ``split`` arrays, with no stacking and slicing inside the loop.
     key, sub = split_words(key, 2)
-    _, _, V, _ = lax.while_loop(cond_fn, body_fn, (key, zero, one, c(2.0)))
+    k, x_key, u_key = split_words(key, 3)
+    x = _normal_real(split_words(x_key, 2)[1], (), dt)
+    ok, V = accepted(x, _uniform(u_key, (), dt, 0.0, 1.0))
+
+    def retry(s):
+        k, _, _ = s
+        k, x_key, u_key = split_words(k, 3)
+        ok, v = accepted(_box_muller(x_key, dt), _uniform(u_key, (), dt, 0.0, 1.0))
+        return k, v, ok
+
+    _, V, _ = lax.while_loop(lambda s: jnp.logical_not(s[2]), retry, (k, V, ok))
     if log_space:
         log_samples = -_exponential(sub, (), dt)
         log_boost = jnp.where(jnp.logical_or(boost_mask, log_samples == zero), zero,
@@ -112,7 +137,7 @@ def _gamma(name, key, a, shape, dtype, log_space):
 
 def gamma(key, a, shape=None, dtype=None):
     """Gamma(``a``, 1) samples (Marsaglia-Tsang; matches JAX's distribution, and its
-    draws except where an acceptance test's last bit differs).
+    draws wherever JAX accepts its first candidate, typically 70-97% of them).
 
     Examples
     --------

@@ -1,16 +1,17 @@
 """Keys and raw bits: the threefry-2x32 hash, ``PRNGKey``/``key``, ``split``,
-``fold_in``, ``bits``, ``key_data``/``wrap_key_data``.
+``fold_in``, ``bits``, ``key_data``/``wrap_key_data``/``key_impl``.
 
 These reproduce JAX's default PRNG (``jax_default_prng_impl = "threefry2x32"``) with
 ``jax_threefry_partitionable = True``, JAX's default since 0.5 and in JAX 0.10: the
 counter of element ``i`` of an output of shape ``s`` is the 64-bit flat index ``i``
 split into (high, low) 32-bit words, and 32 random bits are ``hash_hi ^ hash_lo``.
 
-A key is a ``uint32[2]`` array (JAX's "legacy" raw key; absjit has no typed key dtype,
-so ``key`` returns the same array as ``PRNGKey``). The hash is one elementwise
-primitive (``absjit.ops.threefry``) and everything else ``lax`` ``uint32`` operations,
-so it traces, batches (``vmap``), compiles into one fused loop and has zero tangents
-under ``grad`` like any integer computation.
+Keys come in JAX's two forms: a raw ``uint32[2]`` array (``PRNGKey``) and a typed key
+array of dtype ``key<fry>`` (``key``, ``wrap_key_data``; see ``_keyarray``). Every
+function accepts both and ``split``/``fold_in`` return the form they were given. The
+hash is one elementwise primitive (``absjit.ops.threefry``) and everything else
+``lax`` ``uint32`` operations, so it traces, batches (``vmap``), compiles into one
+fused loop and has zero tangents under ``grad`` like any integer computation.
 """
 from __future__ import annotations
 
@@ -21,9 +22,10 @@ from .. import lax
 from .. import numpy as jnp
 from ..core.trace import get_aval, is_tracer
 from ..ops.threefry import threefry2x32_p
+from ._keyarray import THREEFRY, KeyArray
 
-__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
-           "threefry_2x32"]
+__all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in",
+           "bits", "threefry_2x32"]
 
 _U32 = np.dtype(np.uint32)
 
@@ -63,12 +65,18 @@ def threefry_2x32(k0, k1, x0, x1):
 # ---------------------------------------------------------------------------
 # Keys
 # ---------------------------------------------------------------------------
-_KEY_HELP = ("a PRNG key is a uint32[2] array made by random.PRNGKey(seed) or "
-             "random.key(seed) (or split/fold_in of one)")
+_KEY_HELP = ("a PRNG key is a typed key made by random.key(seed) or a uint32[2] array "
+             "made by random.PRNGKey(seed) (or split/fold_in of one)")
 
 
 def check_key(name: str, key):
-    """``key`` as an array, or a ``TypeError`` saying what a key is."""
+    """The ``uint32[2]`` words of one key (typed or raw), or a ``TypeError`` saying
+    what a key is."""
+    if isinstance(key, KeyArray):
+        if key.shape != ():
+            raise TypeError(f"random.{name} accepts a single key, but was given a key array "
+                            f"of shape {key.shape} != (). Use absjit.vmap for batching.")
+        return key._data
     if isinstance(key, (bool, int, float, complex)) or key is None:
         raise TypeError(f"random.{name}: {_KEY_HELP}; got {type(key).__name__} {key!r}")
     try:
@@ -126,36 +134,89 @@ def PRNGKey(seed) -> jnp.ndarray:  # noqa: N802 - JAX's name
     return jnp.stack([hi, lo])
 
 
-def key(seed) -> jnp.ndarray:
-    """A PRNG key from an integer seed: the same ``uint32[2]`` array as ``PRNGKey``
-    (JAX returns a typed scalar key here; absjit keys are always raw arrays, so
-    ``key_data(key(s))`` equals ``jax.random.key_data(jax.random.key(s))``).
+def key(seed, *, impl=None) -> KeyArray:
+    """A typed PRNG key (shape ``()``, dtype ``key<fry>``) from an integer seed, as
+    ``jax.random.key``: its ``key_data`` equals ``PRNGKey(seed)``, and every sampler
+    gives the same numbers for either. ``seed`` may be traced.
 
     Examples
     --------
     >>> from absjit import random
-    >>> random.key_data(random.key(0))
-    Array([0, 0], dtype=uint32)
+    >>> k = random.key(0)
+    >>> k
+    Array((), dtype=key<fry>) overlaying:
+    [0 0]
+    >>> random.key_data(random.split(k, 2)).shape
+    (2, 2)
     """
-    return PRNGKey(seed)
+    _check_impl("key", impl)
+    if isinstance(seed, KeyArray):
+        raise TypeError("random.key: the seed is already a PRNG key")
+    return KeyArray(PRNGKey(seed))
 
 
-def key_data(keys) -> jnp.ndarray:
-    """The ``uint32`` words of a key (or of a batch of keys ``uint32[..., 2]``)."""
+def _check_impl(name, impl):
+    if impl not in (None, "threefry2x32", "threefry"):
+        raise ValueError(f"random.{name}: only impl='threefry2x32' is provided, got {impl!r}")
+
+
+def _raw_keys(name: str, keys):
+    """The words of raw keys ``uint32[..., 2]`` (checked)."""
+    if isinstance(keys, (bool, int, float, complex)) or keys is None:
+        raise TypeError(f"random.{name}: {_KEY_HELP}; got {type(keys).__name__} {keys!r}")
     arr = jnp.asarray(keys) if not is_tracer(keys) else keys
     aval = get_aval(arr)
     if aval.dtype != _U32 or aval.shape[-1:] != (2,):
-        raise TypeError(f"random.key_data: {_KEY_HELP}; got {aval.dtype.name}"
+        raise TypeError(f"random.{name}: {_KEY_HELP}; got {aval.dtype.name}"
                         f"{list(aval.shape)}")
     return arr
 
 
-def wrap_key_data(key_bits_array, *, impl=None) -> jnp.ndarray:
-    """A key from its ``uint32[..., 2]`` words (checked; only ``threefry2x32``)."""
-    if impl not in (None, "threefry2x32"):
-        raise ValueError(f"random.wrap_key_data: only impl='threefry2x32' is provided, "
-                         f"got {impl!r}")
-    return key_data(key_bits_array)
+def key_data(keys) -> jnp.ndarray:
+    """The ``uint32`` words of a key array: ``uint32[*keys.shape, 2]`` for typed keys;
+    a raw ``uint32[..., 2]`` key array is returned as it is.
+
+    Examples
+    --------
+    >>> from absjit import random
+    >>> random.key_data(random.key(42))
+    Array([ 0, 42], dtype=uint32)
+    """
+    if isinstance(keys, KeyArray):
+        return keys._data
+    return _raw_keys("key_data", keys)
+
+
+def wrap_key_data(key_bits_array, *, impl=None) -> KeyArray:
+    """Typed keys from their words: ``uint32[..., 2]`` becomes a key array of shape
+    ``key_bits_array.shape[:-1]`` (only ``impl='threefry2x32'``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from absjit import random
+    >>> random.wrap_key_data(np.array([[0, 1], [0, 2]], np.uint32)).shape
+    (2,)
+    """
+    _check_impl("wrap_key_data", impl)
+    if isinstance(key_bits_array, KeyArray):
+        raise TypeError("random.wrap_key_data: the argument is already a typed key array; "
+                        "wrap its random.key_data")
+    return KeyArray(_raw_keys("wrap_key_data", key_bits_array))
+
+
+def key_impl(keys):
+    """The PRNG implementation of a key (typed or raw): ``'threefry2x32'``.
+
+    Examples
+    --------
+    >>> from absjit import random
+    >>> random.key_impl(random.key(0))
+    'threefry2x32'
+    """
+    if not isinstance(keys, KeyArray):
+        _raw_keys("key_impl", keys)
+    return THREEFRY
 
 
 # ---------------------------------------------------------------------------
@@ -217,8 +278,9 @@ def _hash(key, shape, output=None):
     return threefry2x32_p.bind(k0, k1, hi, lo, output=output)
 
 
-def split(key, num=2) -> jnp.ndarray:
-    """``num`` new keys (shape ``(num, 2)``; ``num`` may be a tuple of dims).
+def split(key, num=2):
+    """``num`` new keys: typed keys of shape ``(num,)`` for a typed key, ``uint32``
+    words of shape ``(num, 2)`` for a raw one (``num`` may be a tuple of dims).
 
     Examples
     --------
@@ -227,14 +289,17 @@ def split(key, num=2) -> jnp.ndarray:
     Array([[1797259609, 2579123966],
            [ 928981903, 3453687069]], dtype=uint32)
     """
+    typed = isinstance(key, KeyArray)
     key = check_key("split", key)
     shape = canonical_shape("split", num)
     b1, b2 = _hash(key, shape)
-    return jnp.stack([b1, b2], axis=len(shape))
+    out = jnp.stack([b1, b2], axis=len(shape))
+    return KeyArray(out) if typed else out
 
 
-def fold_in(key, data) -> jnp.ndarray:
-    """A new key from ``key`` and a 32-bit integer ``data`` (may be traced).
+def fold_in(key, data):
+    """A new key (of ``key``'s form) from ``key`` and a 32-bit integer ``data`` (may
+    be traced).
 
     Examples
     --------
@@ -242,6 +307,7 @@ def fold_in(key, data) -> jnp.ndarray:
     >>> random.fold_in(random.PRNGKey(0), 1)
     Array([ 928981903, 3453687069], dtype=uint32)
     """
+    typed = isinstance(key, KeyArray)
     key = check_key("fold_in", key)
     if isinstance(data, (int, np.integer)) and not is_tracer(data):
         d = _u32(int(data) & 0xFFFFFFFF)
@@ -255,7 +321,8 @@ def fold_in(key, data) -> jnp.ndarray:
             raise TypeError(f"fold_in data must be an integer, got {aval.dtype.name}")
         d = lax.convert_element_type(data, np.uint32)
     y0, y1 = threefry_2x32(key[0], key[1], jnp.zeros((), np.uint32), d)
-    return jnp.stack([y0, y1])
+    out = jnp.stack([y0, y1])
+    return KeyArray(out) if typed else out
 
 
 def random_bits(key, bit_width: int, shape) -> jnp.ndarray:

@@ -1,7 +1,9 @@
 """Random number generation: 1e7 float32 normals and 1e7 float32 uniforms.
 
 absjit's ``random`` under ``jit`` (cpu backend: the threefry hash, the bits-to-float
-conversion and, for normals, ``erf_inv`` fuse into one parallel loop), against
+conversion and, for normals, ``erf_inv`` fuse into one parallel loop), with a raw
+``PRNGKey`` and with a typed ``random.key`` (the same program: a typed key is a
+pytree over its ``uint32`` words), against
 ``jax.random`` under ``jax.jit`` on the CPU (the same algorithm; equal numbers) and
 NumPy's ``Generator.standard_normal`` / ``Generator.random`` (PCG64 and ziggurat:
 different numbers, a reference for speed only).
@@ -26,7 +28,8 @@ def make_random(kind, n=N):
     gen = np.random.default_rng(0)
     np_fn = {"normal": lambda: gen.standard_normal(n, dtype=np.float32),
              "uniform": lambda: gen.random(n, dtype=np.float32)}[kind]
-    impls = {"absjit": lambda: f(key), "numpy": np_fn}
+    tkey = arandom.key(0)
+    impls = {"absjit": lambda: f(key), "absjit-key": lambda: f(tkey), "numpy": np_fn}
     if w.jax is not None:
         jkey = w.jax.random.PRNGKey(0)
         jsampler = {"normal": w.jax.random.normal, "uniform": w.jax.random.uniform}[kind]
@@ -37,7 +40,7 @@ def make_random(kind, n=N):
 
 class _Random:
     kind = None
-    params = [["absjit", "jax", "numpy"]]
+    params = [["absjit", "absjit-key", "jax", "numpy"]]
     param_names = ["impl"]
     timeout = 600
 
