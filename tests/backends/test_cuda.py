@@ -169,6 +169,24 @@ def test_tree_reduction_uses_shared_memory_and_partials():
     assert_close(f(x), x.astype(np.float64).sum().astype(np.float32), rtol=1e-6)
 
 
+def test_tree_reduction_shuffles_across_several_warps(monkeypatch):
+    # Two warps per block: the warps' totals meet in shared memory and are shuffled
+    # again; every accumulator dtype (bool, small ints, unsigned) goes through a shuffle.
+    monkeypatch.setattr(runtime, "threads_per_block", lambda: 64)
+    x = f32(3, 700)
+    a = RNG.integers(-100, 100, (3, 700)).astype(np.int8)
+    u = RNG.integers(0, 2**32 - 1, (3, 700), dtype=np.uint64).astype(np.uint32)
+
+    def f(x, a, u):
+        return (x.sum(1), x.max(1), x.min(), (x > 1.99).any(1), a.sum(1), a.max(1),
+                u.max(1), u.min(), (a > -100).all(1))
+    text = absjit.jit(f, backend="cuda").lower(x, a, u).compile().as_text()
+    for dt in ("float64", "float32", "bool", "int8", "uint32"):
+        assert f"_shfl_down_{dt}(" in text, dt
+    assert "lane < 2" in text and "cuda.shared.array(2," in text
+    check(f, x, a, u, rtol=2e-5)
+
+
 # -- products ---------------------------------------------------------------------------
 def test_dot_general_layouts():
     a, b = f32(5, 7), f32(7, 3)
