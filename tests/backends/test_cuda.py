@@ -76,9 +76,9 @@ def test_elementwise_integers_and_bools():
     check(lambda a, b: (a // b, a % b, a * b - 3, jnp.abs(a), -a, a << 2, a >> 1,
                         lax.shift_right_logical(a, 3), a & b, a | b, a ^ b, ~a,
                         jnp.maximum(a, b), a == b, (a > 0) & (b < 0), ~(a > b),
-                        jnp.clip(a, -3, 9)), a, b)
+                        jnp.clip(a, -3, 9), jnp.sign(a)), a, b)
     u = RNG.integers(0, 200, 9).astype(np.uint8)
-    check(lambda u: (u + np.uint8(100), u // np.uint8(7), u * u), u)
+    check(lambda u: (u + np.uint8(100), u // np.uint8(7), u * u, jnp.sign(u)), u)
 
 
 def test_elementwise_chain_is_one_kernel():

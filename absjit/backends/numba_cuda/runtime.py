@@ -281,6 +281,11 @@ def kernel_namespace() -> dict:
     for dt in _INT_DTYPES:
         exec(_idiv_source(dt), helpers)  # noqa: S102 - our own template
         ns[f"_idiv_{dt}"] = cuda.jit(device=True, **inline)(helpers[f"_idiv_{dt}"])
+    from .device_rules import LIBDEVICE_CALLS
+    for fn, ufunc in LIBDEVICE_CALLS.items():
+        for dt, suffix in (("float32", "f"), ("float64", "")):
+            ns[f"_ld_{fn}_{dt}"] = ufunc if simulator() else \
+                getattr(cuda.libdevice, fn + suffix)
     for dt in _SHUFFLE_AS:
         if simulator():
             ns[f"_shfl_down_{dt}"] = functools.partial(sim_shfl_down, dtype=np.dtype(dt))
