@@ -25,7 +25,8 @@ import numpy as np  # noqa: E402
 import absjit  # noqa: E402
 import absjit.numpy as jnp  # noqa: E402
 from absjit.backends.base import CompileOptions  # noqa: E402
-from absjit.backends.numba_cuda import kernels as K, runtime as rt  # noqa: E402
+from absjit.backends.numba_cuda import kernels as K, loop_kernels as LK  # noqa: E402
+from absjit.backends.numba_cuda import runtime as rt  # noqa: E402
 from absjit.compiler import compile_to_ir, ir  # noqa: E402
 
 THREADS = 256
@@ -43,6 +44,15 @@ def _float_ops(x):
             lax.round(x))
 
 
+def _loops(x, n):
+    from absjit import lax
+    collatz = lax.while_loop(lambda c: c[0] != 1, lambda c: (
+        jnp.where(c[0] % 2 == 0, c[0] // 2, 3 * c[0] + 1), c[1] + 1), (n, 0))[1]
+    i, v = lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, x))
+    s = lax.fori_loop(0, 20, lambda k, a: a * 0.5 + jnp.sin(a + k), x[0, 0])
+    return collatz, x * i + v, lax.scan(lambda c, t: (c * t + 1.0, c - t), s, x[:5, 0])
+
+
 def programs():
     """``(name, function, example arguments)`` covering every kernel family."""
     x, y = np.ones((300, 5), np.float32), np.ones((5, 3000), np.float32)
@@ -56,6 +66,7 @@ def programs():
         ("integer elementwise", lambda a: (
             a // 3, a % 3, a * a - 3, abs(a), -a, a << 2, a >> 1, a & 5, ~a,
             jnp.maximum(a, 2), jnp.sign(a), a.astype(jnp.float32)), (a.astype(np.int32),)),
+        ("loops in one kernel", _loops, (x, np.int32(27))),
         ("fused elementwise and copies", lambda x: (
             jnp.exp(jnp.sin(x) * 2.0) // 3.0, x.T, x[::-1] + 1), (x,)),
     ]
@@ -78,8 +89,25 @@ def kernels_of(program):
     """``(source, signature)`` of every kernel the backend launches for ``program``."""
     import numba
     out = []
+    uses = LK.use_counts(program)
+    loops = set()
     for s in ir.walk(program.body):
-        if isinstance(s, ir.Nest) and s.vars:
+        if isinstance(s, (ir.While, ir.ForRange)) and not loops & {id(s)}:
+            spilled = LK.escaping_syms(s, uses)
+            spill_t = tuple(numba.types.Array(numba.from_dtype(v.dtype), 1, "C")
+                            for v in spilled)
+            shape = LK.elementwise_shape(s)
+            if LK.is_scalar_loop(s):
+                src, params = LK.render_scalar_loop(s, spilled, lambda v: True)
+            elif shape is not None:
+                src, params, _ = LK.render_elementwise_loop(s, shape, spilled, lambda v: True)
+            else:
+                continue
+            out.append((src, numba_sig(params, spill_t)))
+            loops.update(id(t) for t in ir.walk([s]))  # its statements are in the kernel
+        elif id(s) in loops:
+            continue
+        elif isinstance(s, ir.Nest) and s.vars:
             src, params, _ = K.render_nest(s)
             out.append((src, numba_sig(params)))
         elif isinstance(s, ir.Copy):

@@ -291,6 +291,90 @@ def test_scalar_body_loop():
     check(f, np.int32(10))
 
 
+def _device_work(fn, *args):
+    """``(launches, scalar transfers)`` of one call of the compiled ``fn``."""
+    before = BACKEND.stats["launches"], BACKEND.stats["scalar_transfers"]
+    absjit.block_until_ready(fn(*args))
+    return (BACKEND.stats["launches"] - before[0],
+            BACKEND.stats["scalar_transfers"] - before[1])
+
+
+def _on_host(monkeypatch, fn, *args):
+    """``(result, device work)`` of ``jit(fn)`` compiled with every loop left on the
+    host, for comparison."""
+    from absjit.backends.numba_cuda import loop_kernels
+    with monkeypatch.context() as m:
+        m.setattr(loop_kernels, "is_scalar_loop", lambda s: False)
+        m.setattr(loop_kernels, "elementwise_shape", lambda s: None)
+        absjit.clear_caches()  # no executable compiled with loop kernels is reused
+        f = absjit.jit(fn, backend="cuda")
+        out = absjit.block_until_ready(f(*args))  # compiled here
+        work = _device_work(f, *args)
+        absjit.clear_caches()
+    return out, work
+
+
+def test_scalar_loops_run_in_one_thread_of_one_kernel(monkeypatch):
+    def collatz(n):  # a while loop on scalars; its counter escapes the loop
+        return lax.while_loop(lambda c: c[0] != 1,
+                              lambda c: (jnp.where(c[0] % 2 == 0, c[0] // 2, 3 * c[0] + 1),
+                                         c[1] + 1), (n, 0))[1]
+
+    def series(x):  # fori_loop and scan with scalar carries, a tiny stacked output
+        s = lax.fori_loop(0, 20, lambda i, a: a * 0.5 + jnp.sin(a + i), x)
+        return s, lax.scan(lambda c, t: (c * t + 1.0, c - t), s, jnp.arange(6.0))
+    n, x = np.int32(27), np.float32(0.3)
+    on_device = absjit.jit(collatz, backend="cuda"), absjit.jit(series, backend="cuda")
+    assert "if cuda.grid(1) == 0:\n        while True:" in \
+        on_device[0].lower(n).compile().as_text()
+    check(collatz, n)
+    check(series, x, rtol=1e-5)
+    work = [_device_work(on_device[0], n), _device_work(on_device[1], x)]
+    out0, host0 = _on_host(monkeypatch, collatz, n)
+    out1, host1 = _on_host(monkeypatch, series, x)
+    assert_close(out0, on_device[0](n))
+    assert_close(out1, on_device[1](x), rtol=1e-5)
+    # 111 iterations: one launch instead of scalar transfers every iteration
+    assert work[0] == (1, 2) and host0[1] >= 2 * 111, (work, host0)
+    assert work[1][0] <= 3 and sum(host1) >= 26 + sum(work[1]), (work, host1)
+
+
+def test_elementwise_loop_runs_inside_each_thread(monkeypatch):
+    def f(x, b):
+        def body(i, c):
+            u, v = c
+            return u * 0.9 + jnp.sin(v) + i * b, jnp.maximum(v - u * 0.1, -1.0)
+        return lax.fori_loop(0, 12, body, (x, x * 2.0))
+    x, b = f32(3, 40), np.float32(0.01)  # 120 elements: more than a tiny loop
+    on_device = absjit.jit(f, backend="cuda")
+    check(f, x, b, rtol=1e-5)
+    work = _device_work(on_device, x, b)
+    out, host = _on_host(monkeypatch, f, x, b)
+    assert_close(out, on_device(x, b), rtol=1e-5)
+    assert work[0] + 12 <= host[0], (work, host)  # launches per iteration saved
+
+    def counted(x):  # the loop's counter is read after it: spilled, read once
+        i, v = lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 1.5), (0, x))
+        return x * i + v
+    y = f32(100)
+    assert "spill0[0] = " in absjit.jit(counted, backend="cuda").lower(y).compile().as_text()
+    check(counted, y, rtol=1e-5)
+
+
+def test_loops_reading_other_elements_stay_on_the_host():
+    from absjit.backends.numba_cuda import loop_kernels
+    from absjit.backends.base import CompileOptions
+    from absjit.compiler import compile_to_ir, ir
+
+    def f(x):  # element i reads element i - 1: no thread may run ahead
+        return lax.fori_loop(0, 3, lambda i, c: c + jnp.roll(c, 1) * 0.5, x)
+    x = f32(100)
+    body = compile_to_ir(absjit.make_jaxpr(f)(x), CompileOptions()).body
+    (loop,) = [s for s in body if isinstance(s, ir.ForRange)]
+    assert not loop_kernels.is_scalar_loop(loop) and loop_kernels.elementwise_shape(loop) is None
+    check(f, x, rtol=1e-5)
+
+
 # -- placement ------------------------------------------------------------------------
 def test_outputs_stay_on_device_and_chain():
     f = absjit.jit(lambda x: x * 2.0 + 1.0, backend="cuda")
