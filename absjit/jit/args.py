@@ -14,6 +14,7 @@ from ..core.avals import ConcreteArray, ShapedArray, StaticArg
 from ..core.levels import (ConcreteLevel, RankedLevel, ShapedLevel, StaticLevel, check_aval,
                            get_level)
 from ..core.trace import Tracer, get_aval
+from .runtime import foreign_cuda_array
 
 __all__ = ["_ArgSpec", "_Call", "_process"]
 
@@ -300,6 +301,10 @@ def _process(spec: _ArgSpec, args, kwargs) -> _Call:
             has_tracer = True
             avals.append(_tracer_aval(lvl, leaf))
             continue
+        if t is not np.ndarray and not isinstance(leaf, Array):
+            foreign = foreign_cuda_array(leaf)  # CuPy, PyTorch, Numba: no copy
+            if foreign is not None:
+                leaf = leaves[i] = foreign
         if isinstance(leaf, np.ma.MaskedArray):
             names = call.leaf_names()
             raise ValueError(

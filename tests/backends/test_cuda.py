@@ -453,6 +453,20 @@ def test_cuda_array_interface_and_foreign_arrays():
     assert wrapped._device is foreign
     f = absjit.jit(lambda v: v * 3.0, backend="cuda")
     assert_close(f(wrapped), np.arange(4, dtype=np.float32) * 3)
+    # ... and straight into a jitted function: no copy, the result on the device
+    moved = []
+    real = runtime.to_device
+    try:
+        runtime.to_device = lambda v: moved.append(v.shape) or real(v)
+        y = f(foreign)
+        mixed = absjit.jit(lambda a, b: a + b, backend="cuda")(foreign, y)
+    finally:
+        runtime.to_device = real
+    assert moved == [] and isinstance(y, CudaArray) and isinstance(mixed, CudaArray)
+    assert_close(mixed, np.arange(4, dtype=np.float32) * 4)
+    assert y.__cuda_array_interface__["shape"] == (4,)
+    host = absjit.device_put(foreign, "cpu")
+    assert type(host) is absjit.Array and host.tolist() == [0.0, 1.0, 2.0, 3.0]
     assert x.__dlpack_device__() == (2, 0)
     try:
         import cupy
