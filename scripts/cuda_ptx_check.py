@@ -25,7 +25,8 @@ import numpy as np  # noqa: E402
 import absjit  # noqa: E402
 import absjit.numpy as jnp  # noqa: E402
 from absjit.backends.base import CompileOptions  # noqa: E402
-from absjit.backends.numba_cuda import kernels as K, loop_kernels as LK  # noqa: E402
+from absjit.backends.numba_cuda import dot_epilogue as DE, kernels as K  # noqa: E402
+from absjit.backends.numba_cuda import loop_kernels as LK  # noqa: E402
 from absjit.backends.numba_cuda import runtime as rt  # noqa: E402
 from absjit.compiler import compile_to_ir, ir  # noqa: E402
 
@@ -173,6 +174,25 @@ def main(argv=None) -> int:
             except Exception as e:  # noqa: BLE001
                 failures += 1
                 print(f"FAILED (dot_general {dt}):\n{src}\n{type(e).__name__}: {e}\n")
+    # the product with a fused epilogue (bias, relu, scaling)
+    import numba
+    a, b, bias = np.ones((5, 9), np.float32), np.ones((9, 6), np.float32), np.ones(6, np.float32)
+    program = compile_to_ir(absjit.make_jaxpr(
+        lambda a, b, c: jnp.maximum(a @ b + c, 0.0) * 2.0)(a, b, bias), CompileOptions())
+    k = next(i for i, s in enumerate(program.body) if isinstance(s, ir.Opaque))
+    alias, nest = DE.match(program.body, k, LK.use_counts(program))
+    lines, params, names = DE.render_epilogue(program.body[k].outs[0], alias, nest)
+    src = K.dot_source(False, False, "float32", 16, (lines, names))
+    env = dict(ns)
+    exec(compile(src, "<absjit cuda kernel>", "exec"), env)  # noqa: S102
+    f3 = numba.types.Array(numba.float32, 3, "A")
+    count += 1
+    try:
+        cuda.compile_ptx(env["kernel"], (f3, f3, f3) + (numba.int64,) * 4 + (
+            numba.types.Array(numba.float32, 2, "C"),) + numba_sig(params), cc=cc)
+    except Exception as e:  # noqa: BLE001
+        failures += 1
+        print(f"FAILED (dot_general with epilogue):\n{src}\n{type(e).__name__}: {e}\n")
     print(f"{count - failures} of {count} kernels compiled to PTX for sm_{cc[0]}{cc[1]} "
           f"({shuffles} with warp shuffles)")
     return 1 if failures or not shuffles else 0

@@ -216,6 +216,23 @@ def test_dot_relu_epilogue_in_place():
     assert_close(f(a, b), np.maximum(a @ b + 1, 0), rtol=1e-5)
 
 
+def test_dot_epilogue_is_fused_into_the_product_store():
+    def dense(a, b, bias, s):
+        return jnp.maximum(a @ b + bias, 0.0) * s
+    a, b, bias, s = f32(5, 9), f32(9, 6), f32(6), np.float32(0.5)
+    f = absjit.jit(dense, backend="cuda")
+    text = f.lower(a, b, bias, s).compile().as_text()
+    assert text.count("def kernel(") == 1 and "out2[" in text  # one kernel: no epilogue nest
+    check(dense, a, b, bias, s, rtol=1e-5)
+    assert _device_work(f, a, b, bias, s) == (1, 0)
+    # the raw product is an output too: not fused (it must be stored as it is)
+    both = absjit.jit(lambda a, b: (a @ b, jnp.tanh(a @ b)), backend="cuda")
+    assert "out2[" not in both.lower(a, b).compile().as_text()
+    check(lambda a, b: (a @ b, jnp.tanh(a @ b)), a, b, rtol=1e-5)
+    ints = RNG.integers(-4, 5, (3, 6)).astype(np.int32)
+    check(lambda x: jnp.maximum(x @ x.T - 3, 0), ints)
+
+
 # -- indexing ---------------------------------------------------------------------------
 def test_gather_scatter_dynamic_slices():
     x = f32(6, 4)

@@ -43,6 +43,7 @@ from ..numba_cpu.backend import SUPPORTED_DTYPES as _CPU_DTYPES
 SUPPORTED_DTYPES = frozenset(d for d in _CPU_DTYPES if d.kind != "c")
 from ..numba_cpu.render import FunctionRenderer, shape_text
 from . import kernels as K
+from . import dot_epilogue as DE
 from . import loop_kernels as LK
 from .array_ops import array_ops
 from . import runtime as rt
@@ -132,7 +133,7 @@ class _DotOp:
     are viewed as ``(batch, M, K)`` and ``(batch, K, N)`` stacks (a transpose is read
     in place, never copied)."""
 
-    def __init__(self, backend, stmt, fastmath=False):
+    def __init__(self, backend, stmt, fastmath=False, epilogue=None):
         (lc, rc), (lb, _) = stmt.params["dimension_numbers"]
         la, ra = stmt.in_avals
         nb = len(lb)
@@ -150,8 +151,10 @@ class _DotOp:
         self.b3 = (self.B,) + ((self.K, 1) if len(sb) == 1 else sb)
         self.cupy = _cupy() if self.dtype.kind == "f" and not rt.simulator() else None
         self.tile = 4 if rt.simulator() else 16
+        self.fused = epilogue is not None and self.cupy is None
         if self.cupy is None:
-            src = K.dot_source(self.trans_a, self.trans_b, self.dtype, self.tile)
+            src = K.dot_source(self.trans_a, self.trans_b, self.dtype, self.tile,
+                               epilogue if self.fused else None)
             t = self.tile
             grid = (-(-self.N // t), -(-self.M // t), min(self.B, 65535))
             self.kernel = backend.kernel(src, fastmath)
@@ -162,7 +165,7 @@ class _DotOp:
         else:
             self.source = "# dot_general: cupy.matmul (cuBLAS)\n"
 
-    def __call__(self, a, b):
+    def __call__(self, a, b, *extra):
         out = rt.empty(self.out_shape, self.dtype)
         a3, b3 = a.reshape(self.a3), b.reshape(self.b3)
         o3 = out.reshape((self.B, self.M, self.N))
@@ -173,7 +176,9 @@ class _DotOp:
                       cb.swapaxes(1, 2) if self.trans_b else cb, out=cp.asarray(o3))
             return (out,)
         self.stats["launches"] += 1
-        self.configured(a3, b3, o3, self.M, self.N, self.K, self.B)
+        if self.fused:
+            extra = (out,) + extra
+        self.configured(a3, b3, o3, self.M, self.N, self.K, self.B, *extra)
         if self.first:
             self.first = False
             _authenticate(self.kernel)
@@ -249,6 +254,38 @@ class DriverRenderer(FunctionRenderer):
     def _args(self, params) -> str:
         return ", ".join(self.loop_var(v[1]) if isinstance(v, tuple) else self.value(v)
                          for v in params)
+
+    def block(self, stmts, depth):
+        skip = set()
+        for k, s in enumerate(stmts):
+            if id(s) in skip:
+                continue
+            fused = self.fused_dot(stmts, k, depth)
+            if fused is not None:
+                skip.add(id(fused))  # the epilogue nest ran inside the product
+                continue
+            self.stmt(s, depth)
+
+    def fused_dot(self, stmts, k, depth):
+        """Render ``stmts[k]``, a tiled ``dot_general``, with the nest after it as its
+        epilogue (:mod:`.dot_epilogue`); returns that nest, or None (nothing
+        rendered) when the pattern does not apply."""
+        s = stmts[k]
+        if self.uses is None or not isinstance(s, ir.Opaque) or \
+                s.prim.name != "dot_general" or not _dot_fits(s) or \
+                (_cupy() is not None and not rt.simulator()):
+            return None
+        found = DE.match(stmts, k, self.uses)
+        if found is None:
+            return None
+        alias, nest = found
+        lines, params, names = DE.render_epilogue(s.outs[0], alias, nest)
+        self.prims.add(s.prim.name)
+        op = _DotOp(self.backend, s, self.fastmath, (lines, names))
+        name = self._callable(op, op.source)
+        args = ", ".join([self.name(v) for v in s.ins] + [self._args(params)])
+        self.emit(f"({self.name(s.outs[0])}, ) = {name}({args.rstrip(', ')})", depth)
+        return nest
 
     def stmt(self, s, depth):
         b = self.backend

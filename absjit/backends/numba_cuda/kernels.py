@@ -415,20 +415,30 @@ def _source(r, pnames) -> str:
     return f"def kernel({', '.join(pnames)}):\n" + "\n".join(r.lines) + "\n"
 
 
-def dot_source(trans_a: bool, trans_b: bool, dtype, tile: int) -> str:
+def dot_source(trans_a: bool, trans_b: bool, dtype, tile: int, epilogue=None) -> str:
     """A tiled shared-memory product of stacks, ``out[z] = A[z] @ B[z]`` with ``A[z]``
     (M, K) being ``a[z]`` or ``a[z].T`` (``trans_a``) and ``B[z]`` (K, N) being ``b[z]``
     or ``b[z].T``; launched on a grid of ``tile x tile`` blocks with the stack index on
     the grid's z axis. Accumulates in the result dtype (integers wrap), as the cpu
-    backend's product loop does."""
+    backend's product loop does.
+
+    ``epilogue = (lines, names)`` (:mod:`.dot_epilogue`) replaces the store: the kernel
+    takes ``out2`` (the 2-d output) and ``names`` after its usual parameters, and runs
+    ``lines`` with ``acc``, ``row`` and ``col`` bound."""
     dt = np.dtype(dtype)
+    store = "            out[z, row, col] = acc"
+    extra = ""
+    if epilogue is not None:
+        lines, names = epilogue
+        store = "\n".join("            " + line for line in lines)
+        extra = "".join(", " + n for n in ["out2", *names])
     zero = literal_expr(0, dt)
     ctor = dtype_ctor(dt)
     a_at = "a[z, kk, row]" if trans_a else "a[z, row, kk]"
     b_at = "b[z, col, kk]" if trans_b else "b[z, kk, col]"
     prod = "sa[ty, q] * sb[q, tx]"
     step = f"acc + {prod}" if dt.kind == "f" else f"{ctor}(acc + {ctor}({prod}))"
-    return f"""def kernel(a, b, out, M, N, K, Z):
+    return f"""def kernel(a, b, out, M, N, K, Z{extra}):
     sa = cuda.shared.array(({tile}, {tile}), {numba_type(dt)})
     sb = cuda.shared.array(({tile}, {tile}), {numba_type(dt)})
     tx = cuda.threadIdx.x
@@ -453,5 +463,5 @@ def dot_source(trans_a: bool, trans_b: bool, dtype, tile: int) -> str:
                 acc = {step}
             cuda.syncthreads()
         if row < M and col < N:
-            out[z, row, col] = acc
+{store}
 """
