@@ -123,3 +123,29 @@ def test_gpu_kernels_are_disk_cached_inside_absjits_cache(tmp_path, monkeypatch)
     assert disp.absjit_module == "absjit_cuda_0123"
     assert disp._cache._cache_path == diskcache.numba_dir("numba_cuda")
     assert str(tmp_path / "cache") in disp._cache._cache_path
+
+
+def test_gpu_scripts_refuse_cleanly_without_a_gpu(tmp_path):
+    import runpy
+    bench = runpy.run_path(str(ROOT / "scripts" / "gpu_bench.py"))
+    out = tmp_path / "figures.json"
+    assert bench["main"](["--json", str(out), "--rounds", "1"]) == 2  # no GPU here
+    assert not out.exists()
+    names = [w[0] for w in bench["WORKLOADS"]]
+    assert names == ["selu 1e8 float32", "norm 1e6x100", "norm 10000x10",
+                     "dot 100x1000 @ 1000x2000 + relu", "cache-hit x + 1 (10 elements)"]
+    check = ROOT / "scripts" / "gpu_check.sh"
+    assert subprocess.run(["bash", "-n", str(check)]).returncode == 0
+    text = check.read_text()
+    for part in ("cuda_ptx_check.py", "tests/backends/test_cuda.py", "ABSJIT_TEST_CUDA=1",
+                 "gpu_bench.py", "unset NUMBA_ENABLE_CUDASIM"):
+        assert part in text, part
+
+
+def test_jit_cuda_mode_is_opt_in(monkeypatch):
+    from tests import conftest
+    monkeypatch.setattr(absjit, "backends", lambda: ["cpu", "cuda", "interpret"])
+    monkeypatch.delenv("ABSJIT_TEST_CUDA", raising=False)
+    assert conftest._modes() == ["eager", "jit-cpu", "jit-interpret"]
+    monkeypatch.setenv("ABSJIT_TEST_CUDA", "1")
+    assert conftest._modes() == ["eager", "jit-cpu", "jit-cuda", "jit-interpret"]
