@@ -18,7 +18,6 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
 
 import numpy as np  # noqa: E402
 
@@ -137,6 +136,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cc", default="9.0", help="compute capability (default 9.0)")
     args = ap.parse_args(argv)
     cc = tuple(int(v) for v in args.cc.split("."))
+    os.environ.pop("NUMBA_ENABLE_CUDASIM", None)  # real kernels, before numba.cuda loads
     cuda = rt.cuda_module()
     if cuda is None:
         print("numba-cuda is not installed")

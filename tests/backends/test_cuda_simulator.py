@@ -149,3 +149,24 @@ def test_jit_cuda_mode_is_opt_in(monkeypatch):
     assert conftest._modes() == ["eager", "jit-cpu", "jit-interpret"]
     monkeypatch.setenv("ABSJIT_TEST_CUDA", "1")
     assert conftest._modes() == ["eager", "jit-cpu", "jit-cuda", "jit-interpret"]
+
+
+def test_ptx_check_renders_every_kernel_family_with_signatures():
+    # scripts/cuda_ptx_check.py needs NVVM to compile; its rendering and typing of the
+    # kernels' parameters runs anywhere
+    import runpy
+    import numba
+    check = runpy.run_path(str(ROOT / "scripts" / "cuda_ptx_check.py"))
+    from absjit.backends.base import CompileOptions
+    from absjit.compiler import compile_to_ir
+    sources = []
+    for _, fn, example in check["programs"]():
+        program = compile_to_ir(absjit.make_jaxpr(fn)(*example), CompileOptions())
+        for src, sig in check["kernels_of"](program):
+            assert src.count(",") + 1 >= len(sig) and all(
+                isinstance(t, numba.types.Type) for t in sig)
+            sources.append(src)
+    text = "\n".join(sources)
+    for part in ("_shfl_down_float64(", "_shfl_down_bool(", "_shfl_down_int32(", "spill0",
+                 "if cuda.grid(1) == 0:\n        while True:", "_ld_cbrt_float32("):
+        assert part in text, part

@@ -85,14 +85,17 @@ def elementwise_shape(stmt):
     (shape,) = shapes
     if not shape or _static_size(shape) <= TINY:
         return None
-    in_nest = set()
+    in_nest, per_element = set(), set()
     for s in inner:
+        if id(s) not in in_nest and any(id(v) in per_element for v in ir.stmt_uses(s)):
+            return None  # a value of one element read outside its nest
         if isinstance(s, ir.Nest) and s.vars:
             if tuple(s.shape) != shape:
                 return None
             for t in ir.walk(s.body):
                 in_nest.add(id(t))
                 if isinstance(t, ir.Let):
+                    per_element.add(id(t.sym))
                     if isinstance(t.expr, ir.Load) and id(t.expr.buf) in written and \
                             not _identity(t.expr.index, s.vars):
                         return None
