@@ -2,7 +2,8 @@
 
 ``mode`` parametrizes a test over every way absjit can run a function: ``eager`` (op by
 op, the NumPy reference interpreter) and ``jit-<backend>`` for each available backend
-(``jit-xla`` where jax is installed: XLA on the CPU platform).
+(``jit-xla`` where jax is installed: XLA on the CPU platform; ``jit-cuda`` only when
+``ABSJIT_TEST_CUDA=1`` is set on a machine where the cuda backend runs).
 Write ``mode(f)(*args)`` instead of ``f(*args)`` to get all of them.
 """
 from __future__ import annotations
@@ -38,10 +39,13 @@ settings.load_profile("default")
 
 
 def _modes():
+    """``jit-cuda`` only with ``ABSJIT_TEST_CUDA=1``: on a GPU it would add a mode to
+    hundreds of op tests (``tests/backends/test_cuda.py`` covers the backend)."""
     modes = ["eager"]
     backends = getattr(absjit, "backends", None)
     if backends is not None:
-        modes += [f"jit-{name}" for name in backends()]
+        with_cuda = os.environ.get("ABSJIT_TEST_CUDA", "0") not in ("", "0")
+        modes += [f"jit-{name}" for name in backends() if name != "cuda" or with_cuda]
     return modes
 
 

@@ -5,7 +5,17 @@ from .. import dtypes, tree_util
 from ..array import Array, CudaArray
 from ..core.trace import Tracer, to_numpy
 
-__all__ = ["block_until_ready", "device_put"]
+__all__ = ["block_until_ready", "device_put", "foreign_cuda_array"]
+
+
+def foreign_cuda_array(x):
+    """``x`` wrapped (without a copy) as an absjit array on the GPU when it is a CUDA
+    array of another library (anything with ``__cuda_array_interface__``: CuPy,
+    PyTorch, Numba; or a device array of Numba's simulator); None otherwise."""
+    from ..backends.numba_cuda import runtime
+    if isinstance(x, Tracer) or not runtime.is_device_array(x):
+        return None
+    return device_put(x, "gpu")
 
 
 def block_until_ready(tree):
@@ -61,6 +71,9 @@ def device_put(x, device=None):
             return leaf
         if isinstance(leaf, CudaArray):
             return Array._new(leaf._value.copy(), leaf.weak_type)
+        foreign = foreign_cuda_array(leaf)
+        if foreign is not None:  # another library's CUDA array, copied to the host
+            return Array._new(foreign._value.copy(), False)
         value = to_numpy(leaf)
         if value is leaf or value.base is not None or not value.flags.owndata:
             value = value.copy()

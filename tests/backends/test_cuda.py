@@ -76,9 +76,9 @@ def test_elementwise_integers_and_bools():
     check(lambda a, b: (a // b, a % b, a * b - 3, jnp.abs(a), -a, a << 2, a >> 1,
                         lax.shift_right_logical(a, 3), a & b, a | b, a ^ b, ~a,
                         jnp.maximum(a, b), a == b, (a > 0) & (b < 0), ~(a > b),
-                        jnp.clip(a, -3, 9)), a, b)
+                        jnp.clip(a, -3, 9), jnp.sign(a)), a, b)
     u = RNG.integers(0, 200, 9).astype(np.uint8)
-    check(lambda u: (u + np.uint8(100), u // np.uint8(7), u * u), u)
+    check(lambda u: (u + np.uint8(100), u // np.uint8(7), u * u, jnp.sign(u)), u)
 
 
 def test_elementwise_chain_is_one_kernel():
@@ -169,6 +169,24 @@ def test_tree_reduction_uses_shared_memory_and_partials():
     assert_close(f(x), x.astype(np.float64).sum().astype(np.float32), rtol=1e-6)
 
 
+def test_tree_reduction_shuffles_across_several_warps(monkeypatch):
+    # Two warps per block: the warps' totals meet in shared memory and are shuffled
+    # again; every accumulator dtype (bool, small ints, unsigned) goes through a shuffle.
+    monkeypatch.setattr(runtime, "threads_per_block", lambda: 64)
+    x = f32(3, 700)
+    a = RNG.integers(-100, 100, (3, 700)).astype(np.int8)
+    u = RNG.integers(0, 2**32 - 1, (3, 700), dtype=np.uint64).astype(np.uint32)
+
+    def f(x, a, u):
+        return (x.sum(1), x.max(1), x.min(), (x > 1.99).any(1), a.sum(1), a.max(1),
+                u.max(1), u.min(), (a > -100).all(1))
+    text = absjit.jit(f, backend="cuda").lower(x, a, u).compile().as_text()
+    for dt in ("float64", "float32", "bool", "int8", "uint32"):
+        assert f"_shfl_down_{dt}(" in text, dt
+    assert "lane < 2" in text and "cuda.shared.array(2," in text
+    check(f, x, a, u, rtol=2e-5)
+
+
 # -- products ---------------------------------------------------------------------------
 def test_dot_general_layouts():
     a, b = f32(5, 7), f32(7, 3)
@@ -196,6 +214,23 @@ def test_dot_relu_epilogue_in_place():
     f = absjit.jit(lambda a, b: jnp.maximum(a @ b + 1.0, 0.0), backend="cuda")
     a, b = f32(4, 9), f32(9, 6)
     assert_close(f(a, b), np.maximum(a @ b + 1, 0), rtol=1e-5)
+
+
+def test_dot_epilogue_is_fused_into_the_product_store():
+    def dense(a, b, bias, s):
+        return jnp.maximum(a @ b + bias, 0.0) * s
+    a, b, bias, s = f32(5, 9), f32(9, 6), f32(6), np.float32(0.5)
+    f = absjit.jit(dense, backend="cuda")
+    text = f.lower(a, b, bias, s).compile().as_text()
+    assert text.count("def kernel(") == 1 and "out2[" in text  # one kernel: no epilogue nest
+    check(dense, a, b, bias, s, rtol=1e-5)
+    assert _device_work(f, a, b, bias, s) == (1, 0)
+    # the raw product is an output too: not fused (it must be stored as it is)
+    both = absjit.jit(lambda a, b: (a @ b, jnp.tanh(a @ b)), backend="cuda")
+    assert "out2[" not in both.lower(a, b).compile().as_text()
+    check(lambda a, b: (a @ b, jnp.tanh(a @ b)), a, b, rtol=1e-5)
+    ints = RNG.integers(-4, 5, (3, 6)).astype(np.int32)
+    check(lambda x: jnp.maximum(x @ x.T - 3, 0), ints)
 
 
 # -- indexing ---------------------------------------------------------------------------
@@ -271,6 +306,90 @@ def test_scalar_body_loop():
     def f(n):
         return lax.fori_loop(0, n, lambda i, acc: acc + i * 2, 0)
     check(f, np.int32(10))
+
+
+def _device_work(fn, *args):
+    """``(launches, scalar transfers)`` of one call of the compiled ``fn``."""
+    before = BACKEND.stats["launches"], BACKEND.stats["scalar_transfers"]
+    absjit.block_until_ready(fn(*args))
+    return (BACKEND.stats["launches"] - before[0],
+            BACKEND.stats["scalar_transfers"] - before[1])
+
+
+def _on_host(monkeypatch, fn, *args):
+    """``(result, device work)`` of ``jit(fn)`` compiled with every loop left on the
+    host, for comparison."""
+    from absjit.backends.numba_cuda import loop_kernels
+    with monkeypatch.context() as m:
+        m.setattr(loop_kernels, "is_scalar_loop", lambda s: False)
+        m.setattr(loop_kernels, "elementwise_shape", lambda s: None)
+        absjit.clear_caches()  # no executable compiled with loop kernels is reused
+        f = absjit.jit(fn, backend="cuda")
+        out = absjit.block_until_ready(f(*args))  # compiled here
+        work = _device_work(f, *args)
+        absjit.clear_caches()
+    return out, work
+
+
+def test_scalar_loops_run_in_one_thread_of_one_kernel(monkeypatch):
+    def collatz(n):  # a while loop on scalars; its counter escapes the loop
+        return lax.while_loop(lambda c: c[0] != 1,
+                              lambda c: (jnp.where(c[0] % 2 == 0, c[0] // 2, 3 * c[0] + 1),
+                                         c[1] + 1), (n, 0))[1]
+
+    def series(x):  # fori_loop and scan with scalar carries, a tiny stacked output
+        s = lax.fori_loop(0, 20, lambda i, a: a * 0.5 + jnp.sin(a + i), x)
+        return s, lax.scan(lambda c, t: (c * t + 1.0, c - t), s, jnp.arange(6.0))
+    n, x = np.int32(27), np.float32(0.3)
+    on_device = absjit.jit(collatz, backend="cuda"), absjit.jit(series, backend="cuda")
+    assert "if cuda.grid(1) == 0:\n        while True:" in \
+        on_device[0].lower(n).compile().as_text()
+    check(collatz, n)
+    check(series, x, rtol=1e-5)
+    work = [_device_work(on_device[0], n), _device_work(on_device[1], x)]
+    out0, host0 = _on_host(monkeypatch, collatz, n)
+    out1, host1 = _on_host(monkeypatch, series, x)
+    assert_close(out0, on_device[0](n))
+    assert_close(out1, on_device[1](x), rtol=1e-5)
+    # 111 iterations: one launch instead of scalar transfers every iteration
+    assert work[0] == (1, 2) and host0[1] >= 2 * 111, (work, host0)
+    assert work[1][0] <= 3 and sum(host1) >= 26 + sum(work[1]), (work, host1)
+
+
+def test_elementwise_loop_runs_inside_each_thread(monkeypatch):
+    def f(x, b):
+        def body(i, c):
+            u, v = c
+            return u * 0.9 + jnp.sin(v) + i * b, jnp.maximum(v - u * 0.1, -1.0)
+        return lax.fori_loop(0, 12, body, (x, x * 2.0))
+    x, b = f32(3, 40), np.float32(0.01)  # 120 elements: more than a tiny loop
+    on_device = absjit.jit(f, backend="cuda")
+    check(f, x, b, rtol=1e-5)
+    work = _device_work(on_device, x, b)
+    out, host = _on_host(monkeypatch, f, x, b)
+    assert_close(out, on_device(x, b), rtol=1e-5)
+    assert work[0] + 12 <= host[0], (work, host)  # launches per iteration saved
+
+    def counted(x):  # the loop's counter is read after it: spilled, read once
+        i, v = lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 1.5), (0, x))
+        return x * i + v
+    y = f32(100)
+    assert "spill0[0] = " in absjit.jit(counted, backend="cuda").lower(y).compile().as_text()
+    check(counted, y, rtol=1e-5)
+
+
+def test_loops_reading_other_elements_stay_on_the_host():
+    from absjit.backends.numba_cuda import loop_kernels
+    from absjit.backends.base import CompileOptions
+    from absjit.compiler import compile_to_ir, ir
+
+    def f(x):  # element i reads element i - 1: no thread may run ahead
+        return lax.fori_loop(0, 3, lambda i, c: c + jnp.roll(c, 1) * 0.5, x)
+    x = f32(100)
+    body = compile_to_ir(absjit.make_jaxpr(f)(x), CompileOptions()).body
+    (loop,) = [s for s in body if isinstance(s, ir.ForRange)]
+    assert not loop_kernels.is_scalar_loop(loop) and loop_kernels.elementwise_shape(loop) is None
+    check(f, x, rtol=1e-5)
 
 
 # -- placement ------------------------------------------------------------------------
@@ -351,6 +470,20 @@ def test_cuda_array_interface_and_foreign_arrays():
     assert wrapped._device is foreign
     f = absjit.jit(lambda v: v * 3.0, backend="cuda")
     assert_close(f(wrapped), np.arange(4, dtype=np.float32) * 3)
+    # ... and straight into a jitted function: no copy, the result on the device
+    moved = []
+    real = runtime.to_device
+    try:
+        runtime.to_device = lambda v: moved.append(v.shape) or real(v)
+        y = f(foreign)
+        mixed = absjit.jit(lambda a, b: a + b, backend="cuda")(foreign, y)
+    finally:
+        runtime.to_device = real
+    assert moved == [] and isinstance(y, CudaArray) and isinstance(mixed, CudaArray)
+    assert_close(mixed, np.arange(4, dtype=np.float32) * 4)
+    assert y.__cuda_array_interface__["shape"] == (4,)
+    host = absjit.device_put(foreign, "cpu")
+    assert type(host) is absjit.Array and host.tolist() == [0.0, 1.0, 2.0, 3.0]
     assert x.__dlpack_device__() == (2, 0)
     try:
         import cupy

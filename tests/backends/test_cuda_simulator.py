@@ -123,3 +123,50 @@ def test_gpu_kernels_are_disk_cached_inside_absjits_cache(tmp_path, monkeypatch)
     assert disp.absjit_module == "absjit_cuda_0123"
     assert disp._cache._cache_path == diskcache.numba_dir("numba_cuda")
     assert str(tmp_path / "cache") in disp._cache._cache_path
+
+
+def test_gpu_scripts_refuse_cleanly_without_a_gpu(tmp_path):
+    import runpy
+    bench = runpy.run_path(str(ROOT / "scripts" / "gpu_bench.py"))
+    out = tmp_path / "figures.json"
+    assert bench["main"](["--json", str(out), "--rounds", "1"]) == 2  # no GPU here
+    assert not out.exists()
+    names = [w[0] for w in bench["WORKLOADS"]]
+    assert names == ["selu 1e8 float32", "norm 1e6x100", "norm 10000x10",
+                     "dot 100x1000 @ 1000x2000 + relu", "cache-hit x + 1 (10 elements)"]
+    check = ROOT / "scripts" / "gpu_check.sh"
+    assert subprocess.run(["bash", "-n", str(check)]).returncode == 0
+    text = check.read_text()
+    for part in ("cuda_ptx_check.py", "tests/backends/test_cuda.py", "ABSJIT_TEST_CUDA=1",
+                 "gpu_bench.py", "unset NUMBA_ENABLE_CUDASIM"):
+        assert part in text, part
+
+
+def test_jit_cuda_mode_is_opt_in(monkeypatch):
+    from tests import conftest
+    monkeypatch.setattr(absjit, "backends", lambda: ["cpu", "cuda", "interpret"])
+    monkeypatch.delenv("ABSJIT_TEST_CUDA", raising=False)
+    assert conftest._modes() == ["eager", "jit-cpu", "jit-interpret"]
+    monkeypatch.setenv("ABSJIT_TEST_CUDA", "1")
+    assert conftest._modes() == ["eager", "jit-cpu", "jit-cuda", "jit-interpret"]
+
+
+def test_ptx_check_renders_every_kernel_family_with_signatures():
+    # scripts/cuda_ptx_check.py needs NVVM to compile; its rendering and typing of the
+    # kernels' parameters runs anywhere
+    import runpy
+    import numba
+    check = runpy.run_path(str(ROOT / "scripts" / "cuda_ptx_check.py"))
+    from absjit.backends.base import CompileOptions
+    from absjit.compiler import compile_to_ir
+    sources = []
+    for _, fn, example in check["programs"]():
+        program = compile_to_ir(absjit.make_jaxpr(fn)(*example), CompileOptions())
+        for src, sig in check["kernels_of"](program):
+            assert src.count(",") + 1 >= len(sig) and all(
+                isinstance(t, numba.types.Type) for t in sig)
+            sources.append(src)
+    text = "\n".join(sources)
+    for part in ("_shfl_down_float64(", "_shfl_down_bool(", "_shfl_down_int32(", "spill0",
+                 "if cuda.grid(1) == 0:\n        while True:", "_ld_cbrt_float32("):
+        assert part in text, part

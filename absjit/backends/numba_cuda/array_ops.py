@@ -84,7 +84,7 @@ class _Op:
 def _launch(backend, src, n, fastmath, one_thread=False):
     from .backend import _Launch
     blocks, threads = (1, 1) if one_thread else rt.launch_shape(n)
-    return _Launch(backend.kernel(src, fastmath), blocks, threads, src)
+    return _Launch(backend.kernel(src, fastmath), blocks, threads, src, backend.stats)
 
 
 def _copy_src(shape):

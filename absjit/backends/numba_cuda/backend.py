@@ -43,6 +43,8 @@ from ..numba_cpu.backend import SUPPORTED_DTYPES as _CPU_DTYPES
 SUPPORTED_DTYPES = frozenset(d for d in _CPU_DTYPES if d.kind != "c")
 from ..numba_cpu.render import FunctionRenderer, shape_text
 from . import kernels as K
+from . import dot_epilogue as DE
+from . import loop_kernels as LK
 from .array_ops import array_ops
 from . import runtime as rt
 
@@ -70,14 +72,16 @@ class _Launch:
     lazily); when the kernel is disk-cached, the files it wrote are authenticated
     then."""
 
-    __slots__ = ("kernel", "blocks", "threads", "source", "configured", "first")
+    __slots__ = ("kernel", "blocks", "threads", "source", "configured", "first", "stats")
 
-    def __init__(self, kernel, blocks, threads, source):
+    def __init__(self, kernel, blocks, threads, source, stats):
         self.kernel, self.blocks, self.threads, self.source = kernel, blocks, threads, source
         self.configured = _configure(kernel, blocks, threads)  # once, not per launch
         self.first = getattr(kernel, "absjit_module", None) is not None
+        self.stats = stats  # the backend's counters: "launches" counts every launch
 
     def __call__(self, *args):
+        self.stats["launches"] += 1
         self.configured(*args)
         if self.first:
             self.first = False
@@ -129,7 +133,7 @@ class _DotOp:
     are viewed as ``(batch, M, K)`` and ``(batch, K, N)`` stacks (a transpose is read
     in place, never copied)."""
 
-    def __init__(self, backend, stmt, fastmath=False):
+    def __init__(self, backend, stmt, fastmath=False, epilogue=None):
         (lc, rc), (lb, _) = stmt.params["dimension_numbers"]
         la, ra = stmt.in_avals
         nb = len(lb)
@@ -147,18 +151,21 @@ class _DotOp:
         self.b3 = (self.B,) + ((self.K, 1) if len(sb) == 1 else sb)
         self.cupy = _cupy() if self.dtype.kind == "f" and not rt.simulator() else None
         self.tile = 4 if rt.simulator() else 16
+        self.fused = epilogue is not None and self.cupy is None
         if self.cupy is None:
-            src = K.dot_source(self.trans_a, self.trans_b, self.dtype, self.tile)
+            src = K.dot_source(self.trans_a, self.trans_b, self.dtype, self.tile,
+                               epilogue if self.fused else None)
             t = self.tile
             grid = (-(-self.N // t), -(-self.M // t), min(self.B, 65535))
             self.kernel = backend.kernel(src, fastmath)
+            self.stats = backend.stats
             self.configured = _configure(self.kernel, grid, (t, t))
             self.first = True
             self.source = src
         else:
             self.source = "# dot_general: cupy.matmul (cuBLAS)\n"
 
-    def __call__(self, a, b):
+    def __call__(self, a, b, *extra):
         out = rt.empty(self.out_shape, self.dtype)
         a3, b3 = a.reshape(self.a3), b.reshape(self.b3)
         o3 = out.reshape((self.B, self.M, self.N))
@@ -168,7 +175,10 @@ class _DotOp:
             cp.matmul(ca.swapaxes(1, 2) if self.trans_a else ca,
                       cb.swapaxes(1, 2) if self.trans_b else cb, out=cp.asarray(o3))
             return (out,)
-        self.configured(a3, b3, o3, self.M, self.N, self.K, self.B)
+        self.stats["launches"] += 1
+        if self.fused:
+            extra = (out,) + extra
+        self.configured(a3, b3, o3, self.M, self.N, self.K, self.B, *extra)
         if self.first:
             self.first = False
             _authenticate(self.kernel)
@@ -228,6 +238,7 @@ class DriverRenderer(FunctionRenderer):
         self.env: dict = {}
         self.kernel_sources: list = []
         self.host_prims: list = []
+        self.uses = None  # use counts of the program (set by render_driver)
 
     def _callable(self, obj, source) -> str:
         name = f"_k{len(self.env)}"
@@ -243,6 +254,38 @@ class DriverRenderer(FunctionRenderer):
     def _args(self, params) -> str:
         return ", ".join(self.loop_var(v[1]) if isinstance(v, tuple) else self.value(v)
                          for v in params)
+
+    def block(self, stmts, depth):
+        skip = set()
+        for k, s in enumerate(stmts):
+            if id(s) in skip:
+                continue
+            fused = self.fused_dot(stmts, k, depth)
+            if fused is not None:
+                skip.add(id(fused))  # the epilogue nest ran inside the product
+                continue
+            self.stmt(s, depth)
+
+    def fused_dot(self, stmts, k, depth):
+        """Render ``stmts[k]``, a tiled ``dot_general``, with the nest after it as its
+        epilogue (:mod:`.dot_epilogue`); returns that nest, or None (nothing
+        rendered) when the pattern does not apply."""
+        s = stmts[k]
+        if self.uses is None or not isinstance(s, ir.Opaque) or \
+                s.prim.name != "dot_general" or not _dot_fits(s) or \
+                (_cupy() is not None and not rt.simulator()):
+            return None
+        found = DE.match(stmts, k, self.uses)
+        if found is None:
+            return None
+        alias, nest = found
+        lines, params, names = DE.render_epilogue(s.outs[0], alias, nest)
+        self.prims.add(s.prim.name)
+        op = _DotOp(self.backend, s, self.fastmath, (lines, names))
+        name = self._callable(op, op.source)
+        args = ", ".join([self.name(v) for v in s.ins] + [self._args(params)])
+        self.emit(f"({self.name(s.outs[0])}, ) = {name}({args.rstrip(', ')})", depth)
+        return nest
 
     def stmt(self, s, depth):
         b = self.backend
@@ -282,16 +325,51 @@ class DriverRenderer(FunctionRenderer):
             self.emit(f"{self.name(s.buf)} = {name}", depth)
         elif isinstance(s, ir.CallPiece):
             raise Unsupported(["an outlined piece"])
-        else:
+        elif not (isinstance(s, (ir.While, ir.ForRange)) and self.loop_kernel(s, depth)):
             super().stmt(s, depth)
+
+    def loop_kernel(self, s, depth) -> bool:
+        """Launch the loop ``s`` as one kernel when :mod:`.loop_kernels` allows; False
+        when it stays on the host."""
+        if self.uses is None:
+            return False
+        scalar = LK.is_scalar_loop(s)
+        shape = None if scalar else LK.elementwise_shape(s)
+        if not scalar and shape is None:
+            return False
+        spilled = LK.escaping_syms(s, self.uses)
+
+        def defined_before(sym):
+            return id(sym) in self.names
+        if scalar:
+            src, params = LK.render_scalar_loop(s, spilled, defined_before)
+            blocks, threads = 1, 1
+        else:
+            src, params, n = LK.render_elementwise_loop(s, shape, spilled, defined_before)
+            blocks, threads = rt.launch_shape(n)
+        launch = _Launch(self.backend.kernel(src, self.fastmath), blocks, threads, src,
+                         self.backend.stats)
+        name = self._callable(launch, src)
+        spills = []
+        for sym in spilled:
+            buf = self.fresh("spill")
+            self.emit(f"{buf} = _empty((1,), _dt('{np.dtype(sym.dtype).name}'))", depth)
+            spills.append(buf)
+        args = [self._args(params)] + spills
+        self.emit(f"{name}({', '.join(a for a in args if a)})", depth)
+        for sym, buf in zip(spilled, spills):  # read once, after the whole loop
+            self.emit(f"{self.name(sym)} = _load({buf}, (0,))", depth)
+        return True
 
     def _launch(self, src, params, n, depth):
         blocks, threads = rt.launch_shape(n)
-        launch = _Launch(self.backend.kernel(src, self.fastmath), blocks, threads, src)
+        launch = _Launch(self.backend.kernel(src, self.fastmath), blocks, threads, src,
+                         self.backend.stats)
         name = self._callable(launch, src)
         self.emit(f"{name}({self._args(params)})", depth)
 
     def reduce_stmt(self, s, depth):
+        b = self.backend
         threads = rt.threads_per_block()
         max_blocks = rt.launch_shape(1 << 40)[0]
         kind, nk, nr, per = K.reduce_plan(s, threads, max_blocks)
@@ -303,9 +381,9 @@ class DriverRenderer(FunctionRenderer):
             first_src, params, second_src = K.render_column_reduce(s, threads, per)
             blocks, _ = rt.launch_shape(nk * per)
             first = _Launch(self.backend.kernel(first_src, self.fastmath), blocks, threads,
-                            first_src)
+                            first_src, b.stats)
             second = _Launch(self.backend.kernel(second_src, self.fastmath),
-                             min(nk, max_blocks), threads, second_src)
+                             min(nk, max_blocks), threads, second_src, b.stats)
             out_index = next(i for i, v in enumerate(params) if v is s.out)
             tree = _TreeLaunch(first, second, nk, per, s.monoid.acc_dtype, out_index)
             name = self._callable(tree, first_src + second_src)
@@ -313,12 +391,12 @@ class DriverRenderer(FunctionRenderer):
             return
         first_src, params, second_src = K.render_reduce(s, threads, per)
         first = _Launch(self.backend.kernel(first_src, self.fastmath),
-                        min(nk * per, max_blocks), threads, first_src)
+                        min(nk * per, max_blocks), threads, first_src, b.stats)
         second = None
         if second_src is not None:
             b2, t2 = rt.launch_shape(nk)
             second = _Launch(self.backend.kernel(second_src, self.fastmath), b2, t2,
-                             second_src)
+                             second_src, b.stats)
         out_index = next(i for i, v in enumerate(params) if v is s.out)
         tree = _TreeLaunch(first, second, nk, per, s.monoid.acc_dtype, out_index)
         name = self._callable(tree, first_src + (second_src or ""))
@@ -342,6 +420,7 @@ def render_driver(backend, program, fastmath=False) -> tuple:
     """``(driver function, text, renderer)`` for ``program``: text is the driver's
     source then every kernel's."""
     r = DriverRenderer(backend, fastmath)
+    r.uses = LK.use_counts(program)
     pnames = r.bind_params(program.params)
     r.block(program.body, 1)
     rets = [r.value(v) for v in program.outputs]
@@ -349,7 +428,16 @@ def render_driver(backend, program, fastmath=False) -> tuple:
     src = f"def driver({', '.join(pnames)}):\n" + "\n".join(r.lines) + "\n"
     env = dict(rt.host_namespace())
     env.update(r.env)
-    env.update(_load=_load, _store=_store, _empty=rt.empty, _dt=np.dtype)
+    stats = backend.stats
+
+    def load(buf, index):
+        stats["scalar_transfers"] += 1
+        return _load(buf, index)
+
+    def store(buf, index, value):
+        stats["scalar_transfers"] += 1
+        _store(buf, index, value)
+    env.update(_load=load, _store=store, _empty=rt.empty, _dt=np.dtype)
     exec(compile(src, "<absjit cuda driver>", "exec"), env)  # noqa: S102 - our own source
     text = "# driver (host Python)\n" + src + "\n" + "\n".join(r.kernel_sources)
     return env["driver"], text, r
@@ -421,6 +509,9 @@ class CudaBackend(Backend):
     def __init__(self):
         super().__init__()
         self._kernels: dict = {}
+        # Device work counters: kernel launches, and scalar reads/writes of device
+        # memory by the driver (each one a transfer; a read synchronises).
+        self.stats.update(launches=0, scalar_transfers=0)
 
     def is_available(self) -> bool:
         return rt.unavailable_reason() is None

@@ -12,11 +12,14 @@ change:
   device, so float32 code stays in single precision;
 * ``rem`` on floats is ``math.fmod``, ``is_finite`` is ``math.isfinite``, ``exp2`` is
   ``math.pow(2, x)``;
-* integer division calls the ``_idiv_<dtype>`` device functions of :mod:`.runtime`.
+* integer division calls the ``_idiv_<dtype>`` device functions of :mod:`.runtime`;
+* ``cbrt``, ``floor``, ``ceil`` and ``round`` on floats call libdevice (``cbrtf``,
+  ``floorf``, ``rintf``, ``roundf`` …): numba-cuda has no ``np.cbrt``/``np.floor``/
+  ``np.rint`` on the device, and ``math.floor`` is integer-valued; ``sign`` is a
+  conditional expression (NaN and signed zeros are their own sign).
 
-Everything else (arithmetic, comparisons, casts, ``select_n``, shifts, ``floor``,
-``sign``, ``round``...) is the shared rule unchanged. ``math.floor``/``math.ceil`` are
-not used: Numba types them as integer-valued, which loses ``inf`` and ``nan``.
+Everything else (arithmetic, comparisons, casts, ``select_n``, shifts...) is the shared
+rule unchanged.
 
 Under Numba's CUDA simulator kernels run as Python, where ``math.log(0.0)`` raises
 instead of returning ``-inf``; the simulator's kernel namespace therefore binds the
@@ -32,7 +35,7 @@ import numpy as np
 from ...ops import elementwise as ew
 from ..numba_cpu.lower_elementwise import literal_expr, scalar_rules
 
-__all__ = ["device_scalar_rules", "DEVICE_OVERRIDES", "SIM_MATH"]
+__all__ = ["device_scalar_rules", "DEVICE_OVERRIDES", "SIM_MATH", "LIBDEVICE_CALLS"]
 
 _MATH_CALLS = {
     ew.expm1_p: "expm1", ew.log1p_p: "log1p", ew.sqrt_p: "sqrt", ew.sin_p: "sin",
@@ -70,7 +73,45 @@ def lower_rem_device(args, in_avals, out_aval, **params):
     return scalar_rules[ew.rem_p](args, in_avals, out_aval, **params)
 
 
+# Float functions NumPy spells as ufuncs numba-cuda cannot call: libdevice's
+# ``cbrtf``/``cbrt`` … through the ``_ld_<name>_<dtype>`` names of the kernel namespace
+# (:func:`.runtime.kernel_namespace`; NumPy's ufuncs under the simulator).
+LIBDEVICE_CALLS = {"cbrt": np.cbrt, "floor": np.floor, "ceil": np.ceil, "rint": np.rint,
+                   "round": lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x)}
+
+
+def _libdevice_call(fn):
+    def rule(args, in_avals, out_aval, **params):
+        dt = np.dtype(in_avals[0].dtype)
+        if dt.kind != "f":
+            return scalar_rules[_LIBDEVICE_PRIMS[fn]](args, in_avals, out_aval, **params)
+        return f"_ld_{fn}_{dt.name}({args[0]})"
+    rule.__name__ = f"lower_{fn}_device"
+    return rule
+
+
+_LIBDEVICE_PRIMS = {"cbrt": ew.cbrt_p, "floor": ew.floor_p, "ceil": ew.ceil_p}
+
+
+def lower_round_device(args, in_avals, out_aval, *, rounding_method):
+    fn = "rint" if rounding_method == ew.ROUND_TO_NEAREST_EVEN else "round"
+    return f"_ld_{fn}_{np.dtype(in_avals[0].dtype).name}({args[0]})"
+
+
+def lower_sign_device(args, in_avals, out_aval, **params):
+    x, dt = args[0], np.dtype(in_avals[0].dtype)
+    one, zero = literal_expr(1, dt), literal_expr(0, dt)
+    if dt.kind == "u" or dt == np.bool_:
+        return f"({one} if {x} > {zero} else {zero})"
+    mone = literal_expr(-1, dt)
+    # NaN, 0.0 and -0.0 are their own sign, as in np.sign
+    rest = x if dt.kind == "f" else zero
+    return f"({one} if {x} > {zero} else ({mone} if {x} < {zero} else {rest}))"
+
+
 DEVICE_OVERRIDES: dict = {p: _math_call(fn) for p, fn in _MATH_CALLS.items()}
+DEVICE_OVERRIDES.update({p: _libdevice_call(fn) for fn, p in _LIBDEVICE_PRIMS.items()})
+DEVICE_OVERRIDES.update({ew.round_p: lower_round_device, ew.sign_p: lower_sign_device})
 DEVICE_OVERRIDES.update({ew.logistic_p: lower_logistic_device,
                          ew.rsqrt_p: lower_rsqrt_device,
                          ew.exp2_p: lower_exp2_device,

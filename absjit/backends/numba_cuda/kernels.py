@@ -8,8 +8,9 @@ reductions' folds) and the device scalar table (:mod:`.device_rules`):
 * a **nest** is a grid-stride loop over its flattened index space, one thread per
   output element, the flat index split back into the nest's variables;
 * a **reduction** with a long reduced extent is a block-level tree reduction: each
-  block folds a strided slice of one output's reduced elements per thread, the threads
-  combine their accumulators pairwise in shared memory, and thread 0 writes either the
+  block folds a strided slice of one output's reduced elements per thread, each warp
+  combines its threads' accumulators with ``shfl_down`` shuffles, the warps' totals
+  meet in shared memory and are combined by shuffles again, and thread 0 writes either the
   result or, when several blocks share an output, a partial that a second kernel folds
   (accumulating in the monoid's accumulator dtype, as on the cpu). Short reductions and
   ``argmax``/``argmin`` run one thread per output element;
@@ -281,33 +282,57 @@ def render_column_reduce(stmt, threads: int, groups: int) -> tuple:
     first = _source(r, pnames)
     r2 = KernelRenderer()
     out_name = r2.bind_params([stmt.out])[0]
-    r2.emit(f"sm = cuda.shared.array({threads}, {numba_type(acc_dt)})", 1)
+    r2.emit(f"sm = cuda.shared.array({threads // WARP}, {numba_type(acc_dt)})", 1)
     r2.emit("tid = cuda.threadIdx.x", 1)
     r2.emit(f"for k in range(cuda.blockIdx.x, {nk}, cuda.gridDim.x):", 1)
     a2 = r2.fresh("acc")
     r2.emit(f"{a2} = {literal_expr(m.identity, acc_dt)}", 2)
     r2.emit(f"for g in range(tid, {groups}, {threads}):", 2)
     r2.emit(f"{a2} = {r2._combine(m, a2, f'partial[g * {nk} + k]', acc_dt)}", 3)
-    _tree(r2, m, a2, acc_dt, threads, 2)
+    total = _tree(r2, m, a2, acc_dt, threads, 2)
     r2.emit("if tid == 0:", 2)
     r2.split_index("k", kvars, kshape, 3)
     kidx = ", ".join(r2.loop_var(v) for v in kvars) or "()"
-    r2.emit(f"{out_name}[{kidx}] = {r2._final(stmt, 'sm[0]')}", 3)
+    r2.emit(f"{out_name}[{kidx}] = {r2._final(stmt, total)}", 3)
     r2.emit("cuda.syncthreads()", 2)
     second = f"def kernel({out_name}, partial):\n" + "\n".join(r2.lines) + "\n"
     return first, params, second
 
 
-def _tree(r, m, acc, acc_dt, threads, depth):
-    """Combine every thread's ``acc`` into ``sm[0]`` (pairwise, in shared memory)."""
-    r.emit(f"sm[tid] = {acc}", depth)
+WARP = 32  # threads per warp: the width of a shuffle
+
+
+def _tree(r, m, acc, acc_dt, threads, depth) -> str:
+    """Combine every thread's ``acc`` of the block; returns the name holding the total
+    in thread 0.
+
+    Each warp folds its 32 accumulators with ``shfl_down`` (no shared memory, no
+    barrier), lane 0 of each warp writes the warp's total to ``sm[warp]``, one barrier,
+    then every warp folds those ``threads // 32`` totals the same way (all lanes take
+    part, so the shuffles never diverge). Every thread calls the same shuffles in the
+    same order: the simulator's stand-in (:func:`.runtime.sim_shfl_down`) relies on it.
+    """
+    if threads % WARP or threads // WARP > WARP:
+        raise ValueError(f"a tree reduction needs a multiple of {WARP} threads, at most "
+                         f"{WARP * WARP}; got {threads}")
+    shfl = f"_shfl_down_{np.dtype(acc_dt).name}"
+    r.emit(f"lane = tid % {WARP}", depth)
+    # The shuffled value gets a name: a combine may spell its operand twice inside a
+    # conditional, and a shuffle must run exactly once on every lane.
+    for off in (16, 8, 4, 2, 1):
+        r.emit(f"other = {shfl}({acc}, {off})", depth)
+        r.emit(f"{acc} = {r._combine(m, acc, 'other', acc_dt)}", depth)
+    r.emit("if lane == 0:", depth)
+    r.emit(f"sm[tid // {WARP}] = {acc}", depth + 1)
     r.emit("cuda.syncthreads()", depth)
-    r.emit(f"s = {threads // 2}", depth)
-    r.emit("while s > 0:", depth)
-    r.emit("if tid < s:", depth + 1)
-    r.emit(f"sm[tid] = {r._combine(m, 'sm[tid]', 'sm[tid + s]', acc_dt)}", depth + 2)
-    r.emit("cuda.syncthreads()", depth + 1)
-    r.emit("s //= 2", depth + 1)
+    warps = threads // WARP
+    r.emit(f"{acc} = sm[lane] if lane < {warps} else "
+           f"{literal_expr(m.identity, acc_dt)}", depth)
+    for off in (16, 8, 4, 2, 1):
+        if off < warps:
+            r.emit(f"other = {shfl}({acc}, {off})", depth)
+            r.emit(f"{acc} = {r._combine(m, acc, 'other', acc_dt)}", depth)
+    return acc
 
 
 def render_reduce(stmt, threads: int, per: int) -> tuple:
@@ -328,7 +353,7 @@ def render_reduce(stmt, threads: int, per: int) -> tuple:
     pnames = _head(r, params)
     if per > 1:
         pnames.append("partial")
-    r.emit(f"sm = cuda.shared.array({threads}, {numba_type(acc_dt)})", 1)
+    r.emit(f"sm = cuda.shared.array({threads // WARP}, {numba_type(acc_dt)})", 1)
     r.emit("tid = cuda.threadIdx.x", 1)
     r.emit(f"for blk in range(cuda.blockIdx.x, {nk * per}, cuda.gridDim.x):", 1)
     r.emit(f"k = blk // {per}", 2)
@@ -340,13 +365,13 @@ def render_reduce(stmt, threads: int, per: int) -> tuple:
     r.split_index("e", rvars, rshape, 3)
     r.block(stmt.body, 3)
     r._fold(stmt, acc, r.value(stmt.value), "e", 3, stmt.value.dtype)
-    _tree(r, m, acc, acc_dt, threads, 2)
+    total = _tree(r, m, acc, acc_dt, threads, 2)
     r.emit("if tid == 0:", 2)
     if per > 1:
-        r.emit("partial[blk] = sm[0]", 3)
+        r.emit(f"partial[blk] = {total}", 3)
     else:
         kidx = ", ".join(r.loop_var(v) for v in kvars) or "()"
-        r.emit(f"{r.name(stmt.out)}[{kidx}] = {r._final(stmt, 'sm[0]')}", 3)
+        r.emit(f"{r.name(stmt.out)}[{kidx}] = {r._final(stmt, total)}", 3)
     # Every thread must be done reading ``sm`` before the next output's block reuses it.
     r.emit("cuda.syncthreads()", 2)
     first = _source(r, pnames)
@@ -390,20 +415,30 @@ def _source(r, pnames) -> str:
     return f"def kernel({', '.join(pnames)}):\n" + "\n".join(r.lines) + "\n"
 
 
-def dot_source(trans_a: bool, trans_b: bool, dtype, tile: int) -> str:
+def dot_source(trans_a: bool, trans_b: bool, dtype, tile: int, epilogue=None) -> str:
     """A tiled shared-memory product of stacks, ``out[z] = A[z] @ B[z]`` with ``A[z]``
     (M, K) being ``a[z]`` or ``a[z].T`` (``trans_a``) and ``B[z]`` (K, N) being ``b[z]``
     or ``b[z].T``; launched on a grid of ``tile x tile`` blocks with the stack index on
     the grid's z axis. Accumulates in the result dtype (integers wrap), as the cpu
-    backend's product loop does."""
+    backend's product loop does.
+
+    ``epilogue = (lines, names)`` (:mod:`.dot_epilogue`) replaces the store: the kernel
+    takes ``out2`` (the 2-d output) and ``names`` after its usual parameters, and runs
+    ``lines`` with ``acc``, ``row`` and ``col`` bound."""
     dt = np.dtype(dtype)
+    store = "            out[z, row, col] = acc"
+    extra = ""
+    if epilogue is not None:
+        lines, names = epilogue
+        store = "\n".join("            " + line for line in lines)
+        extra = "".join(", " + n for n in ["out2", *names])
     zero = literal_expr(0, dt)
     ctor = dtype_ctor(dt)
     a_at = "a[z, kk, row]" if trans_a else "a[z, row, kk]"
     b_at = "b[z, col, kk]" if trans_b else "b[z, kk, col]"
     prod = "sa[ty, q] * sb[q, tx]"
     step = f"acc + {prod}" if dt.kind == "f" else f"{ctor}(acc + {ctor}({prod}))"
-    return f"""def kernel(a, b, out, M, N, K, Z):
+    return f"""def kernel(a, b, out, M, N, K, Z{extra}):
     sa = cuda.shared.array(({tile}, {tile}), {numba_type(dt)})
     sb = cuda.shared.array(({tile}, {tile}), {numba_type(dt)})
     tx = cuda.threadIdx.x
@@ -428,5 +463,5 @@ def dot_source(trans_a: bool, trans_b: bool, dtype, tile: int) -> str:
                 acc = {step}
             cuda.syncthreads()
         if row < M and col < N:
-            out[z, row, col] = acc
+{store}
 """

@@ -226,11 +226,50 @@ def _idiv_source(dt) -> str:
 
 _INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
+# Accumulator dtypes a tree reduction shuffles, and the type each travels as:
+# ``shfl_down_sync`` moves 32- and 64-bit ints and floats only.
+_SHUFFLE_AS = {"float32": None, "float64": None, "int32": None, "int64": None,
+               "bool": "int32", "int8": "int32", "int16": "int32", "uint8": "int32",
+               "uint16": "int32", "uint32": "int64", "uint64": "int64"}
+
+
+def _shfl_source(dt) -> str:
+    """``_shfl_down_<dt>(v, delta)``: the value of lane ``lane + delta`` of the warp
+    (its own value past lane 31), as Python source of a device function."""
+    wide = _SHUFFLE_AS[dt]
+    if wide is None:
+        body = "cuda.shfl_down_sync(0xffffffff, v, delta)"
+    elif dt == "bool":
+        body = "cuda.shfl_down_sync(0xffffffff, np.int32(v), delta) != 0"
+    else:
+        body = f"np.{dt}(cuda.shfl_down_sync(0xffffffff, np.{wide}(v), delta))"
+    return f"def _shfl_down_{dt}(v, delta):\n    return {body}\n"
+
+
+def sim_shfl_down(v, delta, dtype):
+    """The simulator's ``shfl_down_sync`` (it has no warp operations): every thread of
+    the block writes its value to a block-wide scratch row, waits at a barrier, reads
+    lane ``lane + delta`` of its warp, waits again. Exact as long as every thread of
+    the block makes the same calls, which the tree reductions guarantee."""
+    from numba.cuda.simulator.kernel import _get_kernel_context
+    ctx = _get_kernel_context()
+    scratch = ctx.__dict__.setdefault("absjit_shuffle", {})
+    row = scratch.get(dtype)
+    if row is None:
+        row = scratch.setdefault(dtype, np.zeros(ctx.blockDim.x, dtype))
+    tid = ctx.threadIdx.x
+    row[tid] = v
+    ctx.syncthreads()
+    out = row[tid + delta] if tid % 32 + delta < 32 and tid + delta < len(row) else row[tid]
+    ctx.syncthreads()
+    return out
+
 
 @functools.lru_cache(maxsize=None)
 def kernel_namespace() -> dict:
     """The globals generated kernels see: ``np``, ``math`` (the NumPy-backed stand-in
-    under the simulator), ``cuda``, ``numba`` and the ``_idiv_*`` device functions."""
+    under the simulator), ``cuda``, ``numba``, the ``_idiv_*`` device functions and the
+    ``_shfl_down_*`` warp shuffles (:func:`sim_shfl_down` under the simulator)."""
     import numba
 
     from .device_rules import SIM_MATH
@@ -242,6 +281,18 @@ def kernel_namespace() -> dict:
     for dt in _INT_DTYPES:
         exec(_idiv_source(dt), helpers)  # noqa: S102 - our own template
         ns[f"_idiv_{dt}"] = cuda.jit(device=True, **inline)(helpers[f"_idiv_{dt}"])
+    from .device_rules import LIBDEVICE_CALLS
+    for fn, ufunc in LIBDEVICE_CALLS.items():
+        for dt, suffix in (("float32", "f"), ("float64", "")):
+            ns[f"_ld_{fn}_{dt}"] = ufunc if simulator() else \
+                getattr(cuda.libdevice, fn + suffix)
+    for dt in _SHUFFLE_AS:
+        if simulator():
+            ns[f"_shfl_down_{dt}"] = functools.partial(sim_shfl_down, dtype=np.dtype(dt))
+        else:
+            shfl = {"np": np, "cuda": cuda}
+            exec(_shfl_source(dt), shfl)  # noqa: S102 - our own template
+            ns[f"_shfl_down_{dt}"] = cuda.jit(device=True, **inline)(shfl[f"_shfl_down_{dt}"])
     return ns
 
 
