@@ -76,10 +76,16 @@ def binary(fn_name, x, y):
     if not hit:
         return None
     impl, params, aval, exact = hit
-    (out,) = impl(vx, vy, **params)
+    (out,) = impl(vx, vy, **params) if params else impl(vx, vy)
     if exact and type(out) is _ndarray:
-        return _new(out, aval.weak_type, aval)
+        # Array._new, inlined: this path is all overhead
+        out.flags.writeable = False
+        res = _object_new(Array)
+        res._value = out
+        res._weak_type = aval.weak_type
+        res._aval = aval
+        return res
     return wrap_outputs((out,), (aval,))[0]
 
 
-_new = Array._new
+_object_new = object.__new__
