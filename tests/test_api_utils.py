@@ -261,3 +261,12 @@ def test_device_get():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert absjit.device_get([]) == []
+
+
+def test_importing_absjit_does_not_import_scipy():
+    import subprocess
+    import sys
+    code = "import sys, absjit, absjit.numpy; print('scipy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"

@@ -87,7 +87,8 @@ def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     at any depth. Constants of inlined bodies become constants of the result.
 
     Works with an explicit stack, so a chain of thousands of nested calls needs no deep
-    recursion.
+    recursion. The results of inlined equations get fresh variables: a body called
+    twice (a ``jit`` helper whose jaxpr is cached) is inlined twice.
     """
     constvars = list(closed.jaxpr.constvars)
     consts = list(closed.consts)
@@ -122,7 +123,17 @@ def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
                 subst[iv] = read(x)
             stack.append((iter(inner.eqns), (eqn.outvars, inner.outvars)))
             continue
-        eqns.append(eqn._replace(invars=tuple(read(x) for x in eqn.invars)))
+        invars = tuple(read(x) for x in eqn.invars)
+        if len(stack) > 1:
+            # Inside an inlined body: fresh result variables, since one body may be
+            # called (and so inlined) more than once.
+            outvars = []
+            for v in eqn.outvars:
+                subst[v] = nv = Var(v.aval)
+                outvars.append(nv)
+            eqns.append(eqn._replace(invars=invars, outvars=tuple(outvars)))
+        else:
+            eqns.append(eqn._replace(invars=invars))
     outvars = [read(v) for v in closed.jaxpr.outvars]
     jaxpr = Jaxpr(constvars, closed.jaxpr.invars, eqns, outvars)
     return ClosedJaxpr(typecheck(jaxpr), consts)

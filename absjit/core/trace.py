@@ -313,7 +313,13 @@ def eval_primitive(primitive, args, params) -> list:
         impl = impl_rules[primitive]
     except KeyError:
         raise NotImplementedError(f"primitive {primitive.name!r} has no eager rule") from None
-    outs = impl(*vals, **params)
+    return wrap_outputs(impl(*vals, **params), avals_out)
+
+
+def wrap_outputs(outs, avals_out) -> list:
+    """An impl rule's results as ``Array`` values of ``avals_out`` (dtype cast and
+    broadcast where the rule returned something looser)."""
+    Array = _array_type or _array_cls()
     results = []
     for out, aval in zip(outs, avals_out):
         if type(out) is not np.ndarray:

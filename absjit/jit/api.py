@@ -116,11 +116,29 @@ def _trace(spec: _ArgSpec, fun, call: _Call):
     return closed, out_box[0], time.perf_counter() - t0
 
 
-def _stage_nested(spec, fun, call: _Call, traced=None):
-    """Stage a ``jit`` equation into the active trace."""
-    closed, out_tree, _ = traced if traced is not None else _trace(spec, fun, call)
-    closed = simplify(closed)
-    inner, consts = hoist_consts(closed)
+#: Traced jaxprs kept per jitted function for calls under other transformations.
+NESTED_CACHE_SIZE = 64
+
+
+def _stage_nested(spec, fun, call: _Call, traced=None, cache=None):
+    """Stage a ``jit`` equation into the active trace. With ``cache`` (the function's
+    :class:`EntryCache`), the jaxpr traced for these argument avals is reused: a helper
+    called under ``grad``, ``vmap`` or another ``jit`` is traced once per signature —
+    unless it closes over a value of an enclosing transformation, which belongs to that
+    one trace."""
+    key = (_ctx, call.in_tree, call.avals, call.static_key) if cache is not None \
+        else None
+    hit = cache.nested.get(key) if key is not None else None
+    if hit is None:
+        closed, out_tree, _ = traced if traced is not None else _trace(spec, fun, call)
+        inner, consts = hoist_consts(simplify(closed))
+        if key is not None and not any(isinstance(c, Tracer) for c in consts):
+            with cache.lock:
+                if len(cache.nested) >= NESTED_CACHE_SIZE:
+                    cache.nested.pop(next(iter(cache.nested)))
+                cache.nested[key] = (inner, consts, out_tree)
+    else:
+        inner, consts, out_tree = hit
     outs = jit_p.bind(*consts, *call.leaves, jaxpr=inner, name=spec.fn_name)
     return tree_util.tree_unflatten(out_tree, outs)
 
@@ -507,7 +525,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
         try:  # the miss path traces the user's function: filter its tracebacks
             call = _process(spec, args, kwargs)
             if call.has_tracer or state.get().dynamic is not EVAL_MAIN:
-                return _stage_nested(spec, fun, call)
+                return _stage_nested(spec, fun, call, cache=cache)
             key = (_ctx, call.in_tree, call.avals, call.static_key)
             entry = cache.entries.get(key)
             if entry is None or fast_key is not None:

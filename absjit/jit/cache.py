@@ -115,6 +115,9 @@ class EntryCache:
         self.fn_name = fn_name
         self.entries: dict = {}
         self.fast: dict = {}
+        # jaxprs traced for calls under another transformation, by argument avals:
+        # key -> (closed jaxpr without constants, constants, output structure)
+        self.nested: dict = {}
         self.hits = 0
         self.misses = 0
         self.warned = False
@@ -129,6 +132,7 @@ class EntryCache:
         with self.lock:
             self.entries = {}
             self.fast.clear()  # in place: jitted closures hold this dict
+            self.nested = {}
             self.hits = 0
             self.misses = 0
             self.warned = False

@@ -12,6 +12,7 @@ from ..core.dims import Dim
 from ..ops.shape_values import dim_value
 from ..array import Array
 from ..core.trace import Tracer
+from . import _eager_fast
 
 __all__ = ["install"]
 
@@ -40,7 +41,13 @@ _scalar_or_array = (Array, Tracer, np.ndarray, np.generic, bool, int, float, com
 
 
 def _binop(fn_name, reflected=False):
+    fast = not reflected and fn_name in _eager_fast.FAST_OPERATORS
+
     def op(self, other):
+        if fast and type(other) is Array and type(self) is Array:
+            out = _eager_fast.binary(fn_name, self, other)
+            if out is not None:
+                return out
         if not isinstance(other, _scalar_or_array):
             if type(other) is not Dim:
                 return NotImplemented

@@ -9,7 +9,6 @@ Under ``jit`` on the cpu backend these primitives run on the interpret backend f
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
@@ -99,6 +98,7 @@ def _cholesky_impl(x):
             return [np.linalg.cholesky(x)]
         except np.linalg.LinAlgError:
             pass   # some matrix is not positive definite: one at a time below
+    import scipy.linalg  # imported on first use: a slow import
     (potrf,) = scipy.linalg.get_lapack_funcs(("potrf",), (x,))
 
     def one(a):
@@ -162,6 +162,7 @@ def _trsm(a, b, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     if conjugate_a and not transpose_a:
         a = np.conj(a)   # ?trsm has op(A) in {A, A^T, A^H} only
     trans = (2 if conjugate_a else 1) if transpose_a else 0
+    import scipy.linalg  # imported on first use: a slow import
     (fn,) = scipy.linalg.get_blas_funcs(("trsm",), (a, b))
     return fn(1.0, a, b, side=0 if left_side else 1, lower=int(lower), trans_a=trans,
               diag=int(unit_diagonal))
@@ -313,6 +314,7 @@ def _lu_impl(x):
         perm[...] = np.arange(m, dtype=np.int32)
         piv[...] = np.arange(k, dtype=np.int32)
         return [lu, piv, perm]
+    import scipy.linalg  # imported on first use: a slow import
     (getrf,) = scipy.linalg.get_lapack_funcs(("getrf",), (x,))
 
     def one(a):

@@ -10,7 +10,6 @@ rules assume distinct eigenvalues / singular values, as JAX's do.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..interpreters import ad
@@ -77,6 +76,7 @@ def _qr_impl(x, *, full_matrices):
     if small_stack(x):
         return list(np.linalg.qr(x, mode="complete" if full_matrices else "reduced"))
     mode = "full" if full_matrices else "economic"
+    import scipy.linalg  # imported on first use: a slow import
     return map_matrices(lambda a: scipy.linalg.qr(a, mode=mode, check_finite=False), x)
 
 
@@ -148,6 +148,7 @@ def _eigh_impl(x, *, lower, sort_eigenvalues):
 
     def one(a):
         try:
+            import scipy.linalg  # imported on first use: a slow import
             w, v = scipy.linalg.eigh(a, lower=lower, driver="evd", check_finite=False)
         except np.linalg.LinAlgError:   # no convergence: NaNs rather than an exception
             v = np.full(a.shape, np.nan, a.dtype)
@@ -229,6 +230,7 @@ def _svd_impl(x, *, full_matrices, compute_uv):
             return [s, u, vt]
         except np.linalg.LinAlgError:
             pass   # some matrix failed (NaN input): one at a time below
+    import scipy.linalg  # imported on first use: a slow import
     gesdd, gesdd_lwork = scipy.linalg.get_lapack_funcs(("gesdd", "gesdd_lwork"), (x,))
     flags = dict(compute_uv=int(compute_uv), full_matrices=int(full_matrices))
     work, info = gesdd_lwork(m, n, **flags)   # the optimal workspace: ~10% faster

@@ -179,5 +179,40 @@ def make_mlp(rows=256):
     return _warm(impls)
 
 
+# -- 3-layer MLP training step: value_and_grad + SGD update, batch 128 ------------------
+def _mlp_loss(mod, params, x, y):
+    for w, b in params[:-1]:
+        x = mod.maximum(x @ w + b, 0)
+    w, b = params[-1]
+    logits = x @ w + b
+    logits = logits - logits.max(axis=1, keepdims=True)
+    logp = logits - mod.log(mod.sum(mod.exp(logits), axis=1, keepdims=True))
+    return -mod.mean(mod.sum(logp * y, axis=1))
+
+
+def _mlp_train_step(lib, mod, lr=0.01):
+    def loss(params, x, y):
+        return _mlp_loss(mod, params, x, y)
+
+    def step(params, x, y):
+        value, grads = lib.value_and_grad(loss)(params, x, y)
+        return value, [(w - lr * gw, b - lr * gb) for (w, b), (gw, gb) in zip(params, grads)]
+    return lib.jit(step)
+
+
+def make_mlp_train(rows=128):
+    params = _mlp_params()
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((rows, 784)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, rows)]
+    f = _mlp_train_step(absjit, jnp)
+    impls = {"absjit": lambda: absjit.block_until_ready(f(params, x, y))}
+    if jax is not None:
+        jf = _mlp_train_step(jax, jax_numpy)
+        pj, xj, yj = jax.device_put(params), jax.device_put(x), jax.device_put(y)
+        impls["jax"] = lambda: jax.block_until_ready(jf(pj, xj, yj))
+    return _warm(impls)
+
+
 WORKLOADS = {"selu": make_selu, "norm": make_norm, "dot_relu": make_dot_relu,
-             "mlp": make_mlp}
+             "mlp": make_mlp, "mlp_train": make_mlp_train}

@@ -1,7 +1,8 @@
 """Steady-state speed of the DESIGN §10 workloads, every implementation in one run.
 
 ``selu`` on 1e6 float32 (seed 000), ``norm`` on 10000x10 (seed 003), ``dot`` 100x1000 @
-1000x2000 then relu (seed 004) and a 3-layer MLP forward on 256 rows, for absjit's cpu
+1000x2000 then relu (seed 004), a 3-layer MLP forward on 256 rows and its training
+step on 128 rows, for absjit's cpu
 backend, ``jax.jit``, hand-written Numba loops (serial and ``prange``), NumPy and
 numexpr where they apply. ``scripts/compare.py`` prints the ratios.
 """
@@ -50,6 +51,13 @@ class DotRelu(_Workload):
 class MLP(_Workload):
     make = staticmethod(w.make_mlp)
     params = [["absjit", "jax", "numpy"]]
+
+
+class MLPTrain(_Workload):
+    """One jitted training step of the 3-layer MLP: ``value_and_grad`` of a softmax
+    cross-entropy on 128 rows, then an SGD update of every weight and bias."""
+    make = staticmethod(w.make_mlp_train)
+    params = [["absjit", "jax"]]
 
 
 class SeluMemory:

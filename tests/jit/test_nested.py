@@ -104,3 +104,64 @@ def test_values_propagate_through_a_staged_jit_at_the_concrete_level():
     assert "jit[" in text and "neg" not in text
     assert "neg" in str(absjit.make_jaxpr(f, abstraction="concrete")(1.0))
     assert float(absjit.grad(f)(2.0)) == 2.0 and float(absjit.grad(f)(1.0)) == -2.0
+
+
+def test_helper_under_grad_is_traced_once_per_signature():
+    traces = []
+
+    @absjit.jit
+    def helper(w, x):
+        traces.append(1)
+        return jnp.tanh(x @ w)
+
+    def loss(w, x):
+        return jnp.sum(helper(w, x) ** 2)
+
+    g = absjit.grad(loss)
+    w = np.random.default_rng(0).standard_normal((3, 2)).astype(np.float32)
+    x = np.ones((4, 3), np.float32)
+    first = g(w, x)
+    for _ in range(3):
+        assert_close(g(w, x), first)
+    assert len(traces) == 1
+    jg = absjit.jit(absjit.grad(loss))
+    assert_close(jg(w, x), first, rtol=1e-5)
+    assert len(traces) == 1  # another trace, the same avals: the cached jaxpr
+    g(w, np.ones((5, 3), np.float32))  # a new shape traces again
+    assert len(traces) == 2
+    want = 2 * x.T @ (np.tanh(x @ w) * (1 - np.tanh(x @ w) ** 2))
+    assert_close(first, want.astype(np.float32), rtol=1e-5)
+
+
+def test_helper_under_vmap_and_jit_is_traced_once():
+    traces = []
+
+    @absjit.jit
+    def helper(x):
+        traces.append(1)
+        return x * 2.0 + 1.0
+
+    xs = jnp.arange(6.0).reshape(3, 2)
+    outer = absjit.vmap(lambda r: helper(r) - helper(r * 3.0))
+    for _ in range(3):
+        assert_close(outer(xs), (np.arange(6.0).reshape(3, 2) * 2 + 1)
+                     - (np.arange(6.0).reshape(3, 2) * 6 + 1), check_dtype=False)
+    assert len(traces) == 1
+    helper.clear_cache()
+    outer(xs)
+    assert len(traces) == 2
+
+
+def test_helper_closing_over_an_outer_tracer_is_traced_every_time():
+    traces = []
+
+    def f(x):
+        @absjit.jit
+        def inner(y):
+            traces.append(1)
+            return y * x  # closes over the grad tracer
+        return inner(x)
+
+    g = absjit.grad(f)
+    assert [float(g(jnp.float32(v))) for v in (1.0, 2.0)] == [2.0, 4.0]
+    assert len(traces) == 2

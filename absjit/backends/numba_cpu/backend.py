@@ -35,6 +35,7 @@ from ...core.primitive import impl_rules
 from ...errors import CompilationError
 from .. import diskcache
 from ..base import Backend, Executable
+from .dot_fold import fold_dot_transposes
 from .lower_arrays import SYMBOLIC_SIZES, array_rules
 from . import threads
 from .half import lower_half
@@ -360,6 +361,7 @@ class NumbaCPUBackend(Backend):
         gc_was_on = gc.isenabled()
         gc.disable()  # planning makes no garbage cycles: long programs plan ~30% faster
         try:
+            closed_jaxpr = fold_dot_transposes(closed_jaxpr)
             program, half_views = lower_half(compile_to_ir(closed_jaxpr, options), options)
             par = options.parallel
             parallel_ok = (not _calls_blas(program)) if par is None else bool(par)
