@@ -47,7 +47,7 @@ import numba
 import numpy as np
 
 from .fastmath_kernels import (_F64_HALF, _F64_LN2_HI, _F64_LN2_LO, _F64_LOG2E, _F64_ONE,
-                               _F64_SHIFTER, _log_float64, _scale_f64)
+                               _log_float64, _scale_f64)
 
 __all__ = []
 
@@ -96,11 +96,9 @@ def _expm1_float64(x):
     p = p * r + _e1
     p = p * r + _e0
     em = r + (r * r) * p
-    t = kf + _F64_SHIFTER
-    t1 = kf * _F64_HALF + _F64_SHIFTER
-    s = _scale_f64(_F64_ONE, t, t1)                    # 2**k (used where it is exact)
+    s = _scale_f64(_F64_ONE, kf)                    # 2**k (used where it is exact)
     mid = s * em + (s - _F64_ONE)
-    far = _scale_f64(em + _F64_ONE, t, t1) - _F64_ONE
+    far = _scale_f64(em + _F64_ONE, kf) - _F64_ONE
     y = mid if (kf > f64(-2.0) and kf < f64(53.0)) else far
     y = x if x == _ZERO else y                         # keeps the sign of zero
     return y if x == x else x
@@ -165,8 +163,7 @@ def _exp_half_float64(x):
     q = q * r + _d1
     q = q * r + _d0
     p = _F64_ONE + (r + (r * r) * q)
-    kh = kf - _F64_ONE
-    y = _scale_f64(p, kh + _F64_SHIFTER, kh * _F64_HALF + _F64_SHIFTER)
+    y = _scale_f64(p, kf - _F64_ONE)
     return y if x == x else x
 
 

@@ -18,7 +18,7 @@ import numba
 import numpy as np
 
 from .fastmath_kernels import (_F32_HALF, _F32_LN2_HI, _F32_LN2_LO, _F32_LOG2E, _F32_ONE,
-                               _F32_SHIFTER, _c0, _c1, _c2, _c3, _c4, _c5, _exp_float32,
+                               _c0, _c1, _c2, _c3, _c4, _c5, _exp_float32,
                                _scale_f32)
 
 __all__ = ["_expm1_float32", "_tanh_float32", "_sinh_float32", "_cosh_float32",
@@ -54,11 +54,9 @@ def _expm1_float32(x):
     p = p * r + _e1
     p = p * r + _e0
     em = r + (r * r) * p
-    t = kf + _F32_SHIFTER
-    t1 = kf * _F32_HALF + _F32_SHIFTER
-    s = _scale_f32(_F32_ONE, t, t1)
+    s = _scale_f32(_F32_ONE, kf)
     mid = s * em + (s - _F32_ONE)
-    far = _scale_f32(em + _F32_ONE, t, t1) - _F32_ONE
+    far = _scale_f32(em + _F32_ONE, kf) - _F32_ONE
     y = mid if (kf > f32(-2.0) and kf < f32(24.0)) else far
     y = x if x == _ZERO else y
     return y if x == x else x
@@ -126,8 +124,7 @@ def _exp_half_float32(x):
     q = q * r + _c1
     q = q * r + _c0
     p = _F32_ONE + (r + (r * r) * q)
-    kh = kf - _F32_ONE
-    y = _scale_f32(p, kh + _F32_SHIFTER, kh * _F32_HALF + _F32_SHIFTER)
+    y = _scale_f32(p, kf - _F32_ONE)
     return y if x == x else x
 
 
