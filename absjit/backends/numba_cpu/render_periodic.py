@@ -27,10 +27,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
-
 from ...compiler import ir
 from ...core.shapes import IxAdd, IxVar, ix_vars
+from .lower_elementwise import dtype_ctor as _ctor, literal_expr as _literal
 
 __all__ = ["Layout", "layout", "render_nest", "render_reduce"]
 
@@ -179,11 +178,6 @@ def _flat_body(r, stmt, lay, base, k, depth):
     return body
 
 
-def _ctor(dtype) -> str:
-    from .lower_elementwise import dtype_ctor
-    return dtype_ctor(dtype)
-
-
 def _chunks(r, lay, base, k, body_fn, depth, parallel):
     """``for c: base = c * L; for k in range(L): body`` and the partial last chunk."""
     n_full, rem = divmod(lay.size, lay.chunk)
@@ -241,11 +235,3 @@ def render_reduce(r, stmt, lay, depth):
     r._fold(stmt, a, f"{acc}[{rr} * {lay.period} + {off}]", "0", inner + 1, m.acc_dtype)
     out_ix = ", ".join(r.loop_var(v) for v in tail_vars) or "()"
     r.emit(f"{r.name(stmt.out)}[{out_ix}] = {r._final(stmt, a)}", inner)
-
-
-def _literal(value, dtype) -> str:
-    from .lower_elementwise import literal_expr
-    return literal_expr(value, dtype)
-
-
-_ = np  # dtype helpers above take NumPy dtypes
