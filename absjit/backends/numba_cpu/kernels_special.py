@@ -47,7 +47,7 @@ import numba
 import numpy as np
 
 from .fastmath_kernels import (_F64_HALF, _F64_LN2_HI, _F64_LN2_LO, _F64_LOG2E, _F64_ONE,
-                               _F64_SHIFTER, _log_float64, _scale_f64)
+                               _fma, _log_float64, _scale_f64)
 
 __all__ = []
 
@@ -76,31 +76,29 @@ def _expm1_float64(x):
     # No reduction below |x| = 1 (k = 0): with k = +-1 the result would be a difference
     # of nearly equal terms there.
     kf = np.rint(xc * _F64_LOG2E) if abs(xc) >= _F64_ONE else _ZERO
-    r = (xc - kf * _F64_LN2_HI) - kf * _F64_LN2_LO
+    r = _fma(kf, -_F64_LN2_LO, _fma(kf, -_F64_LN2_HI, xc))
     p = _e17
-    p = p * r + _e16
-    p = p * r + _e15
-    p = p * r + _e14
-    p = p * r + _e13
-    p = p * r + _e12
-    p = p * r + _e11
-    p = p * r + _e10
-    p = p * r + _e9
-    p = p * r + _e8
-    p = p * r + _e7
-    p = p * r + _e6
-    p = p * r + _e5
-    p = p * r + _e4
-    p = p * r + _e3
-    p = p * r + _e2
-    p = p * r + _e1
-    p = p * r + _e0
+    p = _fma(p, r, _e16)
+    p = _fma(p, r, _e15)
+    p = _fma(p, r, _e14)
+    p = _fma(p, r, _e13)
+    p = _fma(p, r, _e12)
+    p = _fma(p, r, _e11)
+    p = _fma(p, r, _e10)
+    p = _fma(p, r, _e9)
+    p = _fma(p, r, _e8)
+    p = _fma(p, r, _e7)
+    p = _fma(p, r, _e6)
+    p = _fma(p, r, _e5)
+    p = _fma(p, r, _e4)
+    p = _fma(p, r, _e3)
+    p = _fma(p, r, _e2)
+    p = _fma(p, r, _e1)
+    p = _fma(p, r, _e0)
     em = r + (r * r) * p
-    t = kf + _F64_SHIFTER
-    t1 = kf * _F64_HALF + _F64_SHIFTER
-    s = _scale_f64(_F64_ONE, t, t1)                    # 2**k (used where it is exact)
+    s = _scale_f64(_F64_ONE, kf)                    # 2**k (used where it is exact)
     mid = s * em + (s - _F64_ONE)
-    far = _scale_f64(em + _F64_ONE, t, t1) - _F64_ONE
+    far = _scale_f64(em + _F64_ONE, kf) - _F64_ONE
     y = mid if (kf > f64(-2.0) and kf < f64(53.0)) else far
     y = x if x == _ZERO else y                         # keeps the sign of zero
     return y if x == x else x
@@ -151,22 +149,21 @@ def _exp_half_float64(x):
     xc = x if x > _EH_LO else _EH_LO
     xc = xc if xc < _EH_HI else _EH_HI
     kf = np.rint(xc * _F64_LOG2E)
-    r = (xc - kf * _F64_LN2_HI) - kf * _F64_LN2_LO
+    r = _fma(kf, -_F64_LN2_LO, _fma(kf, -_F64_LN2_HI, xc))
     q = _d11
-    q = q * r + _d10
-    q = q * r + _d9
-    q = q * r + _d8
-    q = q * r + _d7
-    q = q * r + _d6
-    q = q * r + _d5
-    q = q * r + _d4
-    q = q * r + _d3
-    q = q * r + _d2
-    q = q * r + _d1
-    q = q * r + _d0
+    q = _fma(q, r, _d10)
+    q = _fma(q, r, _d9)
+    q = _fma(q, r, _d8)
+    q = _fma(q, r, _d7)
+    q = _fma(q, r, _d6)
+    q = _fma(q, r, _d5)
+    q = _fma(q, r, _d4)
+    q = _fma(q, r, _d3)
+    q = _fma(q, r, _d2)
+    q = _fma(q, r, _d1)
+    q = _fma(q, r, _d0)
     p = _F64_ONE + (r + (r * r) * q)
-    kh = kf - _F64_ONE
-    y = _scale_f64(p, kh + _F64_SHIFTER, kh * _F64_HALF + _F64_SHIFTER)
+    y = _scale_f64(p, kf - _F64_ONE)
     return y if x == x else x
 
 
@@ -219,16 +216,16 @@ def _atan_float64(x):
     t = (ar - c) / (_F64_ONE + ar * c)
     z = t * t
     p = _a10
-    p = p * z + _a9
-    p = p * z + _a8
-    p = p * z + _a7
-    p = p * z + _a6
-    p = p * z + _a5
-    p = p * z + _a4
-    p = p * z + _a3
-    p = p * z + _a2
-    p = p * z + _a1
-    p = p * z + _a0
+    p = _fma(p, z, _a9)
+    p = _fma(p, z, _a8)
+    p = _fma(p, z, _a7)
+    p = _fma(p, z, _a6)
+    p = _fma(p, z, _a5)
+    p = _fma(p, z, _a4)
+    p = _fma(p, z, _a3)
+    p = _fma(p, z, _a2)
+    p = _fma(p, z, _a1)
+    p = _fma(p, z, _a0)
     at = t + t * (z * p)
     # atan(c) (or pi/2 - atan(c) for a > 1) as hi + lo, picked by the centre index.
     hi = _h0 if i < 0.5 else (_h1 if i < 1.5 else (_h2 if i < 2.5 else (

@@ -17,9 +17,9 @@ from fractions import Fraction
 import numba
 import numpy as np
 
-from .fastmath_kernels import (_F32_HALF, _F32_LN2_HI, _F32_LN2_LO, _F32_LOG2E, _F32_ONE,
-                               _F32_SHIFTER, _c0, _c1, _c2, _c3, _c4, _c5, _exp_float32,
-                               _scale_f32)
+from .fastmath_kernels import (_F32_LN2_HI, _F32_LN2_LO, _F32_LOG2E, _F32_ONE,
+                               _c0, _c1, _c2, _c3, _c4, _c5, _exp_float32,
+                               _fma, _scale_f32)
 
 __all__ = ["_expm1_float32", "_tanh_float32", "_sinh_float32", "_cosh_float32",
            "_atan_float32"]
@@ -42,23 +42,21 @@ def _expm1_float32(x):
     xc = x if x > _EXPM1_LO else _EXPM1_LO
     xc = xc if xc < _EXPM1_HI else _EXPM1_HI
     kf = np.rint(xc * _F32_LOG2E) if abs(xc) >= _F32_ONE else _ZERO
-    r = (xc - kf * _F32_LN2_HI) - kf * _F32_LN2_LO
+    r = _fma(kf, -_F32_LN2_LO, _fma(kf, -_F32_LN2_HI, xc))
     p = _e9
-    p = p * r + _e8
-    p = p * r + _e7
-    p = p * r + _e6
-    p = p * r + _e5
-    p = p * r + _e4
-    p = p * r + _e3
-    p = p * r + _e2
-    p = p * r + _e1
-    p = p * r + _e0
+    p = _fma(p, r, _e8)
+    p = _fma(p, r, _e7)
+    p = _fma(p, r, _e6)
+    p = _fma(p, r, _e5)
+    p = _fma(p, r, _e4)
+    p = _fma(p, r, _e3)
+    p = _fma(p, r, _e2)
+    p = _fma(p, r, _e1)
+    p = _fma(p, r, _e0)
     em = r + (r * r) * p
-    t = kf + _F32_SHIFTER
-    t1 = kf * _F32_HALF + _F32_SHIFTER
-    s = _scale_f32(_F32_ONE, t, t1)
+    s = _scale_f32(_F32_ONE, kf)
     mid = s * em + (s - _F32_ONE)
-    far = _scale_f32(em + _F32_ONE, t, t1) - _F32_ONE
+    far = _scale_f32(em + _F32_ONE, kf) - _F32_ONE
     y = mid if (kf > f32(-2.0) and kf < f32(24.0)) else far
     y = x if x == _ZERO else y
     return y if x == x else x
@@ -85,15 +83,15 @@ def _tanh_float32(x):
     a = abs(x)
     z = a * a
     p = _t10
-    p = p * z + _t9
-    p = p * z + _t8
-    p = p * z + _t7
-    p = p * z + _t6
-    p = p * z + _t5
-    p = p * z + _t4
-    p = p * z + _t3
-    p = p * z + _t2
-    p = p * z + _t1
+    p = _fma(p, z, _t9)
+    p = _fma(p, z, _t8)
+    p = _fma(p, z, _t7)
+    p = _fma(p, z, _t6)
+    p = _fma(p, z, _t5)
+    p = _fma(p, z, _t4)
+    p = _fma(p, z, _t3)
+    p = _fma(p, z, _t2)
+    p = _fma(p, z, _t1)
     small = a + a * (z * p)
     e = _exp_float32(a + a)
     d = e + _F32_ONE
@@ -118,16 +116,15 @@ def _exp_half_float32(x):
     xc = x if x > _EH_LO else _EH_LO
     xc = xc if xc < _EH_HI else _EH_HI
     kf = np.rint(xc * _F32_LOG2E)
-    r = (xc - kf * _F32_LN2_HI) - kf * _F32_LN2_LO
+    r = _fma(kf, -_F32_LN2_LO, _fma(kf, -_F32_LN2_HI, xc))
     q = _c5
-    q = q * r + _c4
-    q = q * r + _c3
-    q = q * r + _c2
-    q = q * r + _c1
-    q = q * r + _c0
+    q = _fma(q, r, _c4)
+    q = _fma(q, r, _c3)
+    q = _fma(q, r, _c2)
+    q = _fma(q, r, _c1)
+    q = _fma(q, r, _c0)
     p = _F32_ONE + (r + (r * r) * q)
-    kh = kf - _F32_ONE
-    y = _scale_f32(p, kh + _F32_SHIFTER, kh * _F32_HALF + _F32_SHIFTER)
+    y = _scale_f32(p, kf - _F32_ONE)
     return y if x == x else x
 
 
@@ -136,11 +133,11 @@ def _sinh_float32(x):
     a = abs(x)
     z = a * a
     p = _s6
-    p = p * z + _s5
-    p = p * z + _s4
-    p = p * z + _s3
-    p = p * z + _s2
-    p = p * z + _s1
+    p = _fma(p, z, _s5)
+    p = _fma(p, z, _s4)
+    p = _fma(p, z, _s3)
+    p = _fma(p, z, _s2)
+    p = _fma(p, z, _s1)
     small = a + a * (z * p)
     e = _exp_half_float32(a)
     large = e - _QUARTER / e
@@ -180,10 +177,10 @@ def _atan_float32(x):
     t = (ar - c) / (_F32_ONE + ar * c)
     z = t * t
     p = _a4
-    p = p * z + _a3
-    p = p * z + _a2
-    p = p * z + _a1
-    p = p * z + _a0
+    p = _fma(p, z, _a3)
+    p = _fma(p, z, _a2)
+    p = _fma(p, z, _a1)
+    p = _fma(p, z, _a0)
     at = t + t * (z * p)
     hi = _h0 if i < 0.5 else (_h1 if i < 1.5 else (_h2 if i < 2.5 else (
         _h3 if i < 3.5 else _h4)))

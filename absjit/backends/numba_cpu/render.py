@@ -21,6 +21,7 @@ from ...core.dims import Dim
 from ...core.shapes import IxAdd, IxClamp, IxConst, IxScale, IxVar
 from .lower_arrays import array_rule
 from .lower_elementwise import (dtype_ctor, literal_expr, preserves_dtype, scalar_rules)
+from . import render_periodic
 
 __all__ = ["FunctionRenderer", "shape_text", "size_text"]
 
@@ -186,13 +187,21 @@ class FunctionRenderer:
                       depth)
         elif isinstance(s, ir.Nest):
             outer = dict(self.hoisted)  # hoisted reads are valid inside this loop only
-            inner = self.loops(s.vars, s.shape, depth,
-                               self._parallel(s.parallel, s.body, depth))
-            self.block(s.body, inner)
+            lay = render_periodic.layout(s)
+            if lay is not None:  # short rows: one flat loop (render_periodic)
+                render_periodic.render_nest(self, s, lay, depth)
+            else:
+                inner = self.loops(s.vars, s.shape, depth,
+                                   self._parallel(s.parallel, s.body, depth))
+                self.block(s.body, inner)
             self.hoisted = outer
         elif isinstance(s, ir.Reduce):
             outer = dict(self.hoisted)
-            self.reduce(s, depth)
+            lay = render_periodic.layout(s)
+            if lay is not None:
+                render_periodic.render_reduce(self, s, lay, depth)
+            else:
+                self.reduce(s, depth)
             self.hoisted = outer
         elif isinstance(s, ir.Switch):
             self.switch(s, depth)

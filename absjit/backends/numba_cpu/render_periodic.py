@@ -1,0 +1,237 @@
+"""Loop nests over short rows rendered as one flat, vectorisable loop.
+
+A C-ordered ``(10000, 10)`` array walked as ``for i: for j in range(10)`` keeps LLVM's
+loop vectoriser from the work: the inner loop is too short, and the outer one reads
+with a stride of 10. When every array the nest reads or writes is either indexed by the
+whole nest (``x[i, j]``: one step of the flat position ``p``) or only by the trailing
+("tail") loop indices (``mean[j]``: a value that repeats with period ``T``, the size of
+the tail), the nest is one flat loop over ``p``. It is rendered in chunks of ``L``
+elements, ``L`` a multiple of both ``T`` and the vector width: within a chunk, the
+periodic operands are read from tables of ``L`` elements filled once before the loop
+(``tab[k] = mean[k % T]``), so the inner loop ``for k in range(L)`` reads and writes
+contiguously and vectorises; the last, partial chunk runs the same body over fewer
+``k``.
+
+A reduction over the leading axes that keeps the tail (``X.sum(0)``, or a whole-array
+sum when there is no tail) accumulates into ``L`` accumulators the same way — lane
+``k`` folds the elements at positions ``p = k (mod L)`` — and the lanes that belong to
+one output element are folded last. The accumulators keep the reduction's accumulator
+dtype (float32 sums in float64), so the result is as exact as the one-accumulator
+loop's, or more: each lane adds ``L / T`` times fewer terms.
+
+:func:`layout` decides (and returns None where the nest is not of that form or too
+small to gain); :func:`render_nest` and :func:`render_reduce` write the loops.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from ...compiler import ir
+from ...core.shapes import IxAdd, IxVar, ix_vars
+from .lower_elementwise import dtype_ctor as _ctor, literal_expr as _literal
+
+__all__ = ["Layout", "layout", "render_nest", "render_reduce"]
+
+#: Innermost extents at least this long vectorise as they are.
+SHORT_ROW = 64
+#: A chunk holds at least this many elements (enough independent vector lanes to hide
+#: the latency of a floating-point add) and is a multiple of ``LANES``.
+MIN_CHUNK = 64
+LANES = 16
+
+
+@dataclasses.dataclass
+class Layout:
+    split: int        # the tail is vars[split:]
+    period: int       # T: elements in one tail (1 without a tail)
+    chunk: int        # L: a multiple of T and LANES
+    size: int         # N: elements of the nest
+    tables: dict      # (id(buf), index) -> (buf, index): the periodic loads
+
+
+def _ints(shape) -> bool:
+    return all(type(d) is int for d in shape)
+
+
+def _clamps(index) -> bool:
+    return any(ir.ix_values(i) for i in index)
+
+
+def layout(stmt) -> Layout | None:
+    """The flat layout of ``stmt`` (a :class:`~absjit.compiler.ir.Nest` or a
+    :class:`~absjit.compiler.ir.Reduce` over leading axes), or None."""
+    shape, vars_ = tuple(stmt.shape), tuple(stmt.vars)
+    if not shape or not _ints(shape) or len(set(vars_)) != len(vars_):
+        return None
+    is_reduce = isinstance(stmt, ir.Reduce)
+    if is_reduce:
+        if stmt.monoid.arg or tuple(stmt.axes) != tuple(range(len(stmt.axes))) \
+                or not stmt.axes or not _ints(stmt.out.shape):
+            return None
+        split = len(stmt.axes)
+    else:
+        if len(shape) < 2 or shape[-1] >= SHORT_ROW:
+            return None
+        split = len(shape)
+    full = tuple(IxVar(v) for v in vars_)
+    tables, used = {}, set()
+    for st in stmt.body:
+        if isinstance(st, ir.Let):
+            e = st.expr
+            if isinstance(e, ir.IndexValue):
+                return None
+            if not isinstance(e, ir.Load) or not e.index:
+                continue
+            if _clamps(e.index):
+                return None
+            if e.index == full and tuple(e.buf.shape) == shape:
+                continue
+            names = set().union(*(ix_vars(i) for i in e.index))
+            if not names:
+                continue  # a constant position: an invariant load
+            tables[(id(e.buf), e.index)] = (e.buf, e.index)
+            used |= names
+        elif isinstance(st, ir.Store):
+            if is_reduce or st.index != full or tuple(st.buf.shape) != shape:
+                return None
+        else:
+            return None
+    if used:
+        first = min(vars_.index(v) for v in used)
+        if is_reduce and first < split:
+            return None  # a periodic operand that varies along a reduced axis
+        split = min(split, first) if not is_reduce else split
+    if not is_reduce and split == 0:
+        return None
+    period = math.prod(shape[split:])
+    if not is_reduce and period >= SHORT_ROW:
+        return None
+    if is_reduce and split < len(shape) and shape[-1] >= SHORT_ROW:
+        return None  # a long kept row vectorises in the plain rendering
+    rows = LANES // math.gcd(period, LANES)
+    while rows * period < MIN_CHUNK:
+        rows *= 2
+    chunk = rows * period
+    size = math.prod(shape)
+    if size < 2 * chunk:
+        return None
+    return Layout(split, period, chunk, size, tables)
+
+
+def _offset(r, vars_, shape) -> str:
+    """The row-major offset of the loop indices ``vars_`` within ``shape`` (source)."""
+    terms, stride = [], 1
+    for v, n in reversed(list(zip(vars_, shape))):
+        terms.append(r.loop_var(v) if stride == 1 else f"{r.loop_var(v)} * {stride}")
+        stride *= n
+    return " + ".join(reversed(terms)) or "0"
+
+
+def _flat_body(r, stmt, lay, base, k, depth):
+    """Emit the tables and flat views, and return ``stmt.body`` rewritten to read the
+    flat position ``base + k``: whole-nest loads and stores through 1-D views, periodic
+    loads through the tables."""
+    shape, vars_ = tuple(stmt.shape), tuple(stmt.vars)
+    tail_vars, tail_shape = vars_[lay.split:], shape[lay.split:]
+    rows = lay.chunk // lay.period
+    tabs = {}
+    for key, (buf, index) in lay.tables.items():
+        tab = ir.Buffer(r.fresh("tab"), (lay.chunk,), buf.dtype)
+        r.names[id(tab)] = tab.name
+        r.emit(f"{tab.name} = np.empty(({lay.chunk},), {_ctor(buf.dtype)})", depth)
+        rr = r.fresh("q")
+        r.emit(f"for {rr} in range({rows}):", depth)
+        inner = depth + 1
+        for v, n in zip(tail_vars, tail_shape):
+            r.emit(f"for {r.loop_var(v)} in range({n}):", inner)
+            inner += 1
+        pos = f"{rr} * {lay.period} + {_offset(r, tail_vars, tail_shape)}" \
+            if tail_vars else rr
+        r.emit(f"{tab.name}[{pos}] = {r.name(buf)}[{r.ix(index)}]", inner)
+        tabs[key] = tab
+    flats = {}
+    at = (IxAdd(IxVar(base), IxVar(k)),)
+    full = tuple(IxVar(v) for v in vars_)
+
+    def flat(buf):
+        got = flats.get(id(buf))
+        if got is None:
+            got = ir.Buffer(r.fresh("flat"), (lay.size,), buf.dtype)
+            r.names[id(got)] = got.name
+            r.emit(f"{got.name} = {r.name(buf)}.reshape(({lay.size},))", depth)
+            flats[id(buf)] = got
+        return got
+
+    body = []
+    for st in stmt.body:
+        if isinstance(st, ir.Let) and isinstance(st.expr, ir.Load):
+            e = st.expr
+            key = (id(e.buf), e.index)
+            if key in tabs:
+                st = ir.Let(st.sym, ir.Load(tabs[key], (IxVar(k),)))
+            elif e.index == full and e.index:
+                st = ir.Let(st.sym, ir.Load(flat(e.buf), at))
+        elif isinstance(st, ir.Store):
+            st = ir.Store(flat(st.buf), at, st.value)
+        body.append(st)
+    return body
+
+
+def _chunks(r, lay, base, k, body_fn, depth, parallel):
+    """``for c: base = c * L; for k in range(L): body`` and the partial last chunk."""
+    n_full, rem = divmod(lay.size, lay.chunk)
+    c = r.loop_var(r.fresh("_c"))
+    rng = "prange" if parallel else "range"
+    r.emit(f"for {c} in {rng}({n_full}):", depth)
+    r.emit(f"{r.loop_var(base)} = {c} * {lay.chunk}", depth + 1)
+    r.emit(f"for {r.loop_var(k)} in range({lay.chunk}):", depth + 1)
+    body_fn(depth + 2)
+    if rem:
+        r.emit(f"{r.loop_var(base)} = {n_full * lay.chunk}", depth)
+        r.emit(f"for {r.loop_var(k)} in range({rem}):", depth)
+        body_fn(depth + 1)
+
+
+def render_nest(r, stmt, lay, depth):
+    base, k = r.fresh("_p"), r.fresh("_k")
+    body = _flat_body(r, stmt, lay, base, k, depth)
+    par = r._parallel(stmt.parallel, body, depth)
+    _chunks(r, lay, base, k, lambda d: r.block(body, d), depth, par)
+
+
+def render_reduce(r, stmt, lay, depth):
+    m = stmt.monoid
+    base, k = r.fresh("_p"), r.fresh("_k")
+    body = _flat_body(r, stmt, lay, base, k, depth)
+    acc = r.fresh("acc")
+    init = _literal(m.identity, m.acc_dtype)
+    r.emit(f"{acc} = np.empty(({lay.chunk},), {_ctor(m.acc_dtype)})", depth)
+    q = r.fresh("q")
+    r.emit(f"for {q} in range({lay.chunk}):", depth)
+    r.emit(f"{acc}[{q}] = {init}", depth + 1)
+    a = r.fresh("a")
+
+    def fold(d):
+        r.block(body, d)
+        val = r.value(stmt.value)
+        r.emit(f"{a} = {acc}[{r.loop_var(k)}]", d)
+        r._fold(stmt, a, val, "0", d, stmt.value.dtype)
+        r.emit(f"{acc}[{r.loop_var(k)}] = {a}", d)
+
+    _chunks(r, lay, base, k, fold, depth, False)
+    # Lane k holds the output element k % T: fold the L / T lanes of each.
+    shape, vars_ = tuple(stmt.shape), tuple(stmt.vars)
+    tail_vars, tail_shape = vars_[lay.split:], shape[lay.split:]
+    inner = depth
+    for v, n in zip(tail_vars, tail_shape):
+        r.emit(f"for {r.loop_var(v)} in range({n}):", inner)
+        inner += 1
+    off = _offset(r, tail_vars, tail_shape) if tail_vars else "0"
+    r.emit(f"{a} = {acc}[{off}]", inner)
+    rows = lay.chunk // lay.period
+    rr = r.fresh("q")
+    r.emit(f"for {rr} in range(1, {rows}):", inner)
+    r._fold(stmt, a, f"{acc}[{rr} * {lay.period} + {off}]", "0", inner + 1, m.acc_dtype)
+    out_ix = ", ".join(r.loop_var(v) for v in tail_vars) or "()"
+    r.emit(f"{r.name(stmt.out)}[{out_ix}] = {r._final(stmt, a)}", inner)
