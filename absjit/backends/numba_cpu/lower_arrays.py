@@ -47,7 +47,7 @@ array_rules: dict = {}
 # Rules that take symbolic sizes (the ranked level); a program whose other whole-array
 # operations have symbolic shapes runs on the interpret backend.
 SYMBOLIC_SIZES = {"dot_general", "reshape", "concatenate", "cumsum", "cumprod", "cummax",
-                  "cummin"}
+                  "cummin", "sort"}
 
 
 def _sz(d) -> str:
