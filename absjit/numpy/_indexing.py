@@ -69,7 +69,7 @@ def _parse(shape, idx):
             raw.append(obj)
         elif type(obj) is bool or isinstance(obj, np.bool_):
             raw.append(("bool", bool(obj)))
-        elif type(obj) is int:
+        elif type(obj) is int or type(obj) is Dim:  # Dim: a size-derived index (ranked)
             raw.append(obj)
         elif isinstance(obj, (float, complex, np.floating, np.complexfloating, str, bytes)):
             raise _bad_index(obj)
@@ -107,6 +107,12 @@ def _parse(shape, idx):
             start, stop, step = slice(*(operator.index(p) if p is not None else None
                                         for p in (start, stop, step))).indices(shape[axis])
             items.append(("slice", start, step, len(range(start, stop, step))))
+            axis += 1
+        elif type(o) is Dim:  # computed from sizes (``x[x.shape[0] - 1]``): in range
+            why = f"index {o} of axis {axis} needs it"
+            assume_at_least(o, 0, why)
+            assume_at_least(shape[axis] - o, 1, why)
+            items.append(("int", o))
             axis += 1
         elif isinstance(o, int) and type(shape[axis]) is Dim:
             # A symbolic size (ranked level): the index is assumed in range.
@@ -151,7 +157,7 @@ def _parse(shape, idx):
 def _ndim_consumed(o):
     if o is None or o is Ellipsis or (isinstance(o, tuple) and o[0] == "bool"):
         return 0
-    if isinstance(o, (slice, int)):
+    if isinstance(o, (slice, int, Dim)):
         return 1
     return o.ndim if dtypes.is_bool(o.dtype) else 1
 

@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import absjit
 import absjit.numpy as jnp
@@ -94,3 +96,18 @@ def _walk_wrapped(exe):
     while fn is not None:
         yield fn
         fn = getattr(fn, "__wrapped__", None)
+
+
+_SWEEP = absjit.jit(lambda x: (x[: x.shape[0] // 2].sum() + jnp.sort(x)[::-1] - x[::2].mean(),
+                               jnp.cumsum(x)[x.shape[0] - 1]),
+                    abstraction="ranked", backend="cpu")
+
+
+@given(st.integers(2, 70), st.integers(0, 2**32 - 1))
+@settings(max_examples=25, deadline=None)
+def test_one_entry_matches_numpy_for_any_size(n, seed):
+    x = np.random.default_rng(seed).standard_normal(n).astype(np.float32)
+    got = _SWEEP(x)
+    want = (x[: n // 2].sum() + np.sort(x)[::-1] - x[::2].mean(), np.cumsum(x)[n - 1])
+    assert_close(got, want, rtol=1e-4, atol=1e-4, check_dtype=False)
+    assert _SWEEP._cache_size() == 1  # size 1 would be a new entry (a unit dim)
