@@ -38,7 +38,28 @@ CASES = {
     "outer": (lambda x: jnp.outer(x, x), lambda x: np.outer(x, x), 1),
     "first_last": (lambda x: x[0] + x[-1], lambda x: x[0] + x[-1], 1),
     "dynamic_slice": (lambda x: lax.dynamic_slice(x, (2,), (3,)), lambda x: x[2:5], 1),
+    "at_set": (lambda x: x.at[0].set(5.0), lambda x: _np_set(x, 0, 5.0), 1),
+    "at_add": (lambda x: x.at[IDX].add(1.0), lambda x: _np_add_at(x, IDX, 1.0), 1),
+    "at_max_rows": (lambda x: x.at[IDX].max(0.5), lambda x: _np_max_at(x, IDX, 0.5), 2),
 }
+
+
+def _np_set(x, i, v):
+    y = x.copy()
+    y[i] = v
+    return y
+
+
+def _np_add_at(x, i, v):
+    y = x.copy()
+    np.add.at(y, i, v)
+    return y
+
+
+def _np_max_at(x, i, v):
+    y = x.copy()
+    np.maximum.at(y, i, np.float32(v))
+    return y
 
 
 def _input(rank, n, rng):
