@@ -451,7 +451,8 @@ def assume_at_least(d, k: int, why: str) -> bool:
     entered) unless that is already certain; True. For an ``int``, whether it holds."""
     if not isinstance(d, Dim):
         return int(d) >= k
-    lb = _lower_bound(_poly_of(d.resolved()))
+    poly = _poly_of(d.resolved())
+    lb = _recorded_bound(poly, _lower_bound(poly))  # certain, or assumed before
     if lb is not None and lb >= k:
         return True
     env = _env_of(d._terms)
@@ -464,10 +465,18 @@ def assume_at_least(d, k: int, why: str) -> bool:
     return True
 
 
+def assume_ordered(sizes, why: str) -> bool:
+    """Whether ``sizes[0] <= sizes[1] <= ...``: decided for ints, and for symbolic sizes
+    assumed where it is not certain (checked at entry, like :func:`assume_at_least`)."""
+    return all(assume_at_least(b - a, 0, why) if isinstance(b - a, Dim) else a <= b
+               for a, b in zip(sizes, sizes[1:]))
+
+
 def slice_indices(start, stop, step, n) -> tuple:
     """``slice(start, stop, step).indices(n)`` plus the length, for a symbolic size
-    ``n`` and int (or None) bounds: ``(start, stop, step, length)``. The bounds are
-    assumed within ``n`` (``x[1:]`` assumes ``n >= 1``, ``x[2:4]`` assumes ``n >= 4``);
+    ``n`` and int, :class:`Dim` (or None) bounds: ``(start, stop, step, length)``. The
+    bounds are assumed within ``n`` (``x[1:]`` assumes ``n >= 1``, ``x[2:4]`` assumes
+    ``n >= 4``, ``x[: n // 2]`` assumes ``n - n // 2 >= 0``);
     the compiled program checks that at entry."""
     step = 1 if step is None else int(step)
     why = f"slice({start}, {stop}, {step}) needs it"
@@ -475,6 +484,10 @@ def slice_indices(start, stop, step, n) -> tuple:
     def pos(b, default):
         if b is None:
             return default
+        if type(b) is Dim:  # a bound computed from sizes (``x[: n // 2]``): in range
+            assume_at_least(b, 0, why)
+            assume_at_least(n - b, 0 if step > 0 else 1, why)
+            return b
         b = int(b)
         if b >= 0:
             assume_at_least(n, b if step > 0 else b + 1, why)

@@ -26,6 +26,7 @@ from .. import dtypes
 from ..array import Array
 from ..core.avals import ConcreteArray
 from ..core.dims import Dim, assume_at_least, slice_indices
+from ..core.shapes import broadcast_shapes
 from ..core.trace import Tracer
 from ..errors import NonConcreteBooleanIndexError
 from ..ops import elementwise as ew
@@ -68,7 +69,7 @@ def _parse(shape, idx):
             raw.append(obj)
         elif type(obj) is bool or isinstance(obj, np.bool_):
             raw.append(("bool", bool(obj)))
-        elif type(obj) is int:
+        elif type(obj) is int or type(obj) is Dim:  # Dim: a size-derived index (ranked)
             raw.append(obj)
         elif isinstance(obj, (float, complex, np.floating, np.complexfloating, str, bytes)):
             raise _bad_index(obj)
@@ -103,8 +104,21 @@ def _parse(shape, idx):
                 items.append(("slice", start, step, count))
                 axis += 1
                 continue
-            start, stop, step = slice(start, stop, step).indices(shape[axis])
+            start, stop, step = slice(*(operator.index(p) if p is not None else None
+                                        for p in (start, stop, step))).indices(shape[axis])
             items.append(("slice", start, step, len(range(start, stop, step))))
+            axis += 1
+        elif type(o) is Dim:  # computed from sizes (``x[x.shape[0] - 1]``): in range
+            why = f"index {o} of axis {axis} needs it"
+            assume_at_least(o, 0, why)
+            assume_at_least(shape[axis] - o, 1, why)
+            items.append(("int", o))
+            axis += 1
+        elif isinstance(o, int) and type(shape[axis]) is Dim:
+            # A symbolic size (ranked level): the index is assumed in range.
+            assume_at_least(shape[axis], o + 1 if o >= 0 else -o,
+                            f"index {o} of axis {axis} needs it")
+            items.append(("int", o if o >= 0 else shape[axis] + o))
             axis += 1
         elif isinstance(o, int):
             n = shape[axis]
@@ -143,7 +157,7 @@ def _parse(shape, idx):
 def _ndim_consumed(o):
     if o is None or o is Ellipsis or (isinstance(o, tuple) and o[0] == "bool"):
         return 0
-    if isinstance(o, (slice, int)):
+    if isinstance(o, (slice, int, Dim)):
         return 1
     return o.ndim if dtypes.is_bool(o.dtype) else 1
 
@@ -152,7 +166,7 @@ def _slice_part(p):
     if p is None:
         return None
     if type(p) is Dim:
-        int(p)  # a symbolic bound: InconclusiveDimensionError (bounds must be static)
+        return p  # a bound computed from sizes (ranked level): see slice_indices
     try:
         return operator.index(p)
     except TypeError:
@@ -207,13 +221,22 @@ def _normalize(i, n):
     dt = i.dtype
     if dtypes.is_bool(dt) or np.dtype(dt).kind == "u":
         return i
-    return ew.select_n(ew.lt(i, _scalar(0, dt)), i, ew.add(i, _scalar(n, dt)))
+    return ew.select_n(ew.lt(i, _scalar(0, dt)), i, ew.add(i, size_value(n, dt)))
+
+
+def size_value(n, dt):
+    """Size ``n`` as a scalar array of dtype ``dt``; a symbolic size (ranked level) is
+    staged as a ``dim_value`` equation."""
+    if type(n) is Dim:
+        from ..ops.shape_values import dim_value
+        return ew.convert_element_type(dim_value(n), dt)
+    return _scalar(n, dt)
 
 
 def _broadcast_index_arrays(arrays):
     from ._promote import broadcast_to_shape
     try:
-        shape = np.broadcast_shapes(*[np.shape(a) for a in arrays])
+        shape = broadcast_shapes(*[tuple(a.shape) for a in arrays])
     except ValueError:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
                          f"with shapes {', '.join(str(np.shape(a)) for a in arrays)}") from None

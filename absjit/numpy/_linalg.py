@@ -5,6 +5,8 @@ JAX (``jnp.dot(int32, float32)`` is float32).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -238,8 +240,8 @@ def outer(a, b, out=None):
         raise NotImplementedError("outer: the 'out' argument is not supported (arrays are "
                                   "immutable)")
     a, b = _promote("outer", a, b)
-    a = _reshape(a, (int(np.prod(_shape(a))),))
-    b = _reshape(b, (int(np.prod(_shape(b))),))
+    a = _reshape(a, (math.prod(_shape(a)),))  # a product of symbolic sizes stays one
+    b = _reshape(b, (math.prod(_shape(b)),))
     return dot_general(a, b, (((), ()), ((), ())))
 
 

@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from .. import dtypes
+from ..core.dims import Dim, assume_at_least
 from ._creation import asarray, full
 from ._shape import concatenate, take, broadcast_to, moveaxis
 from ._promote import check_arraylike
@@ -143,8 +144,26 @@ def _index_mode(x, axis, before, after, mode, reflect_type):
             from ._ufuncs import round as _round
             out = _round(out)
         return moveaxis(out.astype(x.dtype), 0, axis)
+    if type(n) is Dim and mode in ("edge", "wrap"):
+        return take(x, _symbolic_pad_index(n, before, after, mode), axis=axis)
     idx = np.pad(np.arange(n), (before, after), np_mode)
     return take(x, asarray(idx.astype(np.int32)), axis=axis)
+
+
+def _symbolic_pad_index(n, before, after, mode):
+    """The source positions of an ``edge``/``wrap`` pad of a symbolic size ``n``
+    (ranked level), computed in the program: ``n`` is assumed at least 1."""
+    from ._creation import arange
+    from ._indexing import size_value
+    from ..ops import elementwise as ew
+    assume_at_least(n, 1, f"pad mode {mode!r} needs a non-empty axis")
+    dt = np.dtype(np.int32)
+    pos = ew.sub(arange(n + before + after, dtype=dt), asarray(np.int32(before)))
+    if mode == "edge":
+        last = size_value(n - 1, dt)
+        return ew.min(ew.max(pos, asarray(np.int32(0))), last)
+    size = size_value(n, dt)
+    return ew.rem(ew.add(ew.rem(pos, size), size), size)
 
 
 def pad(array, pad_width, mode="constant", **kwargs):

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
+from ..core.dims import Dim, assume_at_least
 from ..core.shapes import size_of
 from ..core.trace import get_aval
 from ..ops import elementwise as ew
@@ -94,6 +95,7 @@ def _reduce(name, kind, a, axis, dtype, keepdims, initial, where, promote=False)
     if kind in ("max", "min") and initial is None:
         if where is not None:
             raise ValueError(f"{name}: reduction with 'where' requires 'initial'")
+        _assume_nonempty([shape[ax] for ax in axes], name, "pass initial=")
         if builtins.any(shape[ax] == 0 for ax in axes):
             raise ValueError(f"zero-size array to reduction operation {name} which has no "
                              "identity")
@@ -293,11 +295,22 @@ def _ravel(x):
     return st.reshape(x, (size_of(_aval(x).shape),))
 
 
+def _assume_nonempty(sizes, name, fix):
+    """Symbolic sizes (ranked level) an operation with no identity reduces over are
+    assumed non-empty; a call with an empty array raises ``ValueError`` at entry."""
+    for n in sizes:
+        if type(n) is Dim:
+            assume_at_least(n, 1, f"{name} of an empty array has no identity; {fix}")
+
+
 def _arg(name, lax_fn, a, axis, keepdims):
     x = _asarray(name, a)
     if dtypes.is_complex(_aval(x).dtype):
         raise TypeError(f"{name} does not support complex inputs")
     shape = _aval(x).shape
+    _assume_nonempty(shape if axis is None else
+                     [shape[ax] for ax in canonical_axes(name, axis, len(shape))],
+                     name, "NumPy raises for it too")
     if axis is None:
         out = lax_fn(_ravel(x), 0, dtypes.default_int())
         return st.reshape(out, (1,) * len(shape)) if keepdims else out

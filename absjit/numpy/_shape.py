@@ -17,6 +17,7 @@ from ..ops import indexing as gi
 from ..ops import structural as st
 from ..ops._util import canonical_axes
 from ._promote import asarray_weak, broadcast_to_shape, check_arraylike, promote_dtypes
+from ._indexing import size_value
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "swapaxes", "moveaxis",
            "expand_dims", "squeeze", "broadcast_to", "broadcast_arrays", "broadcast_shapes",
@@ -587,7 +588,7 @@ def _gather_mode(a, idx_arrays, axes, mode, fill_value, name):
     for i, ax in zip(idx_arrays, axes):
         n = shp[ax]
         dt = i.dtype
-        nn = Array._new(np.asarray(n, dt), False)
+        nn = size_value(n, dt)
         if mode == "wrap":
             i = ew.rem(ew.add(ew.rem(i, nn), nn), nn) if n else i
         elif np.dtype(dt).kind != "u":

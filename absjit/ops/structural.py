@@ -22,7 +22,7 @@ import numpy as np
 from .. import dtypes
 from ..core.avals import ShapedArray
 from ..core.fusion import IndexMap, Value, def_fusion
-from ..core.dims import Dim
+from ..core.dims import Dim, assume_ordered
 from ..core.shapes import IxClamp, as_size, ix_add, ix_const, ix_scale, size_of
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import Tracer
@@ -386,7 +386,8 @@ def _slice_out_shape(x, start_indices, limit_indices, strides):
                         f"dimension of the operand of shape {x.shape}")
     out = []
     for d, (lo, hi, st) in enumerate(zip(start_indices, limit_indices, strides)):
-        if not 0 <= lo <= hi <= x.shape[d] or st < 1:
+        if st < 1 or not assume_ordered((0, lo, hi, x.shape[d]),
+                                        f"lax.slice {lo}:{hi} of dimension {d} needs it"):
             raise ValueError(f"lax.slice: invalid slice {lo}:{hi}:{st} of dimension {d} "
                              f"(size {x.shape[d]}) of an operand of shape {x.shape}; need "
                              "0 <= start <= limit <= size and stride >= 1")
@@ -527,7 +528,9 @@ def _check_start_indices(name, x, idx):
 
 def _dynamic_slice_abstract(x, *idx, slice_sizes):
     _check_start_indices("dynamic_slice", x, idx)
-    if len(slice_sizes) != x.ndim or any(not 0 <= s <= d for s, d in zip(slice_sizes, x.shape)):
+    if len(slice_sizes) != x.ndim or not all(
+            assume_ordered((0, s, d), "lax.dynamic_slice needs the window to fit")
+            for s, d in zip(slice_sizes, x.shape)):
         raise TypeError(f"lax.dynamic_slice: slice_sizes {slice_sizes} must have one entry "
                         f"per dimension and fit inside the operand of shape {x.shape}")
     return [ShapedArray(slice_sizes, x.dtype, x.weak_type)]

@@ -2,7 +2,11 @@
 
 * ``SizeSweep`` — selu on 8 sizes from 10 to 10**6, end to end (trace, compile, run):
   absjit ``ranked`` (compiles once), absjit ``shaped`` (once per size) and ``jax.jit``
-  (once per size). ``track_`` benchmarks record seconds and compile counts.
+  (once per size). ``track_`` benchmarks record seconds and compile counts. Each runs
+  in asv's fresh process, so it includes the library's first-compile set-up (Numba's
+  ~0.3 s, jax's smaller one). A ranked kernel's serial tier is compiled before its
+  first call returns and its parallel tier in the background
+  (:mod:`absjit.backends.numba_cpu.tiers`): the sweep's large sizes may run serially.
 * ``SteadyState`` — ``time_`` benchmarks of compiled selu (1e6) and norm (10000x10)
   under ``ranked`` and ``shaped`` (target: ranked <= 1.1x shaped).
 """
@@ -25,13 +29,30 @@ def _inputs():
     return [rng.standard_normal(n).astype(np.float32) for n in SIZES]
 
 
-def _sweep_absjit(level, xs, alpha):
-    """Seconds for a fresh jitted selu over ``xs`` and its entry count."""
+def _sweep_absjit(level, xs, alpha, until_parallel=False):
+    """Seconds for a fresh jitted selu over ``xs`` and its entry count; with
+    ``until_parallel``, until the ranked kernel's parallel tier has compiled too."""
+    from absjit.backends.numba_cpu import tiers
     f = absjit.jit(lambda x: w.selu_jnp(x, alpha=alpha), abstraction=level)
     t0 = time.perf_counter()
     for x in xs:
         f(x).block_until_ready()
-    return time.perf_counter() - t0, f._cache_size()
+    if until_parallel:
+        tiers.wait()
+    seconds = time.perf_counter() - t0
+    tiers.wait()  # nothing compiles behind the next measurement
+    return seconds, f._cache_size()
+
+
+def _warm_libraries():
+    """Pay each library's one-time set-up (Numba's registries and parallel machinery,
+    jax's backend) on an unrelated program."""
+    from absjit.backends.numba_cpu import tiers
+    absjit.jit(lambda x: x * 2.5 + 1, abstraction="ranked")(
+        np.ones(3, np.float32)).block_until_ready()
+    tiers.wait()
+    if w.jax is not None:
+        w.jax.jit(lambda x: x * 2.5 + 1)(np.ones(3, np.float32)).block_until_ready()
 
 
 def _sweep_jax(xs, alpha):
@@ -68,6 +89,10 @@ class SizeSweep:
         return _sweep_absjit("ranked", self.xs, self._alpha())[0]
     track_sweep_seconds_ranked.unit = "seconds"
 
+    def track_sweep_seconds_ranked_until_parallel(self):
+        return _sweep_absjit("ranked", self.xs, self._alpha(), until_parallel=True)[0]
+    track_sweep_seconds_ranked_until_parallel.unit = "seconds"
+
     def track_sweep_seconds_shaped(self):
         return _sweep_absjit("shaped", self.xs, self._alpha())[0]
     track_sweep_seconds_shaped.unit = "seconds"
@@ -93,6 +118,15 @@ class SizeSweep:
     track_sweep_compiles_jax.unit = "compiles"
 
 
+class SizeSweepWarmLibraries(SizeSweep):
+    """The same sweeps after each library has compiled one unrelated program in this
+    process: what a new program costs once absjit, Numba and jax are set up."""
+
+    def setup(self):
+        super().setup()
+        _warm_libraries()
+
+
 class SteadyState:
     """Compiled selu (1e6) and norm (10000x10): ranked against shaped, same process."""
 
@@ -106,6 +140,10 @@ class SteadyState:
             self.fns["norm", level] = absjit.jit(w.norm_jnp, abstraction=level)
         for (name, _), f in self.fns.items():
             f(self.x if name == "selu" else self.X).block_until_ready()
+        # ranked kernels run a serial tier until their parallel one has compiled in the
+        # background: time the steady state, i.e. the parallel tier
+        from absjit.backends.numba_cpu import tiers
+        tiers.wait()
 
     def time_selu_ranked(self):
         self.fns["selu", "ranked"](self.x).block_until_ready()

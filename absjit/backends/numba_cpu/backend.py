@@ -37,7 +37,7 @@ from .. import diskcache
 from ..base import Backend, Executable
 from .dot_fold import fold_dot_transposes
 from .lower_arrays import SYMBOLIC_SIZES, array_rules
-from . import threads
+from . import threads, tiers
 from .half import lower_half
 from .lower_elementwise import scalar_rules
 from .render import FunctionRenderer, shape_text
@@ -392,7 +392,13 @@ class NumbaCPUBackend(Backend):
         if pieces is None:
             src, r = render_program(program, parallel_ok)
             sig = tuple(_numba_type(b.dtype, b.ndim, True) for b in program.params)
-            disp = self._function(src, "kernel", sig, r.uses_parallel, options, r.prims)
+            if r.uses_parallel and ir.size_atoms(program.params, program.body,
+                                                 program.outputs):
+                # ranked: a serial tier now, the parallel one in the background
+                disp = self._tiered(program, src, sig, options, r.prims)
+            else:
+                disp = self._function(src, "kernel", sig, r.uses_parallel, options,
+                                      r.prims)
             text = header + src
             n = 1
         else:
@@ -404,6 +410,16 @@ class NumbaCPUBackend(Backend):
         # the thread policy runs before kernels with prange loops or BLAS products
         disp = threads.guard(disp, parallel="prange(" in text, blas=_calls_blas(program))
         return NumbaExecutable(disp, text, in_avals, program, n, seconds, half_views)
+
+    def _tiered(self, program, src, sig, options, prims):
+        """A ranked kernel as :class:`.tiers.Tiered`: its serial variant compiled now
+        (``nogil``), its parallel source ``src`` compiled in a background thread."""
+        threads.configure_layer()  # now: the thread guard reads which layer runs
+        serial_src, r = render_program(program, False)
+        serial = self._function(serial_src, "kernel", sig, False, options, r.prims,
+                                nogil=True)
+        return tiers.Tiered(serial, lambda: self._function(src, "kernel", sig, True,
+                                                           options, prims))
 
     def _compile_pieces(self, program, pieces, parallel_ok, ro, options):
         """Compile each distinct piece once and write the driver: a plain Python function
@@ -494,11 +510,14 @@ class NumbaCPUBackend(Backend):
         return src
 
     # -- one function: memory, disk, compile -----------------------------------------
-    def _function(self, src, fn_name, sig, parallel, options, prims, callees=None):
+    def _function(self, src, fn_name, sig, parallel, options, prims, callees=None,
+                  nogil=False):
         if parallel:
             threads.configure_layer()  # a fork-safe layer, before Numba starts one
         flags = {"parallel": bool(parallel), "fastmath": options.numba_fastmath,
                  "error_model": "numpy", "boundscheck": False}
+        if nogil:
+            flags["nogil"] = True
         key_text = "\n".join([repr(self.version_key()), repr(sorted(flags.items())),
                               repr(sig), src])
         digest = _digest(key_text)[:32]

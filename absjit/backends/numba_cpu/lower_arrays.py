@@ -47,7 +47,8 @@ array_rules: dict = {}
 # Rules that take symbolic sizes (the ranked level); a program whose other whole-array
 # operations have symbolic shapes runs on the interpret backend.
 SYMBOLIC_SIZES = {"dot_general", "reshape", "concatenate", "cumsum", "cumprod", "cummax",
-                  "cummin"}
+                  "cummin", "sort", "dynamic_update_slice", "scatter", "scatter-add",
+                  "scatter-mul", "scatter-min", "scatter-max"}
 
 
 def _sz(d) -> str:
@@ -279,7 +280,7 @@ def lower_dynamic_update_slice(ctx, outs, ins, in_avals, out_avals):
     offs = []
     for s, n, k in zip(starts, aval.shape, uaval.shape):
         o = ctx.fresh("start")
-        lines.append(f"{o} = min(max(int({s}[()]), 0), {n - k})")
+        lines.append(f"{o} = min(max(int({s}[()]), 0), {_sz(n - k)})")
         offs.append(o)
     names, depth = _loop_nest(lines, uaval.shape, 0, "q")
     dst = ", ".join(f"{o} + {nm}" for o, nm in zip(offs, names)) or "()"
@@ -313,7 +314,7 @@ def _scatter(combine):
                 t = ctx.fresh("t")
                 lines.append(ind + f"{t} = int({idx[k]}[{', '.join(bidx) or '()'}])")
                 pos.append(t)
-                conds.append(f"0 <= {t} < {aval.shape[d]}")
+                conds.append(f"0 <= {t} < {_sz(aval.shape[d])}")
             else:
                 pos.append(next(rest))
         tgt = f"{out}[{', '.join(pos) or '()'}]"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.dims import Dim
 from ...ops import sorting
 from .lower_elementwise import dtype_ctor
 
@@ -55,19 +56,20 @@ def _lex_lt(dts, a_of, b_of) -> str:
 
 
 def lower_sort(ctx, outs, ins, in_avals, out_avals, *, dimension, is_stable, num_keys):
-    shape = tuple(int(d) for d in in_avals[0].shape)
-    n = shape[dimension]
+    shape = tuple(in_avals[0].shape)
+    # A symbolic size (ranked level) is read at run time: its source is an expression.
+    n = _sz(shape[dimension])
     others = [d for d in range(len(shape)) if d != dimension]
     dts = [np.dtype(a.dtype) for a in in_avals]
     key_dts = dts[:num_keys]
     lines = [f"{o} = np.empty({_shape(shape)}, {dtype_ctor(dt)})" for o, dt in zip(outs, dts)]
-    if n == 0 or any(shape[d] == 0 for d in others):
+    if any(type(d) is not Dim and d == 0 for d in shape):
         return lines
     depth = 0
     rows = []
     for d in others:
         q = ctx.fresh("q")
-        lines.append("    " * depth + f"for {q} in range({shape[d]}):")
+        lines.append("    " * depth + f"for {q} in range({_sz(shape[d])}):")
         rows.append(q)
         depth += 1
     sub = dict(zip(others, rows))
@@ -77,7 +79,7 @@ def lower_sort(ctx, outs, ins, in_avals, out_avals, *, dimension, is_stable, num
 
     ind = "    " * depth
     t, u = ctx.fresh("t"), ctx.fresh("u")
-    if n <= INSERTION_MAX:
+    if type(shape[dimension]) is not Dim and shape[dimension] <= INSERTION_MAX:
         lines.append(ind + f"for {t} in range({n}):")
         lines += [ind + f"    {at(o, t)} = {at(x, t)}" for o, x in zip(outs, ins)]
         vs = [ctx.fresh("v") for _ in outs]
@@ -138,8 +140,12 @@ def lower_sort(ctx, outs, ins, in_avals, out_avals, *, dimension, is_stable, num
     return lines + [ind + line for line in body]
 
 
+def _sz(d) -> str:
+    return d.code() if type(d) is Dim else str(int(d))
+
+
 def _shape(shape) -> str:
-    return "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+    return "(" + "".join(f"{_sz(d)}, " for d in shape) + ")"
 
 
 RULES = {sorting.sort_p: lower_sort}

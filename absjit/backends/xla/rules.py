@@ -23,8 +23,6 @@ __all__ = ["xla_rules", "NOT_LOWERED", "register"]
 NOT_LOWERED = {
     "custom_lin": "appears only inside linearised jaxprs, which are transposed, never run "
                   "(its NumPy rule raises the same error a jvp of a custom_vjp function does)",
-    "dim_value": "a symbolic size of the ranked level; XLA compiles shaped programs only, "
-                 "so ranked functions run on the cpu or interpret backend",
 }
 
 xla_rules: dict = {}
@@ -316,6 +314,13 @@ def _pad(ctx, x, v, *, padding_config):
 @register("rev")
 def _rev(ctx, x, *, dimensions):
     return [lax.rev(x, tuple(dimensions)) if dimensions else x]
+
+
+@register("dim_value")
+def _dim_value(ctx, *, size, dtype):
+    # The xla backend compiles ranked programs once per concrete shape
+    # (:class:`~absjit.backends.xla.backend.XlaPerShapeExecutable`): ``size`` is an int.
+    return [_full(int(size), dtype)]
 
 
 @register("iota")
