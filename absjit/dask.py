@@ -73,7 +73,6 @@ from .jit.pickling import JitFunction
 __all__ = ["map_blocks", "blockwise", "reduction", "stats"]
 
 _DEFAULT_LEVEL = "ranked"
-_CONCRETE_BACKENDS = ("cuda", "gpu")
 
 
 # ---------------------------------------------------------------------------
@@ -162,10 +161,7 @@ def _prepare(f, kwargs, abstraction, backend, compiler_options):
     if backend is not None:
         options["backend"] = backend
     if abstraction is not None or options.get("abstraction") is None:
-        # The cuda backend compiles for concrete sizes only: one kernel per block shape.
-        default = "shaped" if options.get("backend") in _CONCRETE_BACKENDS else \
-            _DEFAULT_LEVEL
-        options["abstraction"] = abstraction or default
+        options["abstraction"] = abstraction or _DEFAULT_LEVEL
     if compiler_options is not None:
         options["compiler_options"] = compiler_options
     fun = functools.partial(f, **kwargs) if kwargs else f

@@ -158,6 +158,54 @@ class FallbackExecutable(Executable):
         return f"# runs on the {self.target} backend: no lowering for {self.reason}\n" + text
 
 
+class PerShapeExecutable(Executable):
+    """A ``ranked`` program (symbolic sizes) on a backend that needs static shapes
+    (xla, cuda): each call binds the sizes from its arguments (checking every equality
+    the trace assumed, ``ValueError`` otherwise) and runs an executable compiled by
+    ``backend.compile`` for those sizes, cached per shape. ``attrs`` are the backend's
+    executable attributes the caller reads (``resident``, ``device_inputs``, …)."""
+
+    MAX_SHAPES = 64  # compiled shapes kept (the oldest goes first)
+
+    def __init__(self, backend, closed_jaxpr, options, **attrs):
+        self._backend = backend
+        self._closed = closed_jaxpr
+        self._options = options
+        self._by_sizes: dict = {}
+        self._lock = threading.Lock()
+        self.compile_seconds = 0.0
+        self.__dict__.update(attrs)
+
+    def executable_for(self, buffers) -> Executable:
+        """The executable compiled for the sizes of ``buffers`` (consts, then args)."""
+        from ..core.jaxpr import ClosedJaxpr
+        from ..core.specialize import bind_arguments, specialize
+        jaxpr = self._closed.jaxpr
+        sizes = bind_arguments(jaxpr, buffers)
+        key = tuple(sorted(sizes.items()))
+        got = self._by_sizes.get(key)
+        if got is None:
+            concrete = ClosedJaxpr(specialize(jaxpr, sizes), self._closed.consts)
+            got = self._backend.compile(concrete, self._options)
+            with self._lock:
+                if len(self._by_sizes) >= self.MAX_SHAPES:
+                    self._by_sizes.pop(next(iter(self._by_sizes)))
+                self._by_sizes[key] = got
+                self.compile_seconds += getattr(got, "compile_seconds", 0.0)
+        return got
+
+    def __call__(self, *buffers):
+        return self.executable_for(buffers)(*buffers)
+
+    def shapes_compiled(self) -> int:
+        return len(self._by_sizes)
+
+    def as_text(self) -> str:
+        header = "\n".join(f"# {line}" for line in str(self._closed.jaxpr).splitlines())
+        return (f"{header}\n# {self._backend.name}: compiled per concrete shape on each "
+                f"call ({len(self._by_sizes)} shapes so far)\n")
+
+
 class Backend:
     """Base class of backends.
 

@@ -576,3 +576,21 @@ def test_failed_launch_exposes_no_output(monkeypatch):
     assert len(calls) == 2  # the first output had been written, and was not returned
     monkeypatch.setattr(cuda, "device_array", real)
     assert_close(f(x), (np.asarray(x) + 1, np.exp(np.asarray(x)).sum()), rtol=1e-5)
+
+
+def test_ranked_program_compiles_per_shape_under_one_entry():
+    """A ``ranked`` function on cuda: kernels are made per concrete shape, one jit
+    entry serves every size, and sizes the trace assumed equal are still checked."""
+    f = absjit.jit(lambda x, y: jnp.tanh(x) * 2.0 + y[::-1], backend="cuda",
+                   abstraction="ranked")
+    for n in (5, 9, 5):
+        x = RNG.standard_normal(n).astype(np.float32)
+        y = RNG.standard_normal(n).astype(np.float32)
+        got = f(x, y)
+        assert isinstance(got, CudaArray)
+        assert_close(np.asarray(got), np.tanh(x) * 2.0 + y[::-1], rtol=1e-6)
+    assert f._cache_size() == 1
+    text = f.lower(np.zeros(3, np.float32), np.zeros(3, np.float32)).compile().as_text()
+    assert "compiled per concrete shape" in text
+    with pytest.raises(ValueError, match="assuming they are equal"):
+        f(np.zeros(4, np.float32), np.zeros(6, np.float32))

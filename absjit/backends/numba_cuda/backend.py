@@ -35,7 +35,8 @@ import numpy as np
 from ... import __version__
 from ...compiler import Unsupported, compile_to_ir, ir
 from ...core.primitive import impl_rules
-from ..base import Backend, Executable, get_backend
+from ...core.specialize import is_symbolic_jaxpr
+from ..base import Backend, Executable, PerShapeExecutable, get_backend
 from ..numba_cpu.backend import SUPPORTED_DTYPES as _CPU_DTYPES
 
 # The device kernels compute in these; complex arithmetic on the cpu backend calls
@@ -596,6 +597,11 @@ class CudaBackend(Backend):
         return _HostExecutable(inner, ", ".join(names), dtypes)
 
     def compile(self, closed_jaxpr, options) -> Executable:
+        if is_symbolic_jaxpr(closed_jaxpr.jaxpr):
+            # ranked: kernels and launch sizes are made for concrete shapes, so each
+            # new shape compiles once (one jit entry still serves every size)
+            return PerShapeExecutable(self, closed_jaxpr, options,
+                                      device_inputs=True, device_outputs=True)
         try:
             program = compile_to_ir(closed_jaxpr, options)
             _check_dtypes(program)

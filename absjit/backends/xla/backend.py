@@ -37,10 +37,10 @@ import numpy as np
 
 from ... import __version__
 from ...core.jaxpr import ClosedJaxpr, Jaxpr, Literal
-from ...core.specialize import bind_arguments, is_symbolic_jaxpr, specialize
+from ...core.specialize import is_symbolic_jaxpr
 from ...errors import CompilationError
 from .. import diskcache
-from ..base import Backend, Executable
+from ..base import Backend, Executable, PerShapeExecutable
 
 __all__ = ["XlaBackend", "XlaExecutable", "unlowerable", "configure_persistent_cache",
            "xla_buffer"]
@@ -221,51 +221,6 @@ class XlaExecutable(Executable):
             self._compiled.as_text()
 
 
-class XlaPerShapeExecutable(Executable):
-    """A ``ranked`` program (symbolic sizes) on XLA: each call binds the sizes from its
-    arguments (checking every equality the trace assumed, ``ValueError`` otherwise),
-    and runs an :class:`XlaExecutable` compiled for those sizes, cached per shape."""
-
-    MAX_SHAPES = 64  # compiled shapes kept (the oldest goes first)
-
-    def __init__(self, backend, closed_jaxpr, options):
-        self._backend = backend
-        self._closed = closed_jaxpr
-        self._options = options
-        self._by_sizes: dict = {}
-        self._lock = threading.Lock()
-        self.resident = backend.resident
-        self.platform = backend.platform
-        self.compile_seconds = 0.0
-
-    def executable_for(self, buffers) -> XlaExecutable:
-        """The executable compiled for the sizes of ``buffers`` (consts, then args)."""
-        jaxpr = self._closed.jaxpr
-        sizes = bind_arguments(jaxpr, buffers)
-        key = tuple(sorted(sizes.items()))
-        got = self._by_sizes.get(key)
-        if got is None:
-            concrete = ClosedJaxpr(specialize(jaxpr, sizes), self._closed.consts)
-            got = self._backend.compile(concrete, self._options)
-            with self._lock:
-                if len(self._by_sizes) >= self.MAX_SHAPES:
-                    self._by_sizes.pop(next(iter(self._by_sizes)))
-                self._by_sizes[key] = got
-                self.compile_seconds += got.compile_seconds
-        return got
-
-    def __call__(self, *buffers):
-        return self.executable_for(buffers)(*buffers)
-
-    def shapes_compiled(self) -> int:
-        return len(self._by_sizes)
-
-    def as_text(self) -> str:
-        header = "\n".join(f"# {line}" for line in str(self._closed.jaxpr).splitlines())
-        return (f"{header}\n# XLA, compiled per concrete shape on each call "
-                f"({len(self._by_sizes)} shapes so far)\n")
-
-
 def configure_persistent_cache() -> str | None:
     """Point JAX's persistent compilation cache at ``<absjit cache root>/xla/jax``.
 
@@ -369,7 +324,8 @@ class XlaBackend(Backend):
             if missing:
                 raise CompilationError(f"the xla backend has no rule for "
                                        f"{', '.join(missing)}")
-            return XlaPerShapeExecutable(self, closed_jaxpr, options)
+            return PerShapeExecutable(self, closed_jaxpr, options,
+                                      resident=self.resident, platform=self.platform)
         jax = self._load()
         missing = unlowerable(closed_jaxpr.jaxpr, self._rules)
         if missing:

@@ -319,7 +319,7 @@ def _rev(ctx, x, *, dimensions):
 @register("dim_value")
 def _dim_value(ctx, *, size, dtype):
     # The xla backend compiles ranked programs once per concrete shape
-    # (:class:`~absjit.backends.xla.backend.XlaPerShapeExecutable`): ``size`` is an int.
+    # (:class:`~absjit.backends.base.PerShapeExecutable`): ``size`` is an int.
     return [_full(int(size), dtype)]
 
 
