@@ -434,8 +434,7 @@ def test_ranked_level_one_compile_for_every_size():
 
 def test_integer_only_float16_conversions_in_kernels(monkeypatch):
     # What a CPU without hardware half conversions compiles (forced here).
-    from absjit.backends.numba_cpu import half
-    monkeypatch.setattr(half, "NATIVE_HALF", False)
+    monkeypatch.setattr(hk, "NATIVE_HALF", False)
     absjit.jit.compile_cache.clear()  # not the native kernel compiled for an equal program
 
     def f(x, y, z32):

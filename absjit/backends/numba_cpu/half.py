@@ -41,7 +41,6 @@ from ... import dtypes
 from ...compiler import PARALLEL_MIN_SIZE, ir
 from ...core.primitive import impl_rules
 from ...core.shapes import IxVar, maybe_more_than, size_of
-from .half_kernels import NATIVE_HALF
 from .lower_arrays import array_rules
 from .lower_elementwise import scalar_rules
 
@@ -75,6 +74,7 @@ def _suffix(kind) -> str:
     :mod:`.half_kernels`); the name in the source says which the kernel uses."""
     if kind == "bf16":
         return ""
+    from .half_kernels import NATIVE_HALF  # imports Numba: only when a kernel is made
     return "_native" if NATIVE_HALF else "_soft"
 
 
