@@ -161,9 +161,13 @@ class KernelRenderer(FunctionRenderer):
 
     def split_index(self, flat, vars_, shape, depth):
         """Bind each of ``vars_`` from the flat (row-major) index ``flat``."""
+        self.split_names(flat, [self.loop_var(v) for v in vars_], shape, depth)
+
+    def split_names(self, flat, names, shape, depth):
+        """Bind the variables ``names`` from the flat (row-major) index ``flat``."""
         rest = flat
-        for k in range(len(vars_) - 1, -1, -1):
-            name = self.loop_var(vars_[k])
+        for k in range(len(names) - 1, -1, -1):
+            name = names[k]
             if k == 0:
                 self.emit(f"{name} = {rest}", depth)
             else:
@@ -211,14 +215,7 @@ def render_copy(stmt) -> tuple:
     n = _size(src_shape)
     names = [f"q{k}" for k in range(len(src_shape))]
     r.emit(f"for t in range(cuda.grid(1), {n}, cuda.gridsize(1)):", 1)
-    rest = "t"
-    for k in range(len(names) - 1, -1, -1):
-        if k == 0:
-            r.emit(f"{names[k]} = {rest}", 2)
-        else:
-            r.emit(f"{names[k]} = {rest} % {int(src_shape[k])}", 2)
-            r.emit(f"{rest}_{k} = {rest} // {int(src_shape[k])}", 2)
-            rest = f"{rest}_{k}"
+    r.split_names("t", names, src_shape, 2)
     d = [r._ix(i) for i in stmt.dst_at] + names
     s = [r._ix(i) for i in stmt.src_at] + names
     r.emit(f"{r.name(stmt.dst)}[{', '.join(d) or '()'}] = "

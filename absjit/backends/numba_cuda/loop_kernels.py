@@ -209,14 +209,7 @@ def render_elementwise_loop(stmt, shape, spilled, defined_before) -> tuple:
             r.names[id(p)] = local
     n = _size(shape)
     r.emit(f"for t in range(cuda.grid(1), {n}, cuda.gridsize(1)):", 1)
-    rest = "t"
-    for k in range(len(shape) - 1, -1, -1):
-        if k == 0:
-            r.emit(f"{evars[k]} = {rest}", 2)
-        else:
-            r.emit(f"{evars[k]} = {rest} % {int(shape[k])}", 2)
-            r.emit(f"r{k} = {rest} // {int(shape[k])}", 2)
-            rest = f"r{k}"
+    r.split_names("t", evars, shape, 2)
     for local, param in restart:
         r.emit(f"{local} = {param}", 2)
     r.stmt(stmt, 2)
