@@ -166,9 +166,9 @@ def _exp_float32(x):
 
 
 @numba.njit(inline="always", cache=False, error_model="numpy")
-def _exp_float64(x):
-    xc = _F64_LO if _F64_LO > x else x  # nan passes through (see _exp_float32)
-    xc = _F64_HI if _F64_HI < xc else xc
+def _exp_parts_f64(xc):
+    """``(k, r, q)`` with ``exp(xc) = 2**k * (1 + r + r*r*q(r))``: ``k = round(xc / ln2)``,
+    ``r = xc - k ln2`` (two-part ln2), ``q`` the Horner sum of ``_d0 … _d11``."""
     kf = np.rint(xc * _F64_LOG2E)  # k = round(x / ln2), integral
     r = _fma(kf, -_F64_LN2_LO, _fma(kf, -_F64_LN2_HI, xc))
     q = _fma(_d11, r, _d10)
@@ -182,6 +182,14 @@ def _exp_float64(x):
     q = _fma(q, r, _d2)
     q = _fma(q, r, _d1)
     q = _fma(q, r, _d0)
+    return kf, r, q
+
+
+@numba.njit(inline="always", cache=False, error_model="numpy")
+def _exp_float64(x):
+    xc = _F64_LO if _F64_LO > x else x  # nan passes through (see _exp_float32)
+    xc = _F64_HI if _F64_HI < xc else xc
+    kf, r, q = _exp_parts_f64(xc)
     p = _F64_ONE + _fma(r * r, q, r)
     return _scale_f64(p, kf)
 

@@ -138,7 +138,7 @@ def _tanh_float64(x):
 
 
 # exp(x) / 2 with the halving in the exponent: finite up to x = 710.47.
-from .fastmath_kernels import _d0, _d1, _d2, _d3, _d4, _d5, _d6, _d7, _d8, _d9, _d10, _d11  # noqa: E402,E501
+from .fastmath_kernels import _exp_parts_f64  # noqa: E402
 
 _EH_LO = f64(-746.0)
 _EH_HI = f64(711.0)
@@ -148,20 +148,7 @@ _EH_HI = f64(711.0)
 def _exp_half_float64(x):
     xc = x if x > _EH_LO else _EH_LO
     xc = xc if xc < _EH_HI else _EH_HI
-    kf = np.rint(xc * _F64_LOG2E)
-    r = _fma(kf, -_F64_LN2_LO, _fma(kf, -_F64_LN2_HI, xc))
-    q = _d11
-    q = _fma(q, r, _d10)
-    q = _fma(q, r, _d9)
-    q = _fma(q, r, _d8)
-    q = _fma(q, r, _d7)
-    q = _fma(q, r, _d6)
-    q = _fma(q, r, _d5)
-    q = _fma(q, r, _d4)
-    q = _fma(q, r, _d3)
-    q = _fma(q, r, _d2)
-    q = _fma(q, r, _d1)
-    q = _fma(q, r, _d0)
+    kf, r, q = _exp_parts_f64(xc)
     p = _F64_ONE + (r + (r * r) * q)
     y = _scale_f64(p, kf - _F64_ONE)
     return y if x == x else x
