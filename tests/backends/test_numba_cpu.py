@@ -22,12 +22,7 @@ from absjit.errors import CompilationError
 from ..checks import assert_close
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _tmp_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ABSJIT_CACHE_DIR", str(tmp_path_factory.mktemp("absjit-cache")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("module_cache_dir")
 
 
 def both(f, *args, **jit_kwargs):

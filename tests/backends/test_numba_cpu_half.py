@@ -29,12 +29,7 @@ HALF = [np.dtype(np.float16), BF16]
 IDS = ["float16", "bfloat16"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _tmp_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ABSJIT_CACHE_DIR", str(tmp_path_factory.mktemp("absjit-cache")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("module_cache_dir")
 
 
 def compiled(f, *args, **jit_kwargs):

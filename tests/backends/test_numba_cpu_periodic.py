@@ -16,12 +16,7 @@ from absjit.compiler import ir  # noqa: E402
 from ..checks import assert_close  # noqa: E402
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _tmp_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ABSJIT_CACHE_DIR", str(tmp_path_factory.mktemp("absjit-cache")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("module_cache_dir")
 
 
 def _compiled(f, *args):
