@@ -13,7 +13,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import timeit
@@ -27,6 +26,7 @@ import numpy as np  # noqa: E402
 import _workloads as w  # noqa: E402
 import absjit  # noqa: E402
 from asv_bench.benchmarks import _lowering_workloads as lw  # noqa: E402
+from asv_bench.benchmarks.bench_cpu_compile import fresh_process_seconds  # noqa: E402
 
 
 def median_seconds(fn, repeat):
@@ -89,22 +89,6 @@ def loop_ratio(lib, jnp_mod, n=20):
     return median_seconds(fresh, 3) / median_seconds(plain, 3)
 
 
-_FRESH = (
-    "import time; t0 = time.perf_counter()\n"
-    "import numpy as np\nimport {lib} as lib\nimport {lib}.numpy as jnp\n"
-    "f = lib.jit(lambda x: 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67))\n"
-    "f(np.ones(1000, np.float32)).block_until_ready()\n"
-    "print(time.perf_counter() - t0)\n")
-
-
-def fresh_process(lib, env):
-    proc = subprocess.run([sys.executable, "-c", _FRESH.format(lib=lib)], env=env,
-                          capture_output=True, text=True, timeout=300)
-    if proc.returncode:
-        raise RuntimeError(proc.stderr)
-    return float(proc.stdout.strip().splitlines()[-1])
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
@@ -155,11 +139,11 @@ def main():
         print()
     env = dict(os.environ, ABSJIT_CACHE_DIR=tempfile.mkdtemp(prefix="absjit-compare-"))
     env.pop("ABSJIT_DISABLE_DISK_CACHE", None)
-    cold = fresh_process("absjit", env)
-    warm = statistics.median(fresh_process("absjit", env) for _ in range(3))
+    cold = fresh_process_seconds("absjit", env)
+    warm = statistics.median(fresh_process_seconds("absjit", env) for _ in range(3))
     line = f"fresh process to first selu result: absjit cold {cold:.2f}s, warm disk {warm:.2f}s"
     if w.jax is not None:
-        jx = statistics.median(fresh_process("jax", env) for _ in range(3))
+        jx = statistics.median(fresh_process_seconds("jax", env) for _ in range(3))
         line += f", jax {jx:.2f}s (ratio {warm / jx:.2f})"
     print(line)
 

@@ -248,7 +248,7 @@ def _blas_libraries():
 def _set_blas_threads(n):
     global _BLAS_SETTERS
     if _BLAS_SETTERS is None:
-        import scipy.linalg  # noqa: F401 - the BLAS Numba's np.dot and the driver use
+        import scipy.linalg.cython_blas  # noqa: F401 - loads the BLAS Numba's np.dot calls
         _BLAS_SETTERS = _blas_libraries()
     for setter, initial in _BLAS_SETTERS:
         setter(max(1, min(n, initial)))
