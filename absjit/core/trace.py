@@ -224,7 +224,7 @@ def get_aval(x) -> AbstractValue:
     if t is Dim:  # a symbolic size used as a value: a weakly typed int
         return ShapedArray((), dtypes.canonicalize_dtype(np.int64), True)
     if isinstance(x, (np.ndarray, np.generic)):
-        if t is not np.ndarray and isinstance(x, np.ma.MaskedArray):
+        if t is not np.ndarray and dtypes.is_masked_array(x):
             raise _masked(x)
         if not dtypes.is_supported(x.dtype) and x.dtype != dtypes.float0:
             raise TypeError(f"Argument of dtype {x.dtype} is not a valid absjit array "
@@ -242,7 +242,7 @@ def to_numpy(x) -> np.ndarray:
     if t is float or t is int or t is bool or t is complex:
         return np.asarray(x, dtype=dtypes.python_scalar_dtype(x))
     if isinstance(x, (np.ndarray, np.generic)):
-        if t is not np.ndarray and isinstance(x, np.ma.MaskedArray):
+        if t is not np.ndarray and dtypes.is_masked_array(x):
             raise _masked(x)
         dt = dtypes.canonicalize_dtype(x.dtype)
         return np.asarray(x, dtype=dt)

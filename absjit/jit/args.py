@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import tree_util
 from ..array import Array
-from ..dtypes import canonicalize_dtype
+from ..dtypes import canonicalize_dtype, is_masked_array
 from ..core.avals import ConcreteArray, ShapedArray, StaticArg
 from ..core.levels import (ConcreteLevel, RankedLevel, ShapedLevel, StaticLevel, check_aval,
                            get_level)
@@ -308,7 +308,7 @@ def _process(spec: _ArgSpec, args, kwargs) -> _Call:
             foreign = foreign_cuda_array(leaf)  # CuPy, PyTorch, Numba: no copy
             if foreign is not None:
                 leaf = leaves[i] = foreign
-        if isinstance(leaf, np.ma.MaskedArray):
+        if is_masked_array(leaf):
             names = call.leaf_names()
             raise ValueError(
                 f"Argument '{names[i] if i < len(names) else i}' of jitted function "

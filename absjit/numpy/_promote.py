@@ -26,7 +26,7 @@ def is_arraylike(x) -> bool:
 def reject_masked(name: str, x) -> None:
     """``ValueError`` for a NumPy masked array: converting it would silently drop its
     mask (JAX raises the same error)."""
-    if isinstance(x, np.ma.MaskedArray):
+    if dtypes.is_masked_array(x):
         raise ValueError(f"{name}: NumPy masked arrays are not supported as inputs (their "
                          "mask would be ignored); use arr.filled(value) or "
                          "arr.compressed() to turn it into a plain array first.")
