@@ -143,6 +143,11 @@ def _stage_nested(spec, fun, call: _Call, traced=None, cache=None):
     return tree_util.tree_unflatten(out_tree, outs)
 
 
+_NUMPY_SCALARS = frozenset({np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
+                            np.uint16, np.uint32, np.uint64, np.float16, np.float32,
+                            np.float64, np.complex64, np.complex128})
+
+
 def _fast_key(args):
     """The fast key of positional ``args``, or None when some argument is not a plain
     array or Python scalar. Flat: ``(context id, shape, dtype, weak, <scalar type>, ...)``
@@ -154,8 +159,8 @@ def _fast_key(args):
         if t is Array:
             v = x._value
             key += (v.shape, v.dtype, x._weak_type)
-        elif t is float or t is int or t is bool:
-            key.append(t)
+        elif t is float or t is int or t is bool or t in _NUMPY_SCALARS:
+            key.append(t)  # the type fixes the aval (NumPy scalars are strongly typed)
         elif t is CudaArray:  # the flag also says "on the GPU"
             key += (x.shape, x.dtype, (x._weak_type, "gpu"))
         elif t is np.ndarray:
@@ -176,7 +181,7 @@ def _ranked_fast_key(args):
             shape = x._value.shape
             key += (tuple(d == 1 for d in shape) if 1 in shape else len(shape),
                     x._value.dtype, x._weak_type)
-        elif t is float or t is int or t is bool:
+        elif t is float or t is int or t is bool or t in _NUMPY_SCALARS:
             key.append(t)
         elif t is np.ndarray:
             shape = x.shape

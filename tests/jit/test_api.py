@@ -363,6 +363,23 @@ def test_jit_in_a_loop_reuses_one_entry_cache():
     assert absjit.jit(body)._cache_size() == 1
 
 
+@pytest.mark.parametrize("scalar", [np.float32(1.5), np.float64(-2.25), np.int8(-3),
+                                    np.uint16(7), np.bool_(True), np.complex64(1 - 2j)])
+def test_numpy_scalars_take_the_fast_path_with_the_slow_paths_result(scalar):
+    f = absjit.jit(lambda v: v * 2 + 1)
+    slow = absjit.jit(lambda v: v * 2 + 1, backend="interpret")
+    first, again = f(scalar), f(scalar)
+    assert f._cache_size() == 1 and f.cache_info().hits >= 1
+    key = [k for k in f._entry_cache.fast if type(scalar) in k]
+    assert key, "a NumPy scalar argument has a fast-table entry"
+    for got in (first, again):
+        ref = slow(scalar)
+        assert got.dtype == ref.dtype and got.weak_type == ref.weak_type
+        assert_close(got, np.asarray(ref))
+    f(type(scalar)(0))  # another value of the same type: the same entry
+    assert f._cache_size() == 1
+
+
 def test_functools_partial_and_callable_objects():
     class Mul:
         def __call__(self, x, k):
