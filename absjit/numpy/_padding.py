@@ -144,26 +144,47 @@ def _index_mode(x, axis, before, after, mode, reflect_type):
             from ._ufuncs import round as _round
             out = _round(out)
         return moveaxis(out.astype(x.dtype), 0, axis)
-    if type(n) is Dim and mode in ("edge", "wrap"):
+    if type(n) is Dim:
         return take(x, _symbolic_pad_index(n, before, after, mode), axis=axis)
     idx = np.pad(np.arange(n), (before, after), np_mode)
     return take(x, asarray(idx.astype(np.int32)), axis=axis)
 
 
 def _symbolic_pad_index(n, before, after, mode):
-    """The source positions of an ``edge``/``wrap`` pad of a symbolic size ``n``
-    (ranked level), computed in the program: ``n`` is assumed at least 1."""
+    """The source positions of an index-mode pad (``edge``, ``wrap``, even ``reflect`` /
+    ``symmetric``) of a symbolic size ``n`` (ranked level), computed in the program;
+    ``n`` is assumed at least 1. The reflections are periodic in the position: period
+    ``2n - 2`` (``reflect``, which does not repeat the edge; 1 when ``n == 1``) or ``2n``
+    (``symmetric``), mirrored in each period's second half."""
     from ._creation import arange
     from ._indexing import size_value
     from ..ops import elementwise as ew
     assume_at_least(n, 1, f"pad mode {mode!r} needs a non-empty axis")
     dt = np.dtype(np.int32)
-    pos = ew.sub(arange(n + before + after, dtype=dt), asarray(np.int32(before)))
+
+    def const(v):
+        return asarray(np.int32(v))
+
+    pos = ew.sub(arange(n + before + after, dtype=dt), const(before))
     if mode == "edge":
         last = size_value(n - 1, dt)
-        return ew.min(ew.max(pos, asarray(np.int32(0))), last)
+        return ew.min(ew.max(pos, const(0)), last)
+
+    def wrapped(period):  # pos mod period, in [0, period)
+        return ew.rem(ew.add(ew.rem(pos, period), period), period)
+
+    if mode == "wrap":
+        return wrapped(size_value(n, dt))
     size = size_value(n, dt)
-    return ew.rem(ew.add(ew.rem(pos, size), size), size)
+    if mode == "reflect":
+        period = ew.max(size_value(2 * n - 2, dt), const(1))
+        m = wrapped(period)
+        mirrored = ew.sub(period, m)
+    else:
+        period = size_value(2 * n, dt)
+        m = wrapped(period)
+        mirrored = ew.sub(ew.sub(period, const(1)), m)
+    return ew.select_n(ew.lt(m, size), mirrored, m)
 
 
 def pad(array, pad_width, mode="constant", **kwargs):

@@ -31,6 +31,10 @@ CASES = {
                  lambda x: np.pad(x, ((2, 3), (1, 0)), mode="edge"), 2),
     "pad_wrap": (lambda x: jnp.pad(x, (7, 2), mode="wrap"),
                  lambda x: np.pad(x, (7, 2), mode="wrap"), 1),
+    "pad_reflect": (lambda x: jnp.pad(x, ((9, 2), (1, 4)), mode="reflect"),
+                    lambda x: np.pad(x, ((9, 2), (1, 4)), mode="reflect"), 2),
+    "pad_symmetric": (lambda x: jnp.pad(x, (3, 45), mode="symmetric"),
+                      lambda x: np.pad(x, (3, 45), mode="symmetric"), 1),
     "sort_rows": (lambda x: jnp.sort(x, axis=-1), lambda x: np.sort(x, axis=-1), 2),
     "sort_cols": (lambda x: jnp.sort(x, axis=0), lambda x: np.sort(x, axis=0), 2),
     "argsort": (lambda x: jnp.argsort(x[0]), lambda x: np.argsort(x[0], kind="stable"), 2),
@@ -81,6 +85,18 @@ def test_symbolic_op_on_cpu_matches_numpy(name, rng):
             x = _input(rank, n, rng)
             assert_close(f(x), ref(x), rtol=1e-6, atol=1e-6, check_dtype=False)
     assert f._cache_size() == 1
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric", "wrap", "edge"])
+@pytest.mark.parametrize("widths", [(2, 3), (0, 7), (9, 1), (0, 0)])
+def test_index_pads_of_every_size_match_numpy(mode, widths):
+    """Pads wider than the axis (several periods), and axes of 1 and 2 elements."""
+    f = absjit.jit(lambda x: jnp.pad(x, widths, mode=mode), abstraction="ranked",
+                   backend="cpu")
+    for n in (1, 2, 3, 5, 8):
+        x = np.arange(n, dtype=np.float32) * 1.5 - 2
+        np.testing.assert_array_equal(np.asarray(f(x)), np.pad(x, widths, mode=mode))
+    assert f._cache_size() == 2  # size 1 is part of a ranked aval: one entry for it
 
 
 def test_gather_with_ranked_index_array(rng):
