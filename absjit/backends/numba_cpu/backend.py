@@ -209,6 +209,9 @@ def _check_renderable(body, params):
         raise Unsupported(missing)
 
 
+_BLAS_HELPER = re.compile(r"\b_b?dot\(")
+
+
 def _calls_blas(program) -> bool:
     return any(isinstance(s, ir.Opaque) and s.prim.name == "dot_general"
                and np.dtype(s.out_avals[0].dtype) in (np.float32, np.float64)
@@ -407,8 +410,10 @@ class NumbaCPUBackend(Backend):
             text = header + text
             n = len(pieces)
         seconds = time.perf_counter() - t0
-        # the thread policy runs before kernels with prange loops or BLAS products
-        disp = threads.guard(disp, parallel="prange(" in text, blas=_calls_blas(program))
+        # the thread policy runs before kernels with prange loops or BLAS products (a
+        # dot, or a convolution lowered to im2col + BLAS: the ``_dot`` helper)
+        disp = threads.guard(disp, parallel="prange(" in text,
+                             blas=_calls_blas(program) or _BLAS_HELPER.search(text) is not None)
         return NumbaExecutable(disp, text, in_avals, program, n, seconds, half_views)
 
     def _tiered(self, program, src, sig, options, prims):
