@@ -288,3 +288,32 @@ def test_low_precision_and_empty_features(mode):
     empty = lax.conv_general_dilated(np.ones((1, 0, 4), np.float32),
                                      np.ones((2, 0, 2), np.float32), (1,), "VALID")
     assert_close(empty, np.zeros((1, 2, 3), np.float32))
+
+
+@pytest.mark.parametrize("dn, groups, strides, dilation", [
+    (("NCHW", "OIHW", "NCHW"), 1, (1, 1), (1, 1)),
+    (("NHWC", "HWIO", "NHWC"), 2, (2, 1), (1, 1)),
+    (("NCHW", "OIHW", "NCHW"), 1, (1, 1), (2, 2)),
+])
+def test_large_convolution_runs_its_batch_in_parallel(rng, dn, groups, strides, dilation):
+    """Above PARALLEL_MIN_MACS the cpu kernel runs batch elements in a prange loop, each
+    with its own window matrix and BLAS product: same values as the NumPy reference."""
+    from absjit.backends.numba_cpu import lower_conv
+    n, c, o, size = 3, 32, 32, 28
+    lhs = (n, c, size, size) if dn[0] == "NCHW" else (n, size, size, c)
+    rhs = (o, c // groups, 3, 3) if dn[1] == "OIHW" else (3, 3, c // groups, o)
+    x, w = _rand(rng, lhs, np.float32), _rand(rng, rhs, np.float32)
+
+    def conv(a, b):
+        return lax.conv_general_dilated(a, b, strides, "SAME", rhs_dilation=dilation,
+                                        dimension_numbers=dn, feature_group_count=groups)
+    f = absjit.jit(conv, backend="cpu")
+    out = f(x, w)
+    macs = int(np.prod(out.shape)) * (c // groups) * 9
+    assert macs >= lower_conv.PARALLEL_MIN_MACS
+    assert "prange(" in f.lower(x, w).compile().as_text()
+    ref = absjit.jit(conv, backend="interpret")(x, w)
+    assert_close(out, np.asarray(ref), rtol=1e-4, atol=1e-4)
+    xs = x[::-1]  # a reversed (non-contiguous) batch
+    assert_close(f(xs, w), np.asarray(absjit.jit(conv, backend="interpret")(xs, w)),
+                 rtol=1e-4, atol=1e-4)

@@ -28,10 +28,13 @@ import numpy as np
 from ...ops import conv as conv_ops
 from .lower_elementwise import dtype_ctor
 
-__all__ = ["lower_conv_general_dilated", "BLAS_MIN_MACS"]
+__all__ = ["lower_conv_general_dilated", "BLAS_MIN_MACS", "PARALLEL_MIN_MACS"]
 
 # Below this many multiply-adds the direct loops beat gathering and a BLAS call.
 BLAS_MIN_MACS = 1 << 15
+# From this many multiply-adds an im2col convolution of several batch elements runs them
+# in parallel (about a millisecond of work on one core).
+PARALLEL_MIN_MACS = 1 << 22
 
 
 def _prod(xs) -> int:
@@ -159,10 +162,19 @@ def _im2col(ctx, out, lhs, rhs, geo, dt, lines):
     ra.update(zip(geo.rspec[2:], ks))
     lines.append("    " * depth + f"{wm}[{g}, {o}, {row}] = {_index(rhs, geo.ndim, ra)}")
     # Windows of one (group, batch element), one row per (in feature, kernel offset).
-    lines += [f"{cols} = np.empty({_shape((rows, cols_n))}, {ctor})",
-              f"for {g} in range({geo.groups}):",
-              f"    for {n} in range({geo.n_out}):",
-              f"        for {c} in range({geo.n_feat_in}):"]
+    # Large convolutions of several batch elements run them in parallel, each with its
+    # own window matrix and a single-threaded BLAS product (the thread policy sets BLAS
+    # to one thread before such a kernel): a whole product per thread scales better
+    # than one product split across threads, and the gathers run in parallel too.
+    parallel = (ctx.parallel_ok and geo.n_out >= 2
+                and _prod(geo.out_shape) * rows >= PARALLEL_MIN_MACS)
+    ctx.uses_parallel |= parallel
+    alloc = f"{cols} = np.empty({_shape((rows, cols_n))}, {ctor})"
+    lines += [] if parallel else [alloc]
+    lines += [f"for {g} in range({geo.groups}):",
+              f"    for {n} in {'prange' if parallel else 'range'}({geo.n_out}):"]
+    lines += [f"        {alloc}"] if parallel else []
+    lines += [f"        for {c} in range({geo.n_feat_in}):"]
     depth = 3
     for k, size in zip(ks, geo.k_sp):
         lines.append("    " * depth + f"for {k} in range({size}):")

@@ -293,6 +293,14 @@ class _Policy:
             numba.set_num_threads(n)  # per calling thread in Numba
             self.local.n = n
 
+    def before_parallel_blas(self):
+        """Before ``prange`` loops whose iterations call BLAS: Numba's threads share the
+        cores and each product runs on its calling thread (never both pools at once)."""
+        self.before_parallel()
+        if self.blas_threads != 1:
+            _set_blas_threads(1)
+            self.blas_threads = 1
+
     def before_blas(self):
         n = self.current()
         if self.blas_threads != n:
@@ -315,14 +323,15 @@ def guard(dispatcher, parallel: bool, blas: bool):
         return dispatcher
     policy = _POLICY
     if parallel:
+        before = policy.before_parallel_blas if blas else policy.before_parallel
         if _serialize:
             def call(*args):
-                policy.before_parallel()
+                before()
                 with _RUN_LOCK:
                     return dispatcher(*args)
         else:
             def call(*args):
-                policy.before_parallel()
+                before()
                 return dispatcher(*args)
     else:
         def call(*args):
