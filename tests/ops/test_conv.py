@@ -317,3 +317,37 @@ def test_large_convolution_runs_its_batch_in_parallel(rng, dn, groups, strides, 
     xs = x[::-1]  # a reversed (non-contiguous) batch
     assert_close(f(xs, w), np.asarray(absjit.jit(conv, backend="interpret")(xs, w)),
                  rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("lhs, rhs, padding, dilation, groups, dn", [
+    ((2, 16, 9, 11), (8, 16, 3, 3), "SAME", (1, 1), 1, None),
+    ((2, 16, 9, 11), (8, 16, 3, 2), ((2, 0), (-1, 3)), (1, 2), 1, None),  # crop + pad
+    ((1, 32, 20, 20), (12, 16, 1, 1), "VALID", (1, 1), 2, None),          # 1x1, groups
+    ((4, 17, 100), (8, 17, 4), ((3, 1),), (3,), 1, None),                 # 1-D, dilated
+    ((1, 16, 4, 5, 6), (3, 16, 2, 3, 2), "SAME", (1, 1, 1), 1, None),     # 3-D
+    ((2, 8, 10, 32), (3, 3, 16, 12), "SAME", (1, 1), 2, ("NHWC", "HWIO", "NHWC")),
+])
+def test_stride_one_convolution_by_shifted_products(rng, lhs, rhs, padding, dilation, groups,
+                                                    dn):
+    """Stride 1 with >= SHIFTED_MIN_FEATURES input features per group: one accumulating
+    BLAS product per kernel offset over shifted views of the padded input."""
+    from absjit.backends.numba_cpu import lower_conv
+    x, w = _rand(rng, lhs, np.float32), _rand(rng, rhs, np.float32)
+    strides = (1,) * (len(lhs) - 2)
+
+    def conv(a, b):
+        return lax.conv_general_dilated(a, b, strides, padding, rhs_dilation=dilation,
+                                        dimension_numbers=dn, feature_group_count=groups)
+    f = absjit.jit(conv, backend="cpu")
+    text = f.lower(x, w).compile().as_text()
+    assert "_gemm_rows(" in text and "cols_" not in text
+    per_group = (rhs[1] if dn is None else rhs[2])
+    assert per_group >= lower_conv.SHIFTED_MIN_FEATURES
+    ref = np.asarray(absjit.jit(conv, backend="interpret")(x, w))
+    assert_close(f(x, w), ref, rtol=1e-4, atol=1e-4)
+    absjit.config.update("enable_x64", True)  # restored by the autouse fixture
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    got = absjit.jit(conv, backend="cpu")(x64, w64)
+    assert got.dtype == np.float64
+    assert_close(got, np.asarray(absjit.jit(conv, backend="interpret")(x64, w64)),
+                 rtol=1e-10, atol=1e-10)

@@ -1,8 +1,14 @@
 """``conv_general_dilated`` lowered to loops: every layout (dimension numbers), stride,
 padding (negative crops), lhs and rhs dilation, feature groups and batch groups.
 
-Two shapes of code:
+Three shapes of code:
 
+* **shifted products** (float32/float64, stride 1, no lhs dilation or batch groups, at
+  least ``SHIFTED_MIN_FEATURES`` input features per group): per batch element the input
+  is copied once into a zero-padded ``(features, padded positions)`` matrix, and each
+  kernel offset adds one BLAS product ``W_k @ X[:, off(k):]`` over a shifted view of it
+  (:func:`.gemm_kernels._gemm_rows`): no window matrix, half the work of im2col on a
+  3x3 convolution.
 * **im2col + BLAS** (float32/float64 operands and result, at least ``BLAS_MIN_MACS``
   multiply-adds): per group and output batch element, the input windows are gathered
   into a ``(in_features * kernel_size, out_positions)`` matrix (zeros where a window
@@ -28,13 +34,17 @@ import numpy as np
 from ...ops import conv as conv_ops
 from .lower_elementwise import dtype_ctor
 
-__all__ = ["lower_conv_general_dilated", "BLAS_MIN_MACS", "PARALLEL_MIN_MACS"]
+__all__ = ["lower_conv_general_dilated", "BLAS_MIN_MACS", "PARALLEL_MIN_MACS",
+           "SHIFTED_MIN_FEATURES"]
 
 # Below this many multiply-adds the direct loops beat gathering and a BLAS call.
 BLAS_MIN_MACS = 1 << 15
 # From this many multiply-adds an im2col convolution of several batch elements runs them
 # in parallel (about a millisecond of work on one core).
 PARALLEL_MIN_MACS = 1 << 22
+# A stride-1 convolution with at least this many input features per group is one BLAS
+# product per kernel offset over shifted views of the padded input (no im2col matrix).
+SHIFTED_MIN_FEATURES = 16
 
 
 def _prod(xs) -> int:
@@ -246,6 +256,86 @@ def _im2col(ctx, out, lhs, rhs, geo, dt, lines):
     lines.append("    " * depth + f"{_index(out, geo.ndim, oa)} = {res}[{o}, {flat}]")
 
 
+def _shifted(ctx, out, lhs, rhs, geo, dt, lines):
+    """Stride 1, no lhs dilation: per batch element, the input is copied once into a
+    zero-padded ``(features, padded positions)`` matrix; for kernel offset ``k`` the
+    windows' elements are that matrix shifted by ``off(k)`` positions, a strided view
+    BLAS reads in place, so the convolution is one accumulating product per offset
+    (``Y += W_k @ X[:, off(k):]``, no im2col matrix). ``Y``'s columns are padded
+    positions; the output takes the ones inside the image."""
+    ctor = dtype_ctor(dt)
+    nsp = len(geo.out_sp)
+    cin, og, groups = geo.n_feat_in, geo.og, geo.groups
+    padded = [o + (k - 1) * r for o, k, r in zip(geo.out_sp, geo.k_sp, geo.rd)]
+    strides = [_prod(padded[d + 1:]) for d in range(nsp)]
+    size = _prod(padded)
+    span = sum((o - 1) * s for o, s in zip(geo.out_sp, strides)) + 1
+    nk = _prod(geo.k_sp)
+    wk, xp, y = ctx.fresh("wk"), ctx.fresh("xp"), ctx.fresh("y")
+    g, o, c, n = ctx.fresh("g"), ctx.fresh("o"), ctx.fresh("c"), ctx.fresh("n")
+    ks = [ctx.fresh("k") for _ in geo.k_sp]
+    kflat = "0"
+    for k, kn in zip(ks, geo.k_sp):
+        kflat = k if kflat == "0" else f"({kflat}) * {kn} + {k}"
+    # The kernel as (offset, group, out features per group, in features per group).
+    lines.append(f"{wk} = np.empty({_shape((nk, groups, og, cin))}, {ctor})")
+    lines += [f"for {g} in range({groups}):", f"    for {o} in range({og}):",
+              f"        for {c} in range({cin}):"]
+    depth = 3
+    for k, kn in zip(ks, geo.k_sp):
+        lines.append("    " * depth + f"for {k} in range({kn}):")
+        depth += 1
+    ra = {geo.rspec[0]: f"{g} * {og} + {o}", geo.rspec[1]: c}
+    ra.update(zip(geo.rspec[2:], ks))
+    lines.append("    " * depth + f"{wk}[{kflat}, {g}, {o}, {c}] = {_index(rhs, geo.ndim, ra)}")
+    parallel = (ctx.parallel_ok and geo.n_out >= 2
+                and _prod(geo.out_shape) * cin * nk >= PARALLEL_MIN_MACS)
+    ctx.uses_parallel |= parallel
+    lines.append(f"for {n} in {'prange' if parallel else 'range'}({geo.n_out}):")
+    # The zero-padded input of batch element n: padded coordinate = input + pad_lo.
+    lines += [f"    {xp} = np.zeros({_shape((groups * cin, size))}, {ctor})",
+              f"    for {c} in range({groups * cin}):"]
+    depth = 2
+    ins = [ctx.fresh("i") for _ in range(nsp)]
+    for d, i in enumerate(ins):
+        lo, extent = geo.pad_lo[d], geo.in_sp[d]
+        first, stop = max(0, -lo), min(extent, padded[d] - lo)
+        lines.append("    " * depth + f"for {i} in range({first}, {max(first, stop)}):")
+        depth += 1
+    pos = " + ".join(f"({i} + {geo.pad_lo[d]}) * {strides[d]}" for d, i in enumerate(ins))
+    la = {geo.lspec[0]: n, geo.lspec[1]: c}
+    la.update(zip(geo.lspec[2:], ins))
+    lines.append("    " * depth + f"{xp}[{c}, {pos}] = {_index(lhs, geo.ndim, la)}")
+    lines += [f"    {y} = np.empty({_shape((og, span))}, {ctor})",
+              f"    for {g} in range({groups}):"]
+    depth = 2
+    for k, kn in zip(ks, geo.k_sp):
+        lines.append("    " * depth + f"for {k} in range({kn}):")
+        depth += 1
+    off = " + ".join(f"{k} * {geo.rd[d] * strides[d]}" for d, k in enumerate(ks))
+    ind = "    " * depth
+    lines.append(ind + f"_gemm_rows({og}, {span}, {cin}, {wk}, (({kflat}) * {groups} + {g})"
+                       f" * {og * cin}, {cin}, {xp}, {g} * {cin * size} + {off}, {size}, "
+                       f"{y}, 0, {span}, 0.0 if ({kflat}) == 0 else 1.0)")
+    lines.append(f"        for {o} in range({og}):")
+    depth = 3
+    ps = [ctx.fresh("p") for _ in geo.out_sp]
+    for p, extent in zip(ps, geo.out_sp):
+        lines.append("    " * depth + f"for {p} in range({extent}):")
+        depth += 1
+    col = " + ".join(f"{p} * {strides[d]}" for d, p in enumerate(ps))
+    oa = {geo.ospec[0]: n, geo.ospec[1]: f"{g} * {og} + {o}"}
+    oa.update(zip(geo.ospec[2:], ps))
+    lines.append("    " * depth + f"{_index(out, geo.ndim, oa)} = {y}[{o}, {col}]")
+
+
+def _shifted_applies(geo) -> bool:
+    """Stride 1, no lhs dilation, no batch groups, and enough input features per group
+    that a product per kernel offset keeps BLAS efficient (else im2col)."""
+    return (all(s == 1 for s in geo.strides) and all(d == 1 for d in geo.ld)
+            and geo.bgc == 1 and geo.n_feat_in >= SHIFTED_MIN_FEATURES)
+
+
 def lower_conv_general_dilated(ctx, outs, ins, in_avals, out_avals, **params):
     geo = _Geometry(in_avals, out_avals, params)
     dt = np.dtype(out_avals[0].dtype)
@@ -261,7 +351,12 @@ def lower_conv_general_dilated(ctx, outs, ins, in_avals, out_avals, **params):
     macs = _prod(geo.out_shape) * ksize
     blas = (dt in (np.dtype(np.float32), np.dtype(np.float64)) and geo.out_sp
             and all(np.dtype(a.dtype) == dt for a in in_avals) and macs >= BLAS_MIN_MACS)
-    (_im2col if blas else _direct)(ctx, out, lhs, rhs, geo, dt, lines)
+    if not blas:
+        _direct(ctx, out, lhs, rhs, geo, dt, lines)
+    elif _shifted_applies(geo):
+        _shifted(ctx, out, lhs, rhs, geo, dt, lines)
+    else:
+        _im2col(ctx, out, lhs, rhs, geo, dt, lines)
     return lines
 
 

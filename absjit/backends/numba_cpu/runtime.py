@@ -58,6 +58,11 @@ def _bdot(a, b, out):
 
 __all__ += ["_dot", "_bdot"]
 
+# A product on offset, row-strided operands with accumulation (convolutions).
+from .gemm_kernels import _gemm_rows  # noqa: E402
+
+__all__ += ["_gemm_rows"]
+
 # Vectorisable exp and log for float32/float64 (lowering exp, logistic and log).
 from .fastmath_kernels import (_exp_float32, _exp_float64, _log_float32,  # noqa: E402
                                _log_float64)
