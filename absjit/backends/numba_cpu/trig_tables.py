@@ -1,0 +1,105 @@
+"""Constants of the ``sin``/``cos``/``tan`` kernels (:mod:`.kernels_trig`), derived at
+import from ``2/pi`` and ``pi/2`` computed in exact integer arithmetic.
+
+The argument reduction for large arguments needs the bits of ``2/pi`` far beyond a
+float64: a float64 ``x`` near ``2**1023`` times ``2/pi`` modulo 4 depends on the bits of
+``2/pi`` around position 1023 and the ~170 after it. The tables hold, for every binary
+exponent ``e`` of the argument, the few chunks of ``2/pi`` that matter for it (the
+earlier bits only add multiples of 4 to ``x * 2/pi``; later ones are below the
+precision needed), each chunk short enough that its product with the argument (or
+with one half of it) is exact in float64.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["TWO_OVER_PI_BITS", "two_over_pi_chunk", "pio2_parts", "table_f32", "table_f64",
+           "F32_E_MIN", "F64_E_MIN", "F64_CHUNKS",
+           "F64_SCALE"]
+
+_PREC = 1400  # bits of 2/pi kept: enough for float64's largest exponent plus ~180
+
+
+def _atan_inv(n: int, bits: int) -> int:
+    """``atan(1/n) * 2**bits`` (truncated) by its Taylor series in integers."""
+    total, term, k, n2 = 0, (1 << bits) // n, 0, n * n
+    while term:
+        total += term // (2 * k + 1) if k % 2 == 0 else -(term // (2 * k + 1))
+        term //= n2
+        k += 1
+    return total
+
+
+def _pi_fixed(bits: int) -> int:
+    """``floor(pi * 2**bits)`` within a few units (Machin's formula, 64 guard bits)."""
+    g = bits + 64
+    return (16 * _atan_inv(5, g) - 4 * _atan_inv(239, g)) >> 64
+
+
+_PI = _pi_fixed(_PREC + 8)                     # pi * 2**(_PREC + 8)
+# 2/pi * 2**_PREC = 2**(2*_PREC + 9) / (pi * 2**(_PREC + 8)); the error of the last
+# few bits is far below what any chunk uses.
+TWO_OVER_PI_BITS = (1 << (2 * _PREC + 9)) // _PI
+
+
+def two_over_pi_chunk(lo: int, hi: int, scale: int = 0) -> float:
+    """The bits of ``2/pi`` with weights ``2**-j`` for ``lo < j <= hi``, times
+    ``2**scale``, as a float (exact when ``hi - lo <= 53`` and the result is normal). Bit
+    positions below 1 (``j <= 0``) are zero."""
+    lo, hi = max(lo, 0), max(hi, 0)
+    if hi <= lo:
+        return 0.0
+    v = (TWO_OVER_PI_BITS >> (_PREC - hi)) & ((1 << (hi - lo)) - 1)
+    return math.ldexp(v, scale - hi)
+
+
+def pio2_parts(widths) -> list:
+    """``pi/2`` split into floats ``p0 + p1 + …`` of ``widths`` significant bits each."""
+    pio2 = _PI  # pi/2 * 2**(_PREC + 9)
+    scale = _PREC + 9
+    parts, rest = [], pio2
+    for w in widths:
+        top = rest.bit_length()
+        v = rest >> (top - w) << (top - w)       # the leading ``w`` bits
+        parts.append(math.ldexp(v >> (top - w), top - w - scale))
+        rest -= v
+    return parts
+
+
+# float32 arguments (reduced in float64): a = M * 2**(e - 23), M < 2**24. Bits of 2/pi at
+# j <= e - 25 only add multiples of 4; chunks of 26, 26 and 53 bits follow.
+F32_E_MIN = -1                                  # |x| >= pi/4 has e >= -1
+
+
+def table_f32() -> np.ndarray:
+    """``(e - F32_E_MIN) * 3 + i`` -> chunk ``i`` of 2/pi for exponent ``e`` (e up to 128,
+    the exponent of inf and NaN, whose row is never used)."""
+    rows = []
+    for e in range(F32_E_MIN, 129):
+        lo = e - 25
+        rows.append([two_over_pi_chunk(lo, lo + 26), two_over_pi_chunk(lo + 26, lo + 52),
+                     two_over_pi_chunk(lo + 52, lo + 105)])
+    return np.array(rows, np.float64).ravel()
+
+
+# float64 arguments of exponent e >= F64_E_MIN: a = ah + al, ah = Mh * 2**(e - 26)
+# (27 bits), al = Ml * 2**(e - 52) (26 bits); chunk i holds the bits of 2/pi at
+# e - 54 + 26 i < j <= e - 54 + 26 (i + 1), so every product ah*C_i, al*C_i is exact.
+F64_E_MIN = 20
+F64_CHUNKS = 7
+# The last chunks for exponents near 1023 would be subnormal: from this exponent on the
+# chunks are stored times 2**F64_SCALE and the argument is multiplied by 2**-F64_SCALE
+# (both exact), which leaves every product unchanged.
+F64_SCALE = 600
+
+
+def table_f64() -> np.ndarray:
+    """``(e - F64_E_MIN) * F64_CHUNKS + i`` -> chunk ``i`` of 2/pi for exponent ``e``."""
+    rows = []
+    for e in range(F64_E_MIN, 1025):
+        lo, scale = e - 54, F64_SCALE if e >= F64_SCALE else 0
+        rows.append([two_over_pi_chunk(lo + 26 * i, lo + 26 * (i + 1), scale)
+                     for i in range(F64_CHUNKS)])
+    return np.array(rows, np.float64).ravel()
