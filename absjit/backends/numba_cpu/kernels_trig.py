@@ -9,12 +9,11 @@ Method. ``|x| = (k + f) * pi/2`` with ``k`` an integer and ``|f| <= 1/2``; the q
 ``k mod 4`` picks ``±sin`` or ``±cos`` of ``r = f * pi/2``, each a polynomial on
 ``|r| <= pi/4``; ``sin`` and ``tan`` are odd, so the sign of ``x`` is applied last.
 
-* float32 is reduced and evaluated in float64 and rounded once. The reduction works for
-  every exponent without a branch: ``|x| * 2/pi mod 4`` is the sum of the products of
-  ``|x|`` (24 bits) with three chunks of ``2/pi`` looked up by the exponent of ``x``
-  (:mod:`.trig_tables`): the first two products are exact and their sum modulo 4 is
-  exact, so ``k`` and ``f`` are exact up to the third, small product. Lanes below
-  ``pi/4`` take ``r = x`` directly. The table lookups become vector gathers.
+* float32 is reduced and evaluated in float64 and rounded once. The reduction
+  (:mod:`.trig_reduce32`) works for every exponent without a branch or a table
+  lookup: ``|x| * 2/pi mod 4`` from integer products of the 24-bit significand with
+  104 bits of ``2/pi`` cut out by the exponent, exact but for a term below ``2**-77``.
+  Lanes below ``pi/4`` take ``r = x`` directly.
 * float64 up to ``|x| < 2**20`` is reduced by Cody-Waite with ``pi/2`` in three parts
   (33 + 33 + 53 bits: ``k * p0`` and ``k * p1`` are exact for ``k < 2**20``, and an
   error-free sum keeps the rounding of ``r`` as a second word ``rlo``). Above that the
@@ -22,7 +21,8 @@ Method. ``|x| = (k + f) * pi/2`` with ``k`` an integer and ``|f| <= 1/2``; the q
   chunks of ``2/pi`` chosen by its exponent; the products are exact, those with large
   weights are reduced modulo 4 exactly and summed exactly, the rest are accumulated by
   error-free sums into ``f + flo``. Both reductions are computed for every lane (the
-  vectoriser turns the choice into a select), so the common path stays vectorised.
+  vectoriser turns the choice into a select, and the table loads into gathers), so
+  the common path stays vectorised and pays for the large one.
 
 ``sin(r) = r + r**3 * P(r**2)`` and ``cos(r) = 1 - r**2/2 + r**4 * Q(r**2)``, Taylor
 polynomials long enough that their truncation error is far below half an ulp; the
@@ -40,8 +40,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from .fastmath_kernels import _fma
-from .trig_tables import (F32_E_MIN, F64_CHUNKS, F64_E_MIN, F64_SCALE, pio2_parts,
-                          table_f32, table_f64)
+from .trig_reduce32 import _reduce_bits_f32
+from .trig_tables import F64_CHUNKS, F64_E_MIN, F64_SCALE, pio2_parts, table_f64
 
 __all__ = [f"_{n}_{dt}" for n in ("sin", "cos", "tan") for dt in ("float32", "float64")]
 
@@ -94,8 +94,6 @@ _TWO_OVER_PI = f64(2 / np.pi)
 _PIO4 = f64(np.pi / 4)
 _P0, _P1, _P2 = (f64(v) for v in pio2_parts([33, 33, 53]))
 _PIO2_HI, _PIO2_LO = (f64(v) for v in pio2_parts([53, 53]))
-_T32 = table_f32()
-_T32_EMAX = 128
 _T64 = table_f64()
 _T64_EMAX = 1024
 _CW_LIMIT = f64(2.0 ** 20)
@@ -130,13 +128,9 @@ def _two_sum(a, b):
 def _reduce_f32(x):
     """``(q, r)``: ``|x| = (4 m + q) * pi/2 + r``, ``|r| <= pi/4`` (float64 ``r``)."""
     a = abs(np.float64(x))
-    i = _exponent_index(x, F32_E_MIN, _T32_EMAX) * 3
-    s = _mod4(a * _T32[i]) + a * _T32[i + 1]        # exact: see trig_tables
-    k = np.rint(s)
-    f = (s - k) + a * _T32[i + 2]
-    q = k - _FOUR * np.floor(k * _QUARTER)
+    q, f = _reduce_bits_f32(x)
     small = a < _PIO4
-    return (_ZERO if small else q), (a if small else f * (_PIO2_HI + _PIO2_LO))
+    return (_ZERO if small else q), (a if small else f * _PIO2_HI)
 
 
 @numba.njit(inline="always", cache=False, error_model="numpy")

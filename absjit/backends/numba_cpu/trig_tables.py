@@ -3,11 +3,12 @@ import from ``2/pi`` and ``pi/2`` computed in exact integer arithmetic.
 
 The argument reduction for large arguments needs the bits of ``2/pi`` far beyond a
 float64: a float64 ``x`` near ``2**1023`` times ``2/pi`` modulo 4 depends on the bits of
-``2/pi`` around position 1023 and the ~170 after it. The tables hold, for every binary
-exponent ``e`` of the argument, the few chunks of ``2/pi`` that matter for it (the
-earlier bits only add multiples of 4 to ``x * 2/pi``; later ones are below the
-precision needed), each chunk short enough that its product with the argument (or
-with one half of it) is exact in float64.
+``2/pi`` around position 1023 and the ~170 after it. The float64 table holds, for every
+binary exponent ``e`` of the argument, the few chunks of ``2/pi`` that matter for it
+(the earlier bits only add multiples of 4 to ``x * 2/pi``; later ones are below the
+precision needed), each chunk short enough that its product with one half of the
+argument is exact in float64. float32 needs only the first 256 bits
+(:mod:`.trig_reduce32`).
 """
 from __future__ import annotations
 
@@ -15,9 +16,8 @@ import math
 
 import numpy as np
 
-__all__ = ["TWO_OVER_PI_BITS", "two_over_pi_chunk", "pio2_parts", "table_f32", "table_f64",
-           "F32_E_MIN", "F64_E_MIN", "F64_CHUNKS",
-           "F64_SCALE"]
+__all__ = ["TWO_OVER_PI_BITS", "two_over_pi_chunk", "two_over_pi_words", "pio2_parts",
+           "table_f64", "F64_E_MIN", "F64_CHUNKS", "F64_SCALE"]
 
 _PREC = 1400  # bits of 2/pi kept: enough for float64's largest exponent plus ~180
 
@@ -68,20 +68,10 @@ def pio2_parts(widths) -> list:
     return parts
 
 
-# float32 arguments (reduced in float64): a = M * 2**(e - 23), M < 2**24. Bits of 2/pi at
-# j <= e - 25 only add multiples of 4; chunks of 26, 26 and 53 bits follow.
-F32_E_MIN = -1                                  # |x| >= pi/4 has e >= -1
-
-
-def table_f32() -> np.ndarray:
-    """``(e - F32_E_MIN) * 3 + i`` -> chunk ``i`` of 2/pi for exponent ``e`` (e up to 128,
-    the exponent of inf and NaN, whose row is never used)."""
-    rows = []
-    for e in range(F32_E_MIN, 129):
-        lo = e - 25
-        rows.append([two_over_pi_chunk(lo, lo + 26), two_over_pi_chunk(lo + 26, lo + 52),
-                     two_over_pi_chunk(lo + 52, lo + 105)])
-    return np.array(rows, np.float64).ravel()
+def two_over_pi_words(n: int) -> list:
+    """The first ``64 * n`` bits of ``2/pi`` (weights ``2**-1`` on) as ``n`` 64-bit words."""
+    top = TWO_OVER_PI_BITS >> (_PREC - 64 * n)
+    return [(top >> (64 * (n - 1 - i))) & ((1 << 64) - 1) for i in range(n)]
 
 
 # float64 arguments of exponent e >= F64_E_MIN: a = ah + al, ah = Mh * 2**(e - 26)
