@@ -2,7 +2,8 @@
 definition per implementation, shared by ``bench_cpu_lowerings`` and
 ``scripts/compare.py``: a ``fori_loop`` whose body sorts, a 2-D convolution,
 ``tanh`` on 1e6 float32 and ``sin``/``cos`` on 1e6 float32 and float64 (vectorised
-kernels, not a libm call per element), and ``selu`` on 1e6 float16 (16-bit storage, float32 arithmetic, every operation rounded).
+kernels, not a libm call per element), and ``selu`` on 1e6 float16 (16-bit storage,
+float32 arithmetic, every operation rounded).
 
 Every ``make_*`` returns ``{implementation: zero-argument callable}``, warmed up.
 """

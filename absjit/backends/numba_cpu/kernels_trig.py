@@ -17,12 +17,13 @@ Method. ``|x| = (k + f) * pi/2`` with ``k`` an integer and ``|f| <= 1/2``; the q
 * float64 up to ``|x| < 2**20`` is reduced by Cody-Waite with ``pi/2`` in three parts
   (33 + 33 + 53 bits: ``k * p0`` and ``k * p1`` are exact for ``k < 2**20``, and an
   error-free sum keeps the rounding of ``r`` as a second word ``rlo``). Above that the
-  argument is split into a 27-bit and a 26-bit half and multiplied by seven 26-bit
-  chunks of ``2/pi`` chosen by its exponent; the products are exact, those with large
-  weights are reduced modulo 4 exactly and summed exactly, the rest are accumulated by
-  error-free sums into ``f + flo``. Both reductions are computed for every lane (the
-  vectoriser turns the choice into a select, and the table loads into gathers), so
-  the common path stays vectorised and pays for the large one.
+  argument's significand is split into a 27-bit and a 26-bit half and multiplied by
+  seven 26-bit chunks of ``2/pi`` chosen by its exponent (four 64-bit table words);
+  the products are exact, those with large weights are reduced modulo 4 exactly and
+  summed exactly, the rest are accumulated by error-free sums into ``f + flo``. Both
+  reductions are computed for every lane (the vectoriser turns the choice into a
+  select, and the table loads into gathers), so the common path stays vectorised and
+  pays for the large one: about four times the cost of Cody-Waite alone.
 
 ``sin(r) = r + r**3 * P(r**2)`` and ``cos(r) = 1 - r**2/2 + r**4 * Q(r**2)``, Taylor
 polynomials long enough that their truncation error is far below half an ulp; the
@@ -41,7 +42,7 @@ from numba.extending import intrinsic
 
 from .fastmath_kernels import _fma
 from .trig_reduce32 import _reduce_bits_f32
-from .trig_tables import F64_CHUNKS, F64_E_MIN, F64_SCALE, pio2_parts, table_f64
+from .trig_tables import F64_E_MIN, F64_WORDS, pio2_parts, table_f64
 
 __all__ = [f"_{n}_{dt}" for n in ("sin", "cos", "tan") for dt in ("float32", "float64")]
 
@@ -71,17 +72,32 @@ def _exponent_index(typingctx, x, emin, emax):
 
 
 @intrinsic
-def _clear_low_26(typingctx, x):
-    """float64 ``x`` with the low 26 bits of its significand cleared (its top 27 bits)."""
+def _significand_f64(typingctx, x):
+    """The 53-bit integer significand of a normal float64 (implicit bit included)."""
     if x != types.float64:
         return None
 
     def codegen(context, builder, sig, args):
         i64 = ir.IntType(64)
-        b = builder.and_(builder.bitcast(args[0], i64), i64(~((1 << 26) - 1)))
-        return builder.bitcast(b, ir.DoubleType())
+        b = builder.and_(builder.bitcast(args[0], i64), i64((1 << 52) - 1))
+        return builder.or_(b, i64(1 << 52))
 
-    return types.float64(types.float64), codegen
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _u52_to_float(typingctx, v):
+    """An integer ``0 <= v < 2**52`` as a float64, exactly: ``v`` or'ed into the bits of
+    ``2**52``, minus ``2**52`` (a packed 64-bit int -> float conversion needs AVX-512)."""
+    if v != types.int64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        t = builder.or_(args[0], ir.IntType(64)(0x4330000000000000))
+        return builder.fsub(builder.bitcast(t, ir.DoubleType()),
+                            ir.Constant(ir.DoubleType(), 2.0 ** 52))
+
+    return types.float64(types.int64), codegen
 
 
 _ZERO = f64(0.0)
@@ -97,8 +113,9 @@ _PIO2_HI, _PIO2_LO = (f64(v) for v in pio2_parts([53, 53]))
 _T64 = table_f64()
 _T64_EMAX = 1024
 _CW_LIMIT = f64(2.0 ** 20)
-_UP = f64(2.0 ** F64_SCALE)
-_DOWN = f64(2.0 ** -F64_SCALE)
+_MASK26 = (1 << 26) - 1
+(_S24, _S26, _S52, _S78, _S104, _S130, _S156) = (f64(2.0 ** -n)
+                                                 for n in (24, 26, 52, 78, 104, 130, 156))
 
 # sin(r) = r + r*z*(s1 + s2 z + …), cos(r) = 1 - z/2 + z*z*(c2 + c3 z + …), z = r*r:
 # Taylor coefficients; float64 to r**17 / r**18, float32 (evaluated in float64) to
@@ -178,12 +195,20 @@ def _tan_float32(x):
 @numba.njit(inline="always", cache=False, error_model="numpy")
 def _reduce_large_f64(a):
     """``(k, f, flo)``: ``a * 2/pi = 4 m + k + f + flo``, ``|f| <= 1/2`` (``a >= 2**20``)."""
-    i = _exponent_index(a, F64_E_MIN, _T64_EMAX) * F64_CHUNKS
-    a = a * _DOWN if a >= _UP else a              # the table's rows are scaled up there
-    ah = _clear_low_26(a)
-    al = a - ah
-    c0, c1, c2, c3 = _T64[i], _T64[i + 1], _T64[i + 2], _T64[i + 3]
-    c4, c5, c6 = _T64[i + 4], _T64[i + 5], _T64[i + 6]
+    i = _exponent_index(a, F64_E_MIN, _T64_EMAX) * F64_WORDS
+    m = _significand_f64(a)
+    # a's 27-bit and 26-bit halves and the 26-bit chunks of 2/pi, each scaled so that
+    # the products are those of trig_tables' comment (independent of the exponent).
+    ah = _u52_to_float(m >> 26) * _FOUR
+    al = _u52_to_float(m & _MASK26) * _S24
+    w0, w1, w2, w3 = _T64[i], _T64[i + 1], _T64[i + 2], _T64[i + 3]
+    c0 = _u52_to_float(w0 >> 26)
+    c1 = _u52_to_float(w0 & _MASK26) * _S26
+    c2 = _u52_to_float(w1 >> 26) * _S52
+    c3 = _u52_to_float(w1 & _MASK26) * _S78
+    c4 = _u52_to_float(w2 >> 26) * _S104
+    c5 = _u52_to_float(w2 & _MASK26) * _S130
+    c6 = _u52_to_float(w3 >> 26) * _S156
     # Products on the grid of 2**-24 (below 2**29) and of 2**-50 (below 2**3): their
     # sums, each taken modulo 4 first, are exact.
     g0 = _mod4(_mod4(al * c0) + _mod4(ah * c1))

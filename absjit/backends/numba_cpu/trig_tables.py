@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-__all__ = ["TWO_OVER_PI_BITS", "two_over_pi_chunk", "two_over_pi_words", "pio2_parts",
-           "table_f64", "F64_E_MIN", "F64_CHUNKS", "F64_SCALE"]
+__all__ = ["TWO_OVER_PI_BITS", "two_over_pi_bits", "two_over_pi_words", "pio2_parts",
+           "table_f64", "F64_E_MIN", "F64_CHUNKS", "F64_WORDS"]
 
 _PREC = 1400  # bits of 2/pi kept: enough for float64's largest exponent plus ~180
 
@@ -44,15 +44,13 @@ _PI = _pi_fixed(_PREC + 8)                     # pi * 2**(_PREC + 8)
 TWO_OVER_PI_BITS = (1 << (2 * _PREC + 9)) // _PI
 
 
-def two_over_pi_chunk(lo: int, hi: int, scale: int = 0) -> float:
-    """The bits of ``2/pi`` with weights ``2**-j`` for ``lo < j <= hi``, times
-    ``2**scale``, as a float (exact when ``hi - lo <= 53`` and the result is normal). Bit
-    positions below 1 (``j <= 0``) are zero."""
+def two_over_pi_bits(lo: int, hi: int) -> int:
+    """The bits of ``2/pi`` with weights ``2**-j`` for ``lo < j <= hi`` as an integer (the
+    bit of weight ``2**-hi`` is its lowest). Bit positions below 1 (``j <= 0``) are zero."""
     lo, hi = max(lo, 0), max(hi, 0)
     if hi <= lo:
-        return 0.0
-    v = (TWO_OVER_PI_BITS >> (_PREC - hi)) & ((1 << (hi - lo)) - 1)
-    return math.ldexp(v, scale - hi)
+        return 0
+    return (TWO_OVER_PI_BITS >> (_PREC - hi)) & ((1 << (hi - lo)) - 1)
 
 
 def pio2_parts(widths) -> list:
@@ -74,22 +72,24 @@ def two_over_pi_words(n: int) -> list:
     return [(top >> (64 * (n - 1 - i))) & ((1 << 64) - 1) for i in range(n)]
 
 
-# float64 arguments of exponent e >= F64_E_MIN: a = ah + al, ah = Mh * 2**(e - 26)
-# (27 bits), al = Ml * 2**(e - 52) (26 bits); chunk i holds the bits of 2/pi at
-# e - 54 + 26 i < j <= e - 54 + 26 (i + 1), so every product ah*C_i, al*C_i is exact.
+# float64 arguments of exponent e >= F64_E_MIN: a = M * 2**(e - 52), M = Mh * 2**26 + Ml
+# (Mh 27 bits, Ml 26). Chunk i holds the 26 bits of 2/pi at
+# e - 54 + 26 i < j <= e - 54 + 26 (i + 1) as an integer N_i; then
+#   (Mh * 2**(e-26)) * chunk_i = Mh * N_i * 2**(2 - 26 i)
+#   (Ml * 2**(e-52)) * chunk_i = Ml * N_i * 2**(-24 - 26 i)
+# whatever e is: exact float64 products of (4 Mh) or (Ml * 2**-24) with N_i * 2**(-26 i).
 F64_E_MIN = 20
 F64_CHUNKS = 7
-# The last chunks for exponents near 1023 would be subnormal: from this exponent on the
-# chunks are stored times 2**F64_SCALE and the argument is multiplied by 2**-F64_SCALE
-# (both exact), which leaves every product unchanged.
-F64_SCALE = 600
+F64_WORDS = 4                           # two 26-bit chunks per 64-bit word
 
 
 def table_f64() -> np.ndarray:
-    """``(e - F64_E_MIN) * F64_CHUNKS + i`` -> chunk ``i`` of 2/pi for exponent ``e``."""
+    """``(e - F64_E_MIN) * F64_WORDS + w`` -> ``N_{2w} * 2**26 + N_{2w+1}`` (``N_7 = 0``)
+    for exponent ``e`` (up to 1024, the exponent of inf and NaN, whose row is unused)."""
     rows = []
     for e in range(F64_E_MIN, 1025):
-        lo, scale = e - 54, F64_SCALE if e >= F64_SCALE else 0
-        rows.append([two_over_pi_chunk(lo + 26 * i, lo + 26 * (i + 1), scale)
-                     for i in range(F64_CHUNKS)])
-    return np.array(rows, np.float64).ravel()
+        lo = e - 54
+        n = [two_over_pi_bits(lo + 26 * i, lo + 26 * (i + 1))
+             for i in range(F64_CHUNKS)] + [0]
+        rows.append([(n[2 * w] << 26) | n[2 * w + 1] for w in range(F64_WORDS)])
+    return np.array(rows, np.int64).ravel()
