@@ -1,8 +1,9 @@
 """Workloads of the cpu backend's lowerings (issue: no performance cliffs), one
 definition per implementation, shared by ``bench_cpu_lowerings`` and
 ``scripts/compare.py``: a ``fori_loop`` whose body sorts, a 2-D convolution,
-``tanh`` on 1e6 float32 (a vectorised kernel, not a libm call per element), and ``selu``
-on 1e6 float16 (16-bit storage, float32 arithmetic, every operation rounded).
+``tanh`` on 1e6 float32 and ``sin``/``cos`` on 1e6 float32 and float64 (vectorised
+kernels, not a libm call per element), and ``selu`` on 1e6 float16 (16-bit storage,
+float32 arithmetic, every operation rounded).
 
 Every ``make_*`` returns ``{implementation: zero-argument callable}``, warmed up.
 """
@@ -16,7 +17,8 @@ from absjit import lax
 
 from ._workloads import ALPHA, LMBDA, _warm, jax, jax_numpy, numba, selu_jnp
 
-__all__ = ["make_fori_sort", "make_conv2d", "make_tanh", "make_selu_f16", "WORKLOADS"]
+__all__ = ["make_fori_sort", "make_conv2d", "make_unary", "make_tanh", "make_sin", "make_cos",
+           "make_selu_f16", "WORKLOADS"]
 
 
 # -- fori_loop of 20,000 steps whose body sorts 16 values ------------------------------
@@ -52,25 +54,65 @@ def make_conv2d(batch=8, channels=64, size=32):
     return _warm(impls)
 
 
-# -- tanh on 1e6 float32 ----------------------------------------------------------------
-def _tanh_loop(x, out):
-    for i in range(x.shape[0]):
-        out[i] = np.tanh(x[i])
-    return out
+# -- tanh, sin, cos on 1e6 floats ---------------------------------------------------------
+def _unary_loop(fn):
+    def loop(x, out):
+        for i in range(x.shape[0]):
+            out[i] = fn(x[i])
+        return out
+    return loop
+
+
+def _with_x64(fn):
+    """``fn`` called with 64-bit types on in absjit (a float64 argument stays float64)."""
+    def call():
+        prev = absjit.config.enable_x64
+        absjit.config.update("enable_x64", True)
+        try:
+            return fn()
+        finally:
+            absjit.config.update("enable_x64", prev)
+    return call
+
+
+def make_unary(name, dtype=np.float32, n=1_000_000, scale=1.0):
+    """``name`` (a NumPy function name) on ``n`` normally distributed values times
+    ``scale``: absjit, ``jax.jit``, NumPy and a serial Numba loop calling ``np.<name>``."""
+    x = (np.random.default_rng(0).standard_normal(n) * scale).astype(dtype)
+    np_fn = getattr(np, name)
+    f = absjit.jit(getattr(jnp, name))
+    wide = np.dtype(dtype) == np.float64
+    impls = {"absjit": _with_x64(lambda: f(x)) if wide else (lambda: f(x)),
+             "numpy": lambda: np_fn(x)}
+    if jax is not None:
+        jf = jax.jit(getattr(jax_numpy, name))
+        if wide:
+            with jax.enable_x64(True):
+                xj = jax.device_put(x)
+
+            def call_jax():
+                with jax.enable_x64(True):
+                    return jf(xj)
+            impls["jax"] = call_jax
+        else:
+            xj = jax.device_put(x)
+            impls["jax"] = lambda: jf(xj)
+    if numba is not None:
+        serial = numba.njit(error_model="numpy")(_unary_loop(np_fn))
+        impls["numba"] = lambda: serial(x, np.empty_like(x))
+    return _warm(impls)
 
 
 def make_tanh(n=1_000_000):
-    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
-    f = absjit.jit(jnp.tanh)
-    impls = {"absjit": lambda: f(x), "numpy": lambda: np.tanh(x)}
-    if jax is not None:
-        jf = jax.jit(jax_numpy.tanh)
-        xj = jax.device_put(x)
-        impls["jax"] = lambda: jf(xj)
-    if numba is not None:
-        serial = numba.njit(error_model="numpy")(_tanh_loop)
-        impls["numba"] = lambda: serial(x, np.empty_like(x))
-    return _warm(impls)
+    return make_unary("tanh", np.float32, n)
+
+
+def make_sin(dtype=np.float32, n=1_000_000):
+    return make_unary("sin", dtype, n, scale=3.0)
+
+
+def make_cos(dtype=np.float32, n=1_000_000):
+    return make_unary("cos", dtype, n, scale=3.0)
 
 
 # -- selu on 1e6 float16 ------------------------------------------------------------------
@@ -89,4 +131,6 @@ def make_selu_f16(n=1_000_000):
 
 
 WORKLOADS = {"fori_loop + sort(16)": make_fori_sort, "conv 3x3 64ch 32x32 b8": make_conv2d,
-             "tanh 1e6 f32": make_tanh, "selu 1e6 f16": make_selu_f16}
+             "tanh 1e6 f32": make_tanh, "sin 1e6 f32": make_sin, "cos 1e6 f32": make_cos,
+             "sin 1e6 f64": lambda: make_sin(np.float64),
+             "cos 1e6 f64": lambda: make_cos(np.float64), "selu 1e6 f16": make_selu_f16}

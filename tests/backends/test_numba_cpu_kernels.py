@@ -15,6 +15,9 @@ import absjit
 import absjit.numpy as jnp
 from absjit.backends.numba_cpu import NumbaExecutable
 
+# A fresh cache directory: a kernel loaded from disk has no LLVM IR to inspect.
+pytestmark = pytest.mark.usefixtures("module_cache_dir")
+
 NAMES = ("expm1", "log1p", "tanh", "sinh", "cosh", "arctan")
 REFERENCE = {name: getattr(np, name) for name in NAMES}
 

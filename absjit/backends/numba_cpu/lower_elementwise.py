@@ -114,8 +114,9 @@ for _p, _fn, _cfn in ((ew.acosh_p, "np.arccosh", "_cacosh"),
 
 
 def _kernel(name, np_name, complex_fn=None):
-    """absjit's vectorisable kernel ``_{name}_{dtype}`` (:mod:`.kernels_special`) for
-    float32/float64; NumPy's function (or ``complex_fn``) for other dtypes."""
+    """absjit's vectorisable kernel ``_{name}_{dtype}`` (:mod:`.kernels_special`,
+    :mod:`.kernels_trig`) for float32/float64; NumPy's function (or ``complex_fn``) for
+    other dtypes."""
     def rule(args, in_avals, out_aval, **params):
         dt = np.dtype(in_avals[0].dtype)
         if dt in (np.float32, np.float64):
@@ -128,12 +129,13 @@ def _kernel(name, np_name, complex_fn=None):
 
 for _p, _np_name, _cfn in ((ew.expm1_p, "np.expm1", None), (ew.log1p_p, "np.log1p", None),
                            (ew.atan_p, "np.arctan", None), (ew.tanh_p, "np.tanh", "_ctanh"),
-                           (ew.sinh_p, "np.sinh", "_csinh"), (ew.cosh_p, "np.cosh", "_ccosh")):
+                           (ew.sinh_p, "np.sinh", "_csinh"), (ew.cosh_p, "np.cosh", "_ccosh"),
+                           (ew.sin_p, "np.sin", None), (ew.cos_p, "np.cos", None),
+                           (ew.tan_p, "np.tan", None)):
     _register(_p, _kernel(_p.name, _np_name, _cfn))
 
 for _p, _fn in ((ew.exp2_p, "np.exp2"), (ew.sqrt_p, "np.sqrt"),
-                (ew.cbrt_p, "np.cbrt"), (ew.sin_p, "np.sin"), (ew.cos_p, "np.cos"),
-                (ew.tan_p, "np.tan"), (ew.asin_p, "np.arcsin"), (ew.acos_p, "np.arccos"),
+                (ew.cbrt_p, "np.cbrt"), (ew.asin_p, "np.arcsin"), (ew.acos_p, "np.arccos"),
                 (ew.asinh_p, "np.arcsinh"), (ew.atanh_p, "np.arctanh"),
                 (ew.floor_p, "np.floor"), (ew.ceil_p, "np.ceil"),
                 (ew.is_finite_p, "np.isfinite"), (ew.atan2_p, "np.arctan2"),

@@ -86,6 +86,12 @@ from . import kernels_special as _ks  # noqa: E402
 globals().update((name, getattr(_ks, name)) for name in _ks.__all__)
 __all__ += list(_ks.__all__)
 
+# Vectorisable sin, cos, tan.
+from . import kernels_trig as _kt  # noqa: E402
+
+globals().update((name, getattr(_kt, name)) for name in _kt.__all__)
+__all__ += list(_kt.__all__)
+
 # Complex functions NumPy and Numba disagree on; NumPy's complex order.
 from .kernels_complex import (_cacosh, _ccosh, _cdiv, _cle, _clt, _csign,  # noqa: E402
                               _csinh, _ctanh)
