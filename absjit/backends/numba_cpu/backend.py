@@ -36,7 +36,7 @@ from ...errors import CompilationError
 from .. import diskcache
 from ..base import Backend, Executable
 from .dot_fold import fold_dot_transposes
-from .lower_arrays import SYMBOLIC_SIZES, array_rules
+from .lower_arrays import SYMBOLIC_SIZES, array_rules, dot_plan
 from . import threads, tiers
 from .half import lower_half
 from .lower_elementwise import scalar_rules
@@ -211,7 +211,8 @@ def _check_renderable(body, params):
 
 def _calls_blas(program) -> bool:
     return any(isinstance(s, ir.Opaque) and s.prim.name == "dot_general"
-               and np.dtype(s.out_avals[0].dtype) in (np.float32, np.float64)
+               and dot_plan(s.in_avals, s.out_avals[0],
+                            s.params["dimension_numbers"]) == "blas"
                for s in ir.walk(program.body))
 
 

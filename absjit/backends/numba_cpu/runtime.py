@@ -49,14 +49,10 @@ def _dot(a, b):
     return np.dot(a, b)
 
 
-@numba.njit(error_model="numpy")
-def _bdot(a, b, out):
-    for q in range(a.shape[0]):
-        out[q] = np.dot(a[q], b[q])
-    return out
+# Batched products: one BLAS call per matrix, written in place into the result.
+from .blas_kernels import _bgemm  # noqa: E402
 
-
-__all__ += ["_dot", "_bdot"]
+__all__ += ["_dot", "_bgemm"]
 
 # Vectorisable exp and log for float32/float64 (lowering exp, logistic and log).
 from .fastmath_kernels import (_exp_float32, _exp_float64, _log_float32,  # noqa: E402

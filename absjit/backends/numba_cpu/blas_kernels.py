@@ -1,0 +1,87 @@
+"""Batched matrix products that BLAS writes straight into the result.
+
+``_gemm`` calls the same ``numba_xxgemm`` entry point Numba's ``np.dot`` uses (SciPy's
+BLAS, looked up by symbol name, so a kernel holding it can be cached on disk), but with
+explicit leading dimensions and element offsets: one call per matrix of a batch,
+reading the operands where they lie and writing the product into its slice of the
+result — no temporary per matrix and no copy back (``out[q] = np.dot(a[q], b[q])``
+allocated and copied each product).
+
+Row-major ``C = op(A) @ op(B)`` is computed as column-major ``C^T = op(B)^T @ op(A)^T``:
+a row-major matrix is the column-major storage of its transpose, so neither operand
+nor the result is ever transposed in memory.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+__all__ = ["_bgemm"]
+
+_KINDS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+
+
+@intrinsic
+def _gemm(typingctx, ta, tb, m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc):
+    """Column-major ``c[oc:]`` (``m x n``, leading dimension ``ldc``) = ``op(a[oa:]) @
+    op(b[ob:])``, ``op`` transposing where ``ta``/``tb`` is true; returns BLAS's status
+    (0)."""
+    if not all(isinstance(x, types.Array) for x in (a, b, c)) or \
+            str(c.dtype) not in _KINDS or not a.dtype == b.dtype == c.dtype:
+        return None
+    kind = _KINDS[str(c.dtype)]
+    sig = types.int32(ta, tb, m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc)
+
+    def codegen(context, builder, sig, args):
+        char, voidp = ir.IntType(8), ir.IntType(8).as_pointer()
+        intp = context.get_value_type(types.intp)
+        fnty = ir.FunctionType(ir.IntType(32), [char, char, char, intp, intp, intp,
+                                                voidp, voidp, intp, voidp, intp, voidp,
+                                                voidp, intp])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemm")
+        one = cgutils.alloca_once_value(builder, context.get_constant(sig.args[11].dtype, 1))
+        zero = cgutils.alloca_once_value(builder, context.get_constant(sig.args[11].dtype, 0))
+
+        def size(i):
+            return context.cast(builder, args[i], sig.args[i], types.intp)
+
+        def ptr(i):  # the address of element ``args[i + 1]`` of array ``args[i]``
+            data = context.make_array(sig.args[i])(context, builder, args[i]).data
+            return builder.bitcast(builder.gep(data, [size(i + 1)]), voidp)
+
+        def flag(i):
+            v = context.cast(builder, args[i], sig.args[i], types.boolean)
+            return builder.select(v, ir.Constant(char, ord("t")), ir.Constant(char, ord("n")))
+
+        return builder.call(fn, [ir.Constant(char, ord(kind)), flag(0), flag(1), size(2),
+                                 size(3), size(4), builder.bitcast(one, voidp), ptr(5),
+                                 size(7), ptr(8), size(10), builder.bitcast(zero, voidp),
+                                 ptr(11), size(13)])
+    return sig, codegen
+
+
+@numba.njit(error_model="numpy")
+def _bgemm(a, b, out, ta, tb):
+    """``out[q] = op(a[q]) @ op(b[q])`` for every ``q``: ``a`` is C-contiguous
+    ``(B, M, K)``, or ``(B, K, M)`` read transposed when ``ta``; ``b`` is ``(B, K, N)``,
+    or ``(B, N, K)`` when ``tb``; ``out`` is C-contiguous ``(B, M, N)``."""
+    nb, m, n = out.shape
+    k = a.shape[1] if ta else a.shape[2]
+    if nb == 0 or m == 0 or n == 0:
+        return out
+    if k == 0:  # BLAS refuses a zero leading dimension; the empty sum is 0
+        flat = out.reshape(-1)
+        for i in range(flat.size):
+            flat[i] = 0
+        return out
+    lda = m if ta else k
+    ldb = k if tb else n
+    for q in range(nb):
+        _gemm(tb, ta, n, m, k, b, q * (k * n), ldb, a, q * (m * k), lda,
+              out, q * (m * n), n)
+    return out
+
