@@ -167,3 +167,85 @@ def test_bgemm_writes_each_product_in_place(dtype):
     out = np.full((2, 3, 2), np.nan, dtype)
     _bgemm(np.empty((2, 3, 0), dtype), np.empty((2, 0, 2), dtype), out, False, False)
     assert (out == 0).all()
+
+
+# -- large products: blocks of the result in Numba's threads, BLAS at one thread -------
+def test_large_products_plan_blocks():
+    assert _plan((100, 1000), (1000, 2000), (((1,), (0,)), ((), ()))) == "parallel blas"
+    assert _plan((64, 64), (64, 64), (((1,), (0,)), ((), ()))) == "blas"
+    assert _plan((64, 64, 64), (64, 64, 64)) == "parallel blas"
+    assert _plan((1024,), (1024,), (((0,), (0,)), ((), ()))) == "blas"  # a scalar
+    assert la_.gemm_blocks(1, 2000) == 8 and la_.gemm_blocks(64, 64) == 1
+    assert la_.gemm_blocks(1, 300) == 2 and la_.gemm_blocks(3, 4096) == 3
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("lshape,rshape,dn", [
+    ((96, 700), (700, 1100), (((1,), (0,)), ((), ()))),     # a @ b
+    ((700, 96), (700, 1100), (((0,), (0,)), ((), ()))),     # a.T @ b
+    ((96, 700), (1100, 700), (((1,), (1,)), ((), ()))),     # a @ b.T
+    ((2100,), (2100, 500), (((0,), (0,)), ((), ()))),       # vector @ matrix
+    ((500, 2100), (2100,), (((1,), (0,)), ((), ()))),       # matrix @ vector
+    ((5, 40, 90), (5, 90, 600), (((2,), (1,)), ((0,), (0,)))),  # batched, blocks
+])
+def test_large_products_match_numpy(dtype, lshape, rshape, dn):
+    absjit.config.update("enable_x64", dtype == np.float64)
+    rng = np.random.default_rng(6)
+    x, y = _data(lshape, dtype, rng), _data(rshape, dtype, rng)
+    assert _plan(lshape, rshape, dn, dtype) == "parallel blas"
+
+    def f(u, v):
+        p = lax.dot_general(u, v, dn)
+        return p * 2 if np.dtype(dtype).kind == "c" else jnp.maximum(p, 0.5)
+    want = np.tensordot(x, y, dn[0]) if not dn[1][0] else x @ y
+    want = want * 2 if np.dtype(dtype).kind == "c" else np.maximum(want, 0.5)
+    got = absjit.jit(f, backend="cpu")(x, y)
+    assert_close(got, want.astype(dtype), rtol=1e-4 if dtype != np.float64 else 1e-10,
+                 atol=1e-3 if dtype != np.float64 else 1e-9)
+
+
+@pytest.mark.parametrize("nblk", [1, 3, 7, 64])
+def test_pgemm_blocks_cover_every_column(nblk):
+    from absjit.backends.numba_cpu import threads
+    from absjit.backends.numba_cpu.blas_kernels import _pgemm, prime
+    threads.configure_layer()
+    prime()
+    rng = np.random.default_rng(nblk)
+    a = rng.standard_normal((3, 5, 9))
+    b = rng.standard_normal((3, 9, 37))
+    for tb in (False, True):
+        bb = np.ascontiguousarray(np.swapaxes(b, 1, 2)) if tb else b
+        out = np.full((3, 5, 37), np.nan)
+        _pgemm(a, bb, out, False, tb, nblk)
+        assert_close(out, a @ b)
+
+
+def test_fork_after_a_blocked_product():
+    from .test_threads import _run_script
+    out = _run_script("""
+        import multiprocessing as mp, os, numpy as np, absjit, absjit.numpy as jnp
+        from absjit.backends.numba_cpu import threads
+        f = absjit.jit(lambda a, b: jnp.maximum(a @ b, 0))
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((64, 512)).astype(np.float32)
+        b = rng.standard_normal((512, 1024)).astype(np.float32)
+        want = np.maximum(a @ b, 0)
+        assert np.allclose(np.asarray(f(a, b)), want, rtol=1e-4, atol=1e-3)
+        assert threads.info()["blas_threads"] == 1
+        pid = os.fork()
+        if pid == 0:  # the child runs the kernel the parent ran
+            ok = np.allclose(np.asarray(f(a, b)), want, rtol=1e-4, atol=1e-3)
+            os._exit(0 if ok else 3)
+        _, status = os.waitpid(pid, 0)
+        print("child status", status)
+
+        def work(k):
+            return float(np.asarray(f(a + k, b)).sum())
+
+        with mp.get_context("fork").Pool(2) as pool:
+            got = pool.map(work, range(3))
+        assert np.allclose(got, [float(np.maximum((a + k) @ b, 0).sum()) for k in range(3)],
+                           rtol=1e-3)
+        print("pool ok")
+    """)
+    assert "child status 0" in out and "pool ok" in out, out

@@ -20,7 +20,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["_bgemm"]
+__all__ = ["_bgemm", "_pgemm"]
 
 _KINDS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
@@ -85,3 +85,52 @@ def _bgemm(a, b, out, ta, tb):
               out, q * (m * n), n)
     return out
 
+
+
+@numba.njit(parallel=True, error_model="numpy")
+def _pgemm(a, b, out, ta, tb, nblk):
+    """:func:`_bgemm` split into ``nb * nblk`` tasks — each matrix of the batch, cut
+    into ``nblk`` blocks of result columns — run by Numba's threads, one single-threaded
+    BLAS call per task. The caller (:func:`.threads.guard`) keeps BLAS itself at one
+    thread and sets Numba's chunk size to 1, so tasks are taken one at a time: a thread
+    that another process slows down takes fewer tasks instead of holding back a fixed
+    share. (Setting the chunk size here would make the kernel uncacheable: Numba reaches
+    its threading library through a pointer known only at run time.)"""
+    nb, m, n = out.shape
+    k = a.shape[1] if ta else a.shape[2]
+    if nb == 0 or m == 0 or n == 0:
+        return out
+    if k == 0:
+        flat = out.reshape(-1)
+        for i in range(flat.size):
+            flat[i] = 0
+        return out
+    lda = m if ta else k
+    ldb = k if tb else n
+    width = -(-n // max(nblk, 1))
+    width = -(-width // 16) * 16  # whole vector registers per block where possible
+    nblk = -(-n // width)
+    for t in numba.prange(nb * nblk):
+        q = t // nblk
+        j0 = (t - q * nblk) * width
+        nj = min(width, n - j0)
+        _gemm(tb, ta, nj, m, k, b, q * (k * n) + (j0 * k if tb else j0), ldb,
+              a, q * (m * k), lda, out, q * (m * n) + j0, n)
+    return out
+
+
+_primed = False
+
+
+def prime():
+    """Run one 1x1 product per BLAS kind from the calling thread, once per process: the
+    first call of ``numba_xxgemm`` for a kind looks SciPy's function up under the GIL,
+    which a worker thread of :func:`_pgemm` must never have to take (the thread that
+    launched the kernel holds it)."""
+    global _primed
+    if _primed:
+        return
+    for dt in (np.float32, np.float64, np.complex64, np.complex128):
+        x = np.ones((1, 1, 1), dt)
+        _bgemm(x, x, np.empty_like(x), False, False)
+    _primed = True

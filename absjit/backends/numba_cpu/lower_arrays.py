@@ -28,7 +28,7 @@ from . import lower_conv, lower_sort
 from .lower_elementwise import dtype_ctor, lower_max, lower_min
 from .lower_host import host_rule
 
-__all__ = ["array_rules", "array_rule", "dot_plan", "DEBUG_FORMATS", "debug_print_callback",
+__all__ = ["array_rules", "array_rule", "dot_plan", "gemm_blocks", "DEBUG_FORMATS", "debug_print_callback",
            "NOT_LOWERED"]
 
 # Whole-array primitives this backend does not render as loops, and why. At the top
@@ -132,6 +132,14 @@ LOOP_MAX_PRODUCT = 128
 # (4096 products of 4x4: 0.052 ms in parallel, 0.069 ms serial; of 2x2 the parallel
 # launch costs more than it saves).
 PARALLEL_MIN_PRODUCT = 1 << 17
+# A BLAS product of at least this many multiply-adds in all is split into blocks of
+# result columns (and matrices of a batch) that Numba's threads take one at a time, each
+# a single-threaded BLAS call (:func:`.blas_kernels._pgemm`): on a machine where other
+# processes keep cores busy, OpenBLAS's fixed split waits for its slowest thread.
+PARALLEL_GEMM_MIN = 1 << 20
+# ... in about this many tasks, none narrower than ``GEMM_BLOCK_MIN`` columns.
+GEMM_TASKS = 8
+GEMM_BLOCK_MIN = 128
 
 
 def _static(*sizes) -> bool:
@@ -140,9 +148,10 @@ def _static(*sizes) -> bool:
 
 def dot_plan(in_avals, out_aval, dimension_numbers) -> str:
     """How ``dot_general`` is computed: ``"blas"`` (a BLAS call per matrix, written in
-    place), ``"loop"`` (a loop accumulating in the result dtype: integers, bool, empty
-    products, batches of tiny matrices) or ``"parallel loop"`` (the same with its batch
-    axis in ``prange``, where the program allows it)."""
+    place), ``"parallel blas"`` (large products: blocks of the result in Numba's threads,
+    :data:`PARALLEL_GEMM_MIN`), ``"loop"`` (a loop accumulating in the result dtype:
+    integers, bool, empty products, batches of tiny matrices) or ``"parallel loop"`` (the
+    same with its batch axis in ``prange``, where the program allows it)."""
     (lc, rc), (lb, rb) = dimension_numbers
     la, ra = in_avals
     dt = np.dtype(out_aval.dtype)
@@ -151,13 +160,19 @@ def dot_plan(in_avals, out_aval, dimension_numbers) -> str:
     k = _prod([la.shape[d] for d in lc])
     if _is_zero(_prod(out_aval.shape)) or _is_zero(k):
         return "loop"
-    if not lb:
-        return "blas"
     nb = _prod([la.shape[d] for d in lb])
     mn = _prod(out_aval.shape[len(lb):])
-    if not _static(nb, mn, k) or mn * k > LOOP_MAX_PRODUCT:
+    if not _static(nb, mn, k) or not out_aval.ndim:
         return "blas"
+    if not lb or mn * k > LOOP_MAX_PRODUCT:
+        return "parallel blas" if nb * mn * k >= PARALLEL_GEMM_MIN else "blas"
     return "parallel loop" if nb * mn * k >= PARALLEL_MIN_PRODUCT and nb > 1 else "loop"
+
+
+def gemm_blocks(nb, n) -> int:
+    """Column blocks per matrix for :func:`.blas_kernels._pgemm`: about
+    :data:`GEMM_TASKS` tasks in all, none narrower than :data:`GEMM_BLOCK_MIN`."""
+    return max(1, min(-(-GEMM_TASKS // nb), n // GEMM_BLOCK_MIN))
 
 
 def _bmk_transposed(aval, batch, free, contract, natural_first):
@@ -205,6 +220,8 @@ def lower_dot_general(ctx, outs, ins, in_avals, out_avals, *, dimension_numbers,
     lines = []
     lf, rf = _free(la.ndim, lc, lb), _free(ra.ndim, rc, rb)
     plan = dot_plan(in_avals, out_aval, dimension_numbers)
+    if plan == "parallel blas" and not ctx.parallel_blas:
+        plan = "blas"  # the caller runs BLAS with its own threads
     if plan == "blas":
         a = _matrix_operand(lhs, la, lc, True) if not lb and len(lc) == 1 else None
         b = _matrix_operand(rhs, ra, rc, False) if not rb and len(rc) == 1 else None
@@ -217,6 +234,7 @@ def lower_dot_general(ctx, outs, ins, in_avals, out_avals, *, dimension_numbers,
             else:
                 lines.append(f"{outs[0]} = _dot({a}, {b})")
             return lines
+    if plan in ("blas", "parallel blas"):
         # (B, M, K) @ (B, K, N) in place, one BLAS call per matrix; operands whose
         # layout already groups (batch, free, contracting) dims are only reshaped.
         a3, ta = _batched_operand(ctx, lines, lhs, la, lb, lf, lc, True, dt)
@@ -225,8 +243,9 @@ def lower_dot_general(ctx, outs, ins, in_avals, out_avals, *, dimension_numbers,
         m = _prod([la.shape[d] for d in lf])
         n = _prod([ra.shape[d] for d in rf])
         o3 = ctx.fresh("o")
-        lines += [f"{o3} = np.empty({_shape((nb, m, n))}, {dtype_ctor(dt)})",
-                  f"_bgemm({a3}, {b3}, {o3}, {ta}, {tb})",
+        call = f"_bgemm({a3}, {b3}, {o3}, {ta}, {tb})" if plan == "blas" else \
+            f"_pgemm({a3}, {b3}, {o3}, {ta}, {tb}, {gemm_blocks(nb, n)})"
+        lines += [f"{o3} = np.empty({_shape((nb, m, n))}, {dtype_ctor(dt)})", call,
                   f"{outs[0]} = {o3}.reshape({_shape(out_aval.shape)})"]
         return lines
     # A loop on the operands as they are: no copies, accumulate in the result dtype

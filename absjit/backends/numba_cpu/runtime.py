@@ -50,9 +50,9 @@ def _dot(a, b):
 
 
 # Batched products: one BLAS call per matrix, written in place into the result.
-from .blas_kernels import _bgemm  # noqa: E402
+from .blas_kernels import _bgemm, _pgemm  # noqa: E402
 
-__all__ += ["_dot", "_bgemm"]
+__all__ += ["_dot", "_bgemm", "_pgemm"]
 
 # Vectorisable exp and log for float32/float64 (lowering exp, logistic and log).
 from .fastmath_kernels import (_exp_float32, _exp_float64, _log_float32,  # noqa: E402

@@ -23,8 +23,12 @@ cores Dask gave it) among the tasks it runs at the moment (:func:`worker_threads
 N worker processes never start N all-core pools. The
 same count applies to Numba's threads (per calling thread, ``numba.set_num_threads``)
 and to the BLAS libraries' threads (OpenBLAS via SciPy and NumPy), and absjit never runs
-a ``prange`` kernel and a BLAS product in the same kernel, so the two pools never spin
-against each other. ``ABSJIT_ADAPTIVE_THREADS=0`` turns the adaptation off (every
+a ``prange`` kernel and a multi-threaded BLAS product in the same kernel, so the two
+pools never spin against each other. Large products are the exception that proves the
+rule: they run as blocks of the result in Numba's threads
+(:func:`.blas_kernels._pgemm`), taken one at a time, each a BLAS call with BLAS held at
+one thread — a thread that another process slows down takes fewer blocks, where
+OpenBLAS's own fixed split would wait for it — so they use every available thread. ``ABSJIT_ADAPTIVE_THREADS=0`` turns the adaptation off (every
 kernel uses ``NUMBA_NUM_THREADS`` threads and BLAS keeps its own setting).
 
 >>> from absjit.backends.numba_cpu import threads
@@ -299,13 +303,33 @@ class _Policy:
             _set_blas_threads(n)
             self.blas_threads = n
 
+    def before_blas_blocks(self):
+        """Before a kernel whose products run as blocks in Numba's threads, each a
+        single-threaded BLAS call: every available thread (tasks are taken one at a
+        time, so a thread another process slows down takes fewer of them instead of
+        holding the product back), and BLAS at one thread."""
+        if self.pid != os.getpid():
+            self.__init__()
+        n = self._available()
+        if getattr(self.local, "n", None) != n:
+            import numba
+            numba.set_num_threads(n)
+            self.local.n = n
+        if self.blas_threads != 1:
+            _set_blas_threads(1)
+            self.blas_threads = 1
+
 
 _POLICY = _Policy()
 
 
-def guard(dispatcher, parallel: bool, blas: bool):
+def guard(dispatcher, parallel: bool, blas: bool, blas_blocks: bool = False):
     """Wrap a compiled kernel so the thread policy runs before each call; the kernel
-    itself when it neither runs ``prange`` loops nor calls BLAS (no overhead)."""
+    itself when it neither runs ``prange`` loops nor calls BLAS (no overhead).
+    ``blas_blocks``: the kernel runs products as blocks in Numba's threads
+    (:func:`.blas_kernels._pgemm`), each a single-threaded BLAS call."""
+    if blas_blocks:
+        return _guard_blocks(dispatcher)
     if not (parallel or blas) or not _enabled():
         if parallel and _serialize:
             def locked(*args):
@@ -328,6 +352,28 @@ def guard(dispatcher, parallel: bool, blas: bool):
         def call(*args):
             policy.before_blas()
             return dispatcher(*args)
+    call.__wrapped__ = dispatcher
+    return call
+
+
+def _guard_blocks(dispatcher):
+    import numba
+
+    from .blas_kernels import prime
+    policy, adaptive = _POLICY, _enabled()
+
+    def call(*args):
+        prime()  # BLAS's function pointers, looked up from this thread
+        if adaptive:
+            policy.before_blas_blocks()
+        old = numba.set_parallel_chunksize(1)  # blocks taken one at a time
+        try:
+            if _serialize:
+                with _RUN_LOCK:
+                    return dispatcher(*args)
+            return dispatcher(*args)
+        finally:
+            numba.set_parallel_chunksize(old)
     call.__wrapped__ = dispatcher
     return call
 
