@@ -123,14 +123,22 @@ _primed = False
 
 
 def prime():
-    """Run one 1x1 product per BLAS kind from the calling thread, once per process: the
-    first call of ``numba_xxgemm`` for a kind looks SciPy's function up under the GIL,
-    which a worker thread of :func:`_pgemm` must never have to take (the thread that
-    launched the kernel holds it)."""
+    """Run one 1x1 product per BLAS kind through ``numba_xxgemm`` from the calling
+    thread, once per process: its first call for a kind looks SciPy's function up under
+    the GIL, which a worker thread of :func:`_pgemm` must never have to take (the thread
+    that launched the kernel holds it). Called through ctypes: nothing is compiled."""
     global _primed
     if _primed:
         return
-    for dt in (np.float32, np.float64, np.complex64, np.complex128):
-        x = np.ones((1, 1, 1), dt)
-        _bgemm(x, x, np.empty_like(x), False, False)
+    import ctypes
+
+    from numba import _helperlib
+    sz, vp, ch = ctypes.c_ssize_t, ctypes.c_void_p, ctypes.c_char
+    xxgemm = ctypes.CFUNCTYPE(ctypes.c_int, ch, ch, ch, sz, sz, sz, vp, vp, sz, vp, sz,
+                              vp, vp, sz)(_helperlib.c_helpers["xxgemm"])
+    for kind, dt in zip(b"sdcz", (np.float32, np.float64, np.complex64, np.complex128)):
+        one, zero = np.ones(1, dt), np.zeros(1, dt)
+        x, out = np.ones(1, dt), np.empty(1, dt)
+        xxgemm(bytes([kind]), b"n", b"n", 1, 1, 1, one.ctypes.data, x.ctypes.data, 1,
+               x.ctypes.data, 1, zero.ctypes.data, out.ctypes.data, 1)
     _primed = True
