@@ -173,7 +173,9 @@ def test_bgemm_writes_each_product_in_place(dtype):
 def test_large_products_plan_blocks():
     assert _plan((100, 1000), (1000, 2000), (((1,), (0,)), ((), ()))) == "parallel blas"
     assert _plan((64, 64), (64, 64), (((1,), (0,)), ((), ()))) == "blas"
-    assert _plan((64, 64, 64), (64, 64, 64)) == "parallel blas"
+    assert _plan((64, 64, 64), (64, 64, 64)) == "blas"              # 2**18 per matrix
+    assert _plan((2, 128, 64), (2, 64, 127)) == "blas"
+    assert _plan((2, 128, 64), (2, 64, 128)) == "parallel blas"     # 2**20 each
     assert _plan((1024,), (1024,), (((0,), (0,)), ((), ()))) == "blas"  # a scalar
     assert la_.gemm_blocks(1, 2000) == 8 and la_.gemm_blocks(64, 64) == 1
     assert la_.gemm_blocks(1, 300) == 2 and la_.gemm_blocks(3, 4096) == 3

@@ -132,10 +132,13 @@ LOOP_MAX_PRODUCT = 128
 # (4096 products of 4x4: 0.052 ms in parallel, 0.069 ms serial; of 2x2 the parallel
 # launch costs more than it saves).
 PARALLEL_MIN_PRODUCT = 1 << 17
-# A BLAS product of at least this many multiply-adds in all is split into blocks of
-# result columns (and matrices of a batch) that Numba's threads take one at a time, each
-# a single-threaded BLAS call (:func:`.blas_kernels._pgemm`): on a machine where other
-# processes keep cores busy, OpenBLAS's fixed split waits for its slowest thread.
+# A BLAS product whose matrices take at least this many multiply-adds each is split into
+# blocks of result columns (and matrices of a batch) that Numba's threads take one at a
+# time, each a single-threaded BLAS call (:func:`.blas_kernels._pgemm`): on a machine
+# where other processes keep cores busy, OpenBLAS's fixed split waits for its slowest
+# thread. Smaller matrices stay one serial call each: a task per 16x16 or 64x64
+# product cost more than it saved (256 of 16x16: 0.074 ms against 0.024 ms serial; 64
+# of 64x64: 0.19 ms against 0.155 ms; 2-core machine, load 1.4-1.8).
 PARALLEL_GEMM_MIN = 1 << 20
 # ... in about this many tasks, none narrower than ``GEMM_BLOCK_MIN`` columns.
 GEMM_TASKS = 8
@@ -148,8 +151,8 @@ def _static(*sizes) -> bool:
 
 def dot_plan(in_avals, out_aval, dimension_numbers) -> str:
     """How ``dot_general`` is computed: ``"blas"`` (a BLAS call per matrix, written in
-    place), ``"parallel blas"`` (large products: blocks of the result in Numba's threads,
-    :data:`PARALLEL_GEMM_MIN`), ``"loop"`` (a loop accumulating in the result dtype:
+    place), ``"parallel blas"`` (large matrices: blocks of the result in Numba's
+    threads, :data:`PARALLEL_GEMM_MIN`), ``"loop"`` (a loop accumulating in the result dtype:
     integers, bool, empty products, batches of tiny matrices) or ``"parallel loop"`` (the
     same with its batch axis in ``prange``, where the program allows it)."""
     (lc, rc), (lb, rb) = dimension_numbers
@@ -165,7 +168,7 @@ def dot_plan(in_avals, out_aval, dimension_numbers) -> str:
     if not _static(nb, mn, k) or not out_aval.ndim:
         return "blas"
     if not lb or mn * k > LOOP_MAX_PRODUCT:
-        return "parallel blas" if nb * mn * k >= PARALLEL_GEMM_MIN else "blas"
+        return "parallel blas" if mn * k >= PARALLEL_GEMM_MIN else "blas"
     return "parallel loop" if nb * mn * k >= PARALLEL_MIN_PRODUCT and nb > 1 else "loop"
 
 
