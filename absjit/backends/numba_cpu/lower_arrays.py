@@ -11,8 +11,10 @@ copied), a batched one through :func:`.blas_kernels._bgemm`, one call per matrix
 written in place into the result, on operands reshaped without a copy when their layout
 allows (else gathered into (batch, rows, cols) buffers by plain loops). Integers, bool,
 and batches of tiny matrices use a loop that accumulates in the result dtype (wrapping
-for integers, or-of-ands for bool), as the NumPy impl rule does. Rules emit plain loops rather than ``np.transpose``/``np.full``/slice assignment:
-those take Numba far longer to compile than the loops take to write.
+for integers, or-of-ands for bool), as the NumPy impl rule does. Large products run as
+blocks in Numba's threads (:func:`.blas_kernels._pgemm`). Rules emit plain loops rather
+than ``np.transpose``/``np.full``/slice assignment: those take Numba far longer to
+compile than the loops take to write.
 """
 from __future__ import annotations
 
@@ -28,8 +30,8 @@ from . import lower_conv, lower_sort
 from .lower_elementwise import dtype_ctor, lower_max, lower_min
 from .lower_host import host_rule
 
-__all__ = ["array_rules", "array_rule", "dot_plan", "gemm_blocks", "DEBUG_FORMATS", "debug_print_callback",
-           "NOT_LOWERED"]
+__all__ = ["array_rules", "array_rule", "dot_plan", "gemm_blocks", "DEBUG_FORMATS",
+           "debug_print_callback", "NOT_LOWERED"]
 
 # Whole-array primitives this backend does not render as loops, and why. At the top
 # level of a program they run through their NumPy implementation between compiled
@@ -174,7 +176,13 @@ def dot_plan(in_avals, out_aval, dimension_numbers) -> str:
 
 def gemm_blocks(nb, n) -> int:
     """Column blocks per matrix for :func:`.blas_kernels._pgemm`: about
-    :data:`GEMM_TASKS` tasks in all, none narrower than :data:`GEMM_BLOCK_MIN`."""
+    :data:`GEMM_TASKS` tasks in all, none narrower than :data:`GEMM_BLOCK_MIN`.
+
+    Examples
+    --------
+    >>> gemm_blocks(1, 2000), gemm_blocks(8, 256), gemm_blocks(1, 300)
+    (8, 1, 2)
+    """
     return max(1, min(-(-GEMM_TASKS // nb), n // GEMM_BLOCK_MIN))
 
 

@@ -24,12 +24,12 @@ N worker processes never start N all-core pools. The
 same count applies to Numba's threads (per calling thread, ``numba.set_num_threads``)
 and to the BLAS libraries' threads (OpenBLAS via SciPy and NumPy), and absjit never runs
 a ``prange`` kernel and a multi-threaded BLAS product in the same kernel, so the two
-pools never spin against each other. Large products are the exception that proves the
-rule: they run as blocks of the result in Numba's threads
-(:func:`.blas_kernels._pgemm`), taken one at a time, each a BLAS call with BLAS held at
-one thread — a thread that another process slows down takes fewer blocks, where
-OpenBLAS's own fixed split would wait for it — so they use every available thread. ``ABSJIT_ADAPTIVE_THREADS=0`` turns the adaptation off (every
-kernel uses ``NUMBA_NUM_THREADS`` threads and BLAS keeps its own setting).
+pools never spin against each other. Large products run as blocks of the result in
+Numba's threads (:func:`.blas_kernels._pgemm`), taken one at a time, each a BLAS call
+with BLAS held at one thread; they use every available thread, since a thread that
+another process slows down takes fewer blocks, where OpenBLAS's own fixed split would
+wait for it. ``ABSJIT_ADAPTIVE_THREADS=0`` turns the adaptation off (every kernel uses
+``NUMBA_NUM_THREADS`` threads and BLAS keeps its own setting).
 
 >>> from absjit.backends.numba_cpu import threads
 >>> threads.choose_threads(available=2, others_busy=1.0)
