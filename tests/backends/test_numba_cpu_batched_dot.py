@@ -251,3 +251,18 @@ def test_fork_after_a_blocked_product():
         print("pool ok")
     """)
     assert "child status 0" in out and "pool ok" in out, out
+
+
+def test_without_adaptive_threads_blas_keeps_its_setting():
+    from .test_threads import _run_script
+    out = _run_script("""
+        import numpy as np, absjit, absjit.numpy as jnp
+        from absjit.backends.numba_cpu import threads
+        f = absjit.jit(lambda a, b: jnp.maximum(a @ b, 0))
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((64, 512)).astype(np.float32)
+        b = rng.standard_normal((512, 1024)).astype(np.float32)
+        assert np.allclose(np.asarray(f(a, b)), np.maximum(a @ b, 0), rtol=1e-4, atol=1e-3)
+        print("blas threads", threads.info()["blas_threads"])
+    """, env={"ABSJIT_ADAPTIVE_THREADS": "0"})
+    assert "blas threads None" in out, out

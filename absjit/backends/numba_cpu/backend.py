@@ -394,9 +394,10 @@ class NumbaCPUBackend(Backend):
         t0 = time.perf_counter()
         header = "\n".join(f"# {line}" for line in program.source.splitlines()) + "\n"
         # Large products run as blocks in Numba's threads (BLAS at one thread) in a
-        # program compiled as one function; a driver runs its products through SciPy.
+        # program compiled as one function (a driver runs its products through SciPy),
+        # unless the user keeps the thread counts to themselves.
         parallel_blas = pieces is None and options.parallel is not False and \
-            "parallel blas" in _dot_plans(program)
+            threads.adaptive() and "parallel blas" in _dot_plans(program)
         if parallel_blas:
             threads.configure_layer()  # before Numba compiles ``_pgemm``
         if pieces is None:

@@ -45,7 +45,7 @@ import sys
 import threading
 import time
 
-__all__ = ["choose_threads", "configure_layer", "guard", "info", "LoadMonitor",
+__all__ = ["adaptive", "choose_threads", "configure_layer", "guard", "info", "LoadMonitor",
            "CHECK_INTERVAL", "worker_threads"]
 
 log = logging.getLogger("absjit.threads")
@@ -178,6 +178,12 @@ class LoadMonitor:
 def _enabled() -> bool:
     return os.environ.get("ABSJIT_ADAPTIVE_THREADS", "1").strip().lower() not in (
         "0", "false", "no", "off")
+
+
+def adaptive() -> bool:
+    """Whether absjit sets thread counts (``ABSJIT_ADAPTIVE_THREADS`` is not ``0``);
+    without it products are not run as blocks, so BLAS keeps the user's setting."""
+    return _enabled()
 
 
 def configure_layer() -> str:
@@ -360,12 +366,11 @@ def _guard_blocks(dispatcher):
     import numba
 
     from .blas_kernels import prime
-    policy, adaptive = _POLICY, _enabled()
+    policy = _POLICY
 
     def call(*args):
         prime()  # BLAS's function pointers, looked up from this thread
-        if adaptive:
-            policy.before_blas_blocks()
+        policy.before_blas_blocks()
         old = numba.set_parallel_chunksize(1)  # blocks taken one at a time
         try:
             if _serialize:
