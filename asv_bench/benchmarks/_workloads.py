@@ -214,5 +214,40 @@ def make_mlp_train(rows=128):
     return _warm(impls)
 
 
+# -- batched products: einsum 'bij,bjk->bik' and attention scores -----------------------
+def make_bmm(batch=64, n=64):
+    """``einsum('bij,bjk->bik')`` on ``batch`` float32 matrices of ``n x n``."""
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((batch, n, n)).astype(np.float32)
+    b = rng.standard_normal((batch, n, n)).astype(np.float32)
+    impls = {"absjit": lambda f=absjit.jit(lambda x, y: jnp.einsum("bij,bjk->bik", x, y)):
+             f(a, b), "numpy": lambda: np.matmul(a, b)}
+    if jax is not None:
+        jf = jax.jit(lambda x, y: jax_numpy.einsum("bij,bjk->bik", x, y))
+        aj, bj = jax.device_put(a), jax.device_put(b)
+        impls["jax"] = lambda: jf(aj, bj)
+    return _warm(impls)
+
+
+def make_attention_scores(b=8, h=8, q=64, k=64, d=32):
+    """``einsum('bhqd,bhkd->bhqk')``: the key operand is read transposed."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((b, h, q, d)).astype(np.float32)
+    y = rng.standard_normal((b, h, k, d)).astype(np.float32)
+    spec = "bhqd,bhkd->bhqk"
+    impls = {"absjit": lambda f=absjit.jit(lambda u, v: jnp.einsum(spec, u, v)): f(x, y),
+             "numpy": lambda: np.matmul(x, np.swapaxes(y, -1, -2))}
+    if jax is not None:
+        jf = jax.jit(lambda u, v: jax_numpy.einsum(spec, u, v))
+        xj, yj = jax.device_put(x), jax.device_put(y)
+        impls["jax"] = lambda: jf(xj, yj)
+    return _warm(impls)
+
+
+BMM_SHAPES = {"bmm 256x16x16": (256, 16), "bmm 64x64x64": (64, 64), "bmm 8x256x256": (8, 256)}
+
 WORKLOADS = {"selu": make_selu, "norm": make_norm, "dot_relu": make_dot_relu,
              "mlp": make_mlp, "mlp_train": make_mlp_train}
+WORKLOADS.update((name, (lambda s: lambda: make_bmm(*s))(shape))
+                 for name, shape in BMM_SHAPES.items())
+WORKLOADS["attention scores"] = make_attention_scores

@@ -2,7 +2,8 @@
 
 ``selu`` on 1e6 float32 (seed 000), ``norm`` on 10000x10 (seed 003), ``dot`` 100x1000 @
 1000x2000 then relu (seed 004), a 3-layer MLP forward on 256 rows and its training
-step on 128 rows, for absjit's cpu
+step on 128 rows, batched products (``einsum('bij,bjk->bik')`` at three shapes and
+attention scores), for absjit's cpu
 backend, ``jax.jit``, hand-written Numba loops (serial and ``prange``), NumPy and
 numexpr where they apply. ``scripts/compare.py`` prints the ratios.
 """
@@ -58,6 +59,29 @@ class MLPTrain(_Workload):
     cross-entropy on 128 rows, then an SGD update of every weight and bias."""
     make = staticmethod(w.make_mlp_train)
     params = [["absjit", "jax"]]
+
+
+class BatchedMatmul:
+    """``einsum('bij,bjk->bik')`` on float32 batches (matrices per batch x size)."""
+    params = [list(w.BMM_SHAPES), ["absjit", "jax", "numpy"]]
+    param_names = ["shape", "impl"]
+    timeout = 300
+
+    def setup(self, shape, impl):
+        impls = w.make_bmm(*w.BMM_SHAPES[shape])
+        if impl not in impls:
+            raise NotImplementedError(f"{impl} is not installed")
+        self.fn = impls[impl]
+
+    def time_call(self, shape, impl):
+        w._ready(self.fn())
+
+
+class AttentionScores(_Workload):
+    """``einsum('bhqd,bhkd->bhqk')`` on (8, 8, 64, 32) float32: a batched product with
+    the second operand read transposed."""
+    make = staticmethod(w.make_attention_scores)
+    params = [["absjit", "jax", "numpy"]]
 
 
 class SeluMemory:

@@ -36,7 +36,7 @@ from ...errors import CompilationError
 from .. import diskcache
 from ..base import Backend, Executable
 from .dot_fold import fold_dot_transposes
-from .lower_arrays import SYMBOLIC_SIZES, array_rules
+from .lower_arrays import SYMBOLIC_SIZES, array_rules, dot_plan
 from . import threads, tiers
 from .half import lower_half
 from .lower_elementwise import scalar_rules
@@ -209,13 +209,18 @@ def _check_renderable(body, params):
         raise Unsupported(missing)
 
 
-_BLAS_HELPER = re.compile(r"\b_b?dot\(")
+# The runtime helpers that call BLAS from inside a kernel.
+_BLAS_HELPER = re.compile(r"\b_(dot|bgemm|pgemm|gemm_rows)\(")
+
+
+def _dot_plans(program) -> set:
+    return {dot_plan(s.in_avals, s.out_avals[0], s.params["dimension_numbers"])
+            for s in ir.walk(program.body)
+            if isinstance(s, ir.Opaque) and s.prim.name == "dot_general"}
 
 
 def _calls_blas(program) -> bool:
-    return any(isinstance(s, ir.Opaque) and s.prim.name == "dot_general"
-               and np.dtype(s.out_avals[0].dtype) in (np.float32, np.float64)
-               for s in ir.walk(program.body))
+    return bool(_dot_plans(program) & {"blas", "parallel blas"})
 
 
 def _written(body) -> set:
@@ -310,11 +315,11 @@ def _origin(d) -> str:
 
 
 def render_function(name, params, body, results, parallel_ok, guards=False,
-                    lift_consts=False, call_piece=None):
+                    lift_consts=False, call_piece=None, parallel_blas=False):
     """Source of one function: ``(text, renderer)``; with ``lift_consts`` the function
     takes the scalar constants as trailing parameters (``renderer.consts``), then the
     symbolic sizes no parameter has (``renderer.size_params``)."""
-    r = FunctionRenderer(parallel_ok, lift_consts)
+    r = FunctionRenderer(parallel_ok, lift_consts, parallel_blas)
     r.call_piece = call_piece
     pnames = r.bind_params(params)
     atoms = ir.size_atoms(params, body, results)
@@ -331,10 +336,10 @@ def render_function(name, params, body, results, parallel_ok, guards=False,
     return "\n".join([head] + r.lines) + "\n", r
 
 
-def render_program(program, parallel_ok):
+def render_program(program, parallel_ok, parallel_blas=False):
     """The source of ``program`` as one function (no pieces)."""
     return render_function("kernel", program.params, program.body, program.outputs,
-                           parallel_ok, guards=True)
+                           parallel_ok, guards=True, parallel_blas=parallel_blas)
 
 
 class NumbaCPUBackend(Backend):
@@ -392,8 +397,15 @@ class NumbaCPUBackend(Backend):
         in_avals = [v.aval for v in closed_jaxpr.jaxpr.constvars + closed_jaxpr.jaxpr.invars]
         t0 = time.perf_counter()
         header = "\n".join(f"# {line}" for line in program.source.splitlines()) + "\n"
+        # Large products run as blocks in Numba's threads (BLAS at one thread) in a
+        # program compiled as one function (a driver runs its products through SciPy),
+        # unless the user keeps the thread counts to themselves.
+        parallel_blas = pieces is None and options.parallel is not False and \
+            threads.adaptive() and "parallel blas" in _dot_plans(program)
+        if parallel_blas:
+            threads.configure_layer()  # before Numba compiles ``_pgemm``
         if pieces is None:
-            src, r = render_program(program, parallel_ok)
+            src, r = render_program(program, parallel_ok, parallel_blas)
             sig = tuple(_numba_type(b.dtype, b.ndim, True) for b in program.params)
             if r.uses_parallel and ir.size_atoms(program.params, program.body,
                                                  program.outputs):
@@ -410,10 +422,16 @@ class NumbaCPUBackend(Backend):
             text = header + text
             n = len(pieces)
         seconds = time.perf_counter() - t0
-        # the thread policy runs before kernels with prange loops or BLAS products (a
-        # dot, or a convolution lowered to im2col + BLAS: the ``_dot`` helper)
-        disp = threads.guard(disp, parallel="prange(" in text,
-                             blas=_calls_blas(program) or _BLAS_HELPER.search(text) is not None)
+        # The thread policy runs before kernels with prange loops or BLAS products (a
+        # dot, or a convolution's products through the helpers). A kernel whose parallel
+        # loops call BLAS (blocked products, a convolution's batch) runs every Numba
+        # thread on tasks taken one at a time, BLAS at one thread.
+        parallel = "prange(" in text
+        in_kernel_blas = _BLAS_HELPER.search(text) is not None
+        disp = threads.guard(disp, parallel=parallel,
+                             blas=_calls_blas(program) or in_kernel_blas,
+                             blas_blocks=parallel_blas or (parallel and in_kernel_blas
+                                                           and threads.adaptive()))
         return NumbaExecutable(disp, text, in_avals, program, n, seconds, half_views)
 
     def _tiered(self, program, src, sig, options, prims):

@@ -7,7 +7,7 @@ Three shapes of code:
   least ``SHIFTED_MIN_FEATURES`` input features per group): per batch element the input
   is copied once into a zero-padded ``(features, padded positions)`` matrix, and each
   kernel offset adds one BLAS product ``W_k @ X[:, off(k):]`` over a shifted view of it
-  (:func:`.gemm_kernels._gemm_rows`): no window matrix, half the work of im2col on a
+  (:func:`.blas_kernels._gemm_rows`): no window matrix, half the work of im2col on a
   3x3 convolution.
 * **im2col + BLAS** (float32/float64 operands and result, at least ``BLAS_MIN_MACS``
   multiply-adds): per group and output batch element, the input windows are gathered

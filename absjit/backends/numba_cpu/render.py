@@ -51,8 +51,12 @@ class FunctionRenderer:
     """Writes one function. ``parallel_ok`` allows ``prange`` for nests the IR marks
     parallel (the backend decides: e.g. not in programs that call BLAS)."""
 
-    def __init__(self, parallel_ok: bool, lift_consts: bool = False):
+    def __init__(self, parallel_ok: bool, lift_consts: bool = False,
+                 parallel_blas: bool = False):
         self.parallel_ok = parallel_ok
+        # Large products may run as blocks in Numba's threads (``_pgemm``); only where
+        # the caller keeps BLAS at one thread while this function runs.
+        self.parallel_blas = parallel_blas
         # With ``lift_consts`` scalar constants become trailing parameters ``c0 c1 …``
         # (``self.consts`` holds their values): pieces that differ only in constants
         # (a long chain, a loop unrolled with a different step each time) share code.

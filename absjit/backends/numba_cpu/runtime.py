@@ -49,19 +49,12 @@ def _dot(a, b):
     return np.dot(a, b)
 
 
-@numba.njit(error_model="numpy")
-def _bdot(a, b, out):
-    for q in range(a.shape[0]):
-        out[q] = np.dot(a[q], b[q])
-    return out
+# BLAS products on offset, row-strided operands, written in place: batched and blocked
+# products, and the convolutions' accumulating ones.
+from .blas_kernels import _bgemm, _gemm_rows, _pgemm  # noqa: E402
 
+__all__ += ["_dot", "_bgemm", "_pgemm", "_gemm_rows"]
 
-__all__ += ["_dot", "_bdot"]
-
-# A product on offset, row-strided operands with accumulation (convolutions).
-from .gemm_kernels import _gemm_rows  # noqa: E402
-
-__all__ += ["_gemm_rows"]
 
 # Vectorisable exp and log for float32/float64 (lowering exp, logistic and log).
 from .fastmath_kernels import (_exp_float32, _exp_float64, _log_float32,  # noqa: E402

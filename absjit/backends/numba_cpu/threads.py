@@ -23,9 +23,13 @@ cores Dask gave it) among the tasks it runs at the moment (:func:`worker_threads
 N worker processes never start N all-core pools. The
 same count applies to Numba's threads (per calling thread, ``numba.set_num_threads``)
 and to the BLAS libraries' threads (OpenBLAS via SciPy and NumPy), and absjit never runs
-a ``prange`` kernel and a BLAS product in the same kernel, so the two pools never spin
-against each other. ``ABSJIT_ADAPTIVE_THREADS=0`` turns the adaptation off (every
-kernel uses ``NUMBA_NUM_THREADS`` threads and BLAS keeps its own setting).
+a ``prange`` kernel and a multi-threaded BLAS product in the same kernel, so the two
+pools never spin against each other. Large products run as blocks of the result in
+Numba's threads (:func:`.blas_kernels._pgemm`), taken one at a time, each a BLAS call
+with BLAS held at one thread; they use every available thread, since a thread that
+another process slows down takes fewer blocks, where OpenBLAS's own fixed split would
+wait for it. ``ABSJIT_ADAPTIVE_THREADS=0`` turns the adaptation off (every kernel uses
+``NUMBA_NUM_THREADS`` threads and BLAS keeps its own setting).
 
 >>> from absjit.backends.numba_cpu import threads
 >>> threads.choose_threads(available=2, others_busy=1.0)
@@ -41,7 +45,7 @@ import sys
 import threading
 import time
 
-__all__ = ["choose_threads", "configure_layer", "guard", "info", "LoadMonitor",
+__all__ = ["adaptive", "choose_threads", "configure_layer", "guard", "info", "LoadMonitor",
            "CHECK_INTERVAL", "worker_threads"]
 
 log = logging.getLogger("absjit.threads")
@@ -176,6 +180,12 @@ def _enabled() -> bool:
         "0", "false", "no", "off")
 
 
+def adaptive() -> bool:
+    """Whether absjit sets thread counts (``ABSJIT_ADAPTIVE_THREADS`` is not ``0``);
+    without it products are not run as blocks, so BLAS keeps the user's setting."""
+    return _enabled()
+
+
 def configure_layer() -> str:
     """Ask Numba for a fork-safe threading layer before its first parallel kernel:
     ``tbb`` when it loads, else ``workqueue`` (parallel kernels then run one at a time).
@@ -293,27 +303,39 @@ class _Policy:
             numba.set_num_threads(n)  # per calling thread in Numba
             self.local.n = n
 
-    def before_parallel_blas(self):
-        """Before ``prange`` loops whose iterations call BLAS: Numba's threads share the
-        cores and each product runs on its calling thread (never both pools at once)."""
-        self.before_parallel()
-        if self.blas_threads != 1:
-            _set_blas_threads(1)
-            self.blas_threads = 1
-
     def before_blas(self):
         n = self.current()
         if self.blas_threads != n:
             _set_blas_threads(n)
             self.blas_threads = n
 
+    def before_blas_blocks(self):
+        """Before a kernel whose products run as blocks in Numba's threads, each a
+        single-threaded BLAS call: every available thread (tasks are taken one at a
+        time, so a thread another process slows down takes fewer of them instead of
+        holding the product back), and BLAS at one thread."""
+        if self.pid != os.getpid():
+            self.__init__()
+        n = self._available()
+        if getattr(self.local, "n", None) != n:
+            import numba
+            numba.set_num_threads(n)
+            self.local.n = n
+        if self.blas_threads != 1:
+            _set_blas_threads(1)
+            self.blas_threads = 1
+
 
 _POLICY = _Policy()
 
 
-def guard(dispatcher, parallel: bool, blas: bool):
+def guard(dispatcher, parallel: bool, blas: bool, blas_blocks: bool = False):
     """Wrap a compiled kernel so the thread policy runs before each call; the kernel
-    itself when it neither runs ``prange`` loops nor calls BLAS (no overhead)."""
+    itself when it neither runs ``prange`` loops nor calls BLAS (no overhead).
+    ``blas_blocks``: the kernel runs products as blocks in Numba's threads
+    (:func:`.blas_kernels._pgemm`), each a single-threaded BLAS call."""
+    if blas_blocks:
+        return _guard_blocks(dispatcher)
     if not (parallel or blas) or not _enabled():
         if parallel and _serialize:
             def locked(*args):
@@ -323,20 +345,40 @@ def guard(dispatcher, parallel: bool, blas: bool):
         return dispatcher
     policy = _POLICY
     if parallel:
-        before = policy.before_parallel_blas if blas else policy.before_parallel
         if _serialize:
             def call(*args):
-                before()
+                policy.before_parallel()
                 with _RUN_LOCK:
                     return dispatcher(*args)
         else:
             def call(*args):
-                before()
+                policy.before_parallel()
                 return dispatcher(*args)
     else:
         def call(*args):
             policy.before_blas()
             return dispatcher(*args)
+    call.__wrapped__ = dispatcher
+    return call
+
+
+def _guard_blocks(dispatcher):
+    import numba
+
+    from .blas_kernels import prime
+    policy = _POLICY
+
+    def call(*args):
+        prime()  # BLAS's function pointers, looked up from this thread
+        policy.before_blas_blocks()
+        old = numba.set_parallel_chunksize(1)  # blocks taken one at a time
+        try:
+            if _serialize:
+                with _RUN_LOCK:
+                    return dispatcher(*args)
+            return dispatcher(*args)
+        finally:
+            numba.set_parallel_chunksize(old)
     call.__wrapped__ = dispatcher
     return call
 

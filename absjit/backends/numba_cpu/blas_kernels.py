@@ -1,0 +1,156 @@
+"""Batched matrix products that BLAS writes straight into the result.
+
+``_gemm`` calls the same ``numba_xxgemm`` entry point Numba's ``np.dot`` uses (SciPy's
+BLAS, looked up by symbol name, so a kernel holding it can be cached on disk), but with
+explicit leading dimensions and element offsets: one call per matrix of a batch,
+reading the operands where they lie and writing the product into its slice of the
+result — no temporary per matrix and no copy back (``out[q] = np.dot(a[q], b[q])``
+allocated and copied each product).
+
+Row-major ``C = op(A) @ op(B)`` is computed as column-major ``C^T = op(B)^T @ op(A)^T``:
+a row-major matrix is the column-major storage of its transpose, so neither operand
+nor the result is ever transposed in memory.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+__all__ = ["_bgemm", "_pgemm", "_gemm_rows"]
+
+_KINDS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+
+
+@intrinsic
+def _gemm(typingctx, ta, tb, m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta):
+    """Column-major ``c[oc:]`` (``m x n``, leading dimension ``ldc``) = ``op(a[oa:]) @
+    op(b[ob:]) + beta * c[oc:]``, ``op`` transposing where ``ta``/``tb`` is true;
+    returns BLAS's status (0)."""
+    if not all(isinstance(x, types.Array) for x in (a, b, c)) or \
+            str(c.dtype) not in _KINDS or not a.dtype == b.dtype == c.dtype:
+        return None
+    kind = _KINDS[str(c.dtype)]
+    sig = types.int32(ta, tb, m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta)
+
+    def codegen(context, builder, sig, args):
+        char, voidp = ir.IntType(8), ir.IntType(8).as_pointer()
+        intp = context.get_value_type(types.intp)
+        fnty = ir.FunctionType(ir.IntType(32), [char, char, char, intp, intp, intp,
+                                                voidp, voidp, intp, voidp, intp, voidp,
+                                                voidp, intp])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemm")
+        dt = sig.args[11].dtype
+        one = cgutils.alloca_once_value(builder, context.get_constant(dt, 1))
+        beta_ = cgutils.alloca_once_value(
+            builder, context.cast(builder, args[14], sig.args[14], dt))
+
+        def size(i):
+            return context.cast(builder, args[i], sig.args[i], types.intp)
+
+        def ptr(i):  # the address of element ``args[i + 1]`` of array ``args[i]``
+            data = context.make_array(sig.args[i])(context, builder, args[i]).data
+            return builder.bitcast(builder.gep(data, [size(i + 1)]), voidp)
+
+        def flag(i):
+            v = context.cast(builder, args[i], sig.args[i], types.boolean)
+            return builder.select(v, ir.Constant(char, ord("t")), ir.Constant(char, ord("n")))
+
+        return builder.call(fn, [ir.Constant(char, ord(kind)), flag(0), flag(1), size(2),
+                                 size(3), size(4), builder.bitcast(one, voidp), ptr(5),
+                                 size(7), ptr(8), size(10), builder.bitcast(beta_, voidp),
+                                 ptr(11), size(13)])
+    return sig, codegen
+
+
+@numba.njit(error_model="numpy")
+def _bgemm(a, b, out, ta, tb):
+    """``out[q] = op(a[q]) @ op(b[q])`` for every ``q``: ``a`` is C-contiguous
+    ``(B, M, K)``, or ``(B, K, M)`` read transposed when ``ta``; ``b`` is ``(B, K, N)``,
+    or ``(B, N, K)`` when ``tb``; ``out`` is C-contiguous ``(B, M, N)``."""
+    nb, m, n = out.shape
+    k = a.shape[1] if ta else a.shape[2]
+    if nb == 0 or m == 0 or n == 0:
+        return out
+    if k == 0:  # BLAS refuses a zero leading dimension; the empty sum is 0
+        flat = out.reshape(-1)
+        for i in range(flat.size):
+            flat[i] = 0
+        return out
+    lda = m if ta else k
+    ldb = k if tb else n
+    for q in range(nb):
+        _gemm(tb, ta, n, m, k, b, q * (k * n), ldb, a, q * (m * k), lda,
+              out, q * (m * n), n, 0.0)
+    return out
+
+
+
+@numba.njit(parallel=True, error_model="numpy")
+def _pgemm(a, b, out, ta, tb, nblk):
+    """:func:`_bgemm` split into ``nb * nblk`` tasks — each matrix of the batch, cut
+    into ``nblk`` blocks of result columns — run by Numba's threads, one single-threaded
+    BLAS call per task. The caller (:func:`.threads.guard`) keeps BLAS itself at one
+    thread and sets Numba's chunk size to 1, so tasks are taken one at a time: a thread
+    that another process slows down takes fewer tasks instead of holding back a fixed
+    share. (Setting the chunk size here would make the kernel uncacheable: Numba reaches
+    its threading library through a pointer known only at run time.)"""
+    nb, m, n = out.shape
+    k = a.shape[1] if ta else a.shape[2]
+    if nb == 0 or m == 0 or n == 0:
+        return out
+    if k == 0:
+        flat = out.reshape(-1)
+        for i in range(flat.size):
+            flat[i] = 0
+        return out
+    lda = m if ta else k
+    ldb = k if tb else n
+    width = -(-n // max(nblk, 1))
+    width = -(-width // 16) * 16  # whole vector registers per block where possible
+    nblk = -(-n // width)
+    for t in numba.prange(nb * nblk):
+        q = t // nblk
+        j0 = (t - q * nblk) * width
+        nj = min(width, n - j0)
+        _gemm(tb, ta, nj, m, k, b, q * (k * n) + (j0 * k if tb else j0), ldb,
+              a, q * (m * k), lda, out, q * (m * n) + j0, n, 0.0)
+    return out
+
+
+@numba.njit(error_model="numpy")
+def _gemm_rows(m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta):
+    """Row-major ``C = A @ B + beta * C``: ``A`` the ``m x k`` matrix at ``a[oa:]`` (rows
+    ``lda`` elements apart), ``B`` the ``k x n`` matrix at ``b[ob:]`` (rows ``ldb``
+    apart, e.g. a shifted window of a padded image), ``C`` the ``m x n`` matrix at
+    ``c[oc:]`` (rows ``ldc`` apart); the convolution lowering accumulates one product
+    per kernel offset with it."""
+    return _gemm(False, False, n, m, k, b, ob, ldb, a, oa, lda, c, oc, ldc, beta)
+
+
+_primed = False
+
+
+def prime():
+    """Run one 1x1 product per BLAS kind through ``numba_xxgemm`` from the calling
+    thread, once per process: its first call for a kind looks SciPy's function up under
+    the GIL, which a worker thread of :func:`_pgemm` must never have to take (the thread
+    that launched the kernel holds it). Called through ctypes: nothing is compiled."""
+    global _primed
+    if _primed:
+        return
+    import ctypes
+
+    from numba import _helperlib
+    sz, vp, ch = ctypes.c_ssize_t, ctypes.c_void_p, ctypes.c_char
+    xxgemm = ctypes.CFUNCTYPE(ctypes.c_int, ch, ch, ch, sz, sz, sz, vp, vp, sz, vp, sz,
+                              vp, vp, sz)(_helperlib.c_helpers["xxgemm"])
+    for kind, dt in zip(b"sdcz", (np.float32, np.float64, np.complex64, np.complex128)):
+        one, zero = np.ones(1, dt), np.zeros(1, dt)
+        x, out = np.ones(1, dt), np.empty(1, dt)
+        xxgemm(bytes([kind]), b"n", b"n", 1, 1, 1, one.ctypes.data, x.ctypes.data, 1,
+               x.ctypes.data, 1, zero.ctypes.data, out.ctypes.data, 1)
+    _primed = True
