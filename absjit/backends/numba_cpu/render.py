@@ -293,8 +293,8 @@ class FunctionRenderer:
             return text  # float arithmetic keeps the accumulator's (wider) dtype
         return f"{dtype_ctor(m.acc_dtype)}({text})"
 
-    def _fold(self, s, acc, val, pos, depth, body_dtype):
-        m = s.monoid
+    def _fold(self, m, acc, val, pos, depth, body_dtype):
+        """Fold ``val`` into the accumulator ``acc`` of monoid ``m``."""
         if m.arg:
             better = ">" if m.arg == "max" else "<"
             cond = f"{acc}_i < 0 or ({val} {better} {acc})"
@@ -310,8 +310,7 @@ class FunctionRenderer:
             v = val if same else f"{dtype_ctor(acc_dt)}({val})"
             self.emit(f"{acc} = {self._combine(m, acc, v, acc_dt)}", depth)
 
-    def _final(self, s, acc):
-        m = s.monoid
+    def _final(self, m, acc):
         if m.arg:
             return f"{dtype_ctor(m.out_dtype)}({acc}_i)"
         if np.dtype(m.acc_dtype) == np.dtype(m.out_dtype):
@@ -319,66 +318,75 @@ class FunctionRenderer:
         return f"{dtype_ctor(m.out_dtype)}({acc})"
 
     def reduce(self, s, depth):
-        m = s.monoid
-        body_dtype = s.value.dtype
-        init = literal_expr(m.identity, m.acc_dtype)
+        """The loops of ``s``: every accumulator (sibling reductions) folds its value
+        from the one body, in the same order as it would alone."""
+        accs = s.accs()
         shape, axes = s.shape, s.axes
         kept = [d for d in range(len(shape)) if d not in axes]
-        out = self.name(s.out)
+        at = [self._ix(i) for i in s.out_at]
         pos = self.loop_var(s.vars[axes[0]]) if axes else "0"
-        val = None
         if all(d < a for d in kept for a in axes):
             # Reduced axes innermost: one scalar accumulator per output element.
             par = self._parallel(s.parallel, s.body, depth)
             inner = self.loops([s.vars[d] for d in kept], [shape[d] for d in kept], depth,
                                par)
-            acc = self.fresh("acc")
-            self.emit(f"{acc} = {init}", inner)
-            if m.arg:
-                self.emit(f"{acc}_i = -1", inner)
+            names = [self.fresh("acc") for _ in accs]
+            for a, acc in zip(accs, names):
+                self.emit(f"{acc} = {literal_expr(a.monoid.identity, a.monoid.acc_dtype)}",
+                          inner)
+                if a.monoid.arg:
+                    self.emit(f"{acc}_i = -1", inner)
             rdepth = self.loops([s.vars[a] for a in axes], [shape[a] for a in axes], inner,
                                 False)
             self.block(s.body, rdepth)
-            val = self.value(s.value)
-            self._fold(s, acc, val, pos, rdepth, body_dtype)
-            kidx = ", ".join(self.loop_var(s.vars[d]) for d in kept) or "()"
-            self.emit(f"{out}[{kidx}] = {self._final(s, acc)}", inner)
+            for a, acc in zip(accs, names):
+                self._fold(a.monoid, acc, self.value(a.value), pos, rdepth, a.value.dtype)
+            kidx = ", ".join(at + [self.loop_var(s.vars[d]) for d in kept]) or "()"
+            for a, acc in zip(accs, names):
+                self.emit(f"{self.name(a.out)}[{kidx}] = {self._final(a.monoid, acc)}",
+                          inner)
             return
         # Reduced axes outside kept ones: accumulators indexed by the kept axes.
-        acc = self.fresh("acc")
         kshape = shape_text([shape[d] for d in kept])
-        self.emit(f"{acc} = np.empty({kshape}, {dtype_ctor(m.acc_dtype)})", depth)
-        if m.arg:
-            self.emit(f"{acc}_i = np.empty({kshape}, np.int64)", depth)
+        names = [self.fresh("acc") for _ in accs]
+        for a, acc in zip(accs, names):
+            self.emit(f"{acc} = np.empty({kshape}, {dtype_ctor(a.monoid.acc_dtype)})", depth)
+            if a.monoid.arg:
+                self.emit(f"{acc}_i = np.empty({kshape}, np.int64)", depth)
         fv = [self.fresh("q") for _ in kept]
         inner = depth
         for nm, d in zip(fv, kept):
             self.emit(f"for {nm} in range({size_text(shape[d])}):", inner)
             inner += 1
         f = ", ".join(fv) or "()"
-        self.emit(f"{acc}[{f}] = {init}", inner)
-        if m.arg:
-            self.emit(f"{acc}_i[{f}] = -1", inner)
+        for a, acc in zip(accs, names):
+            self.emit(f"{acc}[{f}] = {literal_expr(a.monoid.identity, a.monoid.acc_dtype)}",
+                      inner)
+            if a.monoid.arg:
+                self.emit(f"{acc}_i[{f}] = -1", inner)
         body_depth = self.loops(s.vars, shape, depth, False)
         self.block(s.body, body_depth)
-        val = self.value(s.value)
         k = ", ".join(self.loop_var(s.vars[d]) for d in kept) or "()"
-        sa = self.fresh("a")
-        self.emit(f"{sa} = {acc}[{k}]", body_depth)
-        if m.arg:
-            self.emit(f"{sa}_i = {acc}_i[{k}]", body_depth)
-        self._fold(s, sa, val, pos, body_depth, body_dtype)
-        self.emit(f"{acc}[{k}] = {sa}", body_depth)
-        if m.arg:
-            self.emit(f"{acc}_i[{k}] = {sa}_i", body_depth)
+        tmps = [self.fresh("a") for _ in accs]
+        for a, acc, sa in zip(accs, names, tmps):
+            val = self.value(a.value)
+            self.emit(f"{sa} = {acc}[{k}]", body_depth)
+            if a.monoid.arg:
+                self.emit(f"{sa}_i = {acc}_i[{k}]", body_depth)
+            self._fold(a.monoid, sa, val, pos, body_depth, a.value.dtype)
+            self.emit(f"{acc}[{k}] = {sa}", body_depth)
+            if a.monoid.arg:
+                self.emit(f"{acc}_i[{k}] = {sa}_i", body_depth)
         inner = depth
         for nm, d in zip(fv, kept):
             self.emit(f"for {nm} in range({size_text(shape[d])}):", inner)
             inner += 1
-        self.emit(f"{sa} = {acc}[{f}]", inner)
-        if m.arg:
-            self.emit(f"{sa}_i = {acc}_i[{f}]", inner)
-        self.emit(f"{out}[{f}] = {self._final(s, sa)}", inner)
+        oidx = ", ".join(at + fv) or "()"
+        for a, acc, sa in zip(accs, names, tmps):
+            self.emit(f"{sa} = {acc}[{f}]", inner)
+            if a.monoid.arg:
+                self.emit(f"{sa}_i = {acc}_i[{f}]", inner)
+            self.emit(f"{self.name(a.out)}[{oidx}] = {self._final(a.monoid, sa)}", inner)
 
 
 def _rename_ix(i, r):
