@@ -108,6 +108,8 @@ def layout(stmt) -> Layout | None:
     if not is_reduce and split == 0:
         return None
     period = math.prod(shape[split:])
+    if period == 0:
+        return None  # an empty tail: nothing to vectorise (and no chunk is a multiple)
     if not is_reduce and period >= SHORT_ROW:
         return None
     if is_reduce and split < len(shape) and shape[-1] >= SHORT_ROW:
