@@ -317,6 +317,43 @@ class FunctionRenderer:
             return acc
         return f"{dtype_ctor(m.out_dtype)}({acc})"
 
+    def _lanes(self, s, accs, names, depth):
+        """A long contiguous row folded into ``ROW_LANES`` accumulators per reduction
+        (lane ``k`` folds the row's elements ``k (mod ROW_LANES)``), then the lanes into
+        ``names``: independent chains the loop vectoriser can run side by side, where
+        one accumulator is one long dependency chain. Accumulator dtypes are kept."""
+        n = int(s.shape[-1])
+        j = self.loop_var(s.vars[-1])
+        lanes = [self.fresh("lane") for _ in accs]
+        tmps = [self.fresh("a") for _ in accs]
+        q, c, k = self.fresh("q"), self.fresh("c"), self.fresh("k")
+        for a, lane in zip(accs, lanes):
+            self.emit(f"{lane} = np.empty(({ROW_LANES},), {dtype_ctor(a.monoid.acc_dtype)})",
+                      depth)
+        self.emit(f"for {q} in range({ROW_LANES}):", depth)
+        for a, lane in zip(accs, lanes):
+            self.emit(f"{lane}[{q}] = {literal_expr(a.monoid.identity, a.monoid.acc_dtype)}",
+                      depth + 1)
+
+        def fold(slot, d):
+            self.block(s.body, d)
+            for a, lane, t in zip(accs, lanes, tmps):
+                val = self.value(a.value)
+                self.emit(f"{t} = {lane}[{slot}]", d)
+                self._fold(a.monoid, t, val, "0", d, a.value.dtype)
+                self.emit(f"{lane}[{slot}] = {t}", d)
+        full = n // ROW_LANES * ROW_LANES
+        self.emit(f"for {c} in range({n // ROW_LANES}):", depth)
+        self.emit(f"for {k} in range({ROW_LANES}):", depth + 1)
+        self.emit(f"{j} = {c} * {ROW_LANES} + {k}", depth + 2)
+        fold(k, depth + 2)
+        if full < n:
+            self.emit(f"for {j} in range({full}, {n}):", depth)
+            fold("0", depth + 1)
+        for a, lane, acc in zip(accs, lanes, names):
+            self.emit(f"for {q} in range({ROW_LANES}):", depth)
+            self._fold(a.monoid, acc, f"{lane}[{q}]", "0", depth + 1, a.monoid.acc_dtype)
+
     def reduce(self, s, depth):
         """The loops of ``s``: every accumulator (sibling reductions) folds its value
         from the one body, in the same order as it would alone."""
@@ -336,11 +373,15 @@ class FunctionRenderer:
                           inner)
                 if a.monoid.arg:
                     self.emit(f"{acc}_i = -1", inner)
-            rdepth = self.loops([s.vars[a] for a in axes], [shape[a] for a in axes], inner,
-                                False)
-            self.block(s.body, rdepth)
-            for a, acc in zip(accs, names):
-                self._fold(a.monoid, acc, self.value(a.value), pos, rdepth, a.value.dtype)
+            if _lanes_ok(s):
+                self._lanes(s, accs, names, inner)
+            else:
+                rdepth = self.loops([s.vars[a] for a in axes], [shape[a] for a in axes],
+                                    inner, False)
+                self.block(s.body, rdepth)
+                for a, acc in zip(accs, names):
+                    self._fold(a.monoid, acc, self.value(a.value), pos, rdepth,
+                               a.value.dtype)
             kidx = ", ".join(at + [self.loop_var(s.vars[d]) for d in kept]) or "()"
             for a, acc in zip(accs, names):
                 self.emit(f"{self.name(a.out)}[{kidx}] = {self._final(a.monoid, acc)}",
@@ -387,6 +428,20 @@ class FunctionRenderer:
             if a.monoid.arg:
                 self.emit(f"{sa}_i = {acc}_i[{f}]", inner)
             self.emit(f"{self.name(a.out)}[{oidx}] = {self._final(a.monoid, sa)}", inner)
+
+
+#: Accumulators per reduction along a long contiguous row (a multiple of the vector width).
+ROW_LANES = 16
+
+
+def _lanes_ok(s) -> bool:
+    """Whether reduction ``s`` folds its rows in :data:`ROW_LANES` lanes: one reduced
+    axis, the innermost, of a static extent of at least ``4 * ROW_LANES``; no arg
+    reduction (positions need the first extremum in order); a straight-line body."""
+    n = s.shape[-1] if s.shape else None
+    return (tuple(s.axes) == (len(s.shape) - 1,) and type(n) is int and n >= 4 * ROW_LANES
+            and not any(a.monoid.arg for a in s.accs())
+            and all(isinstance(st, ir.Let) for st in s.body))
 
 
 def _rename_ix(i, r):
