@@ -131,3 +131,19 @@ def test_sibling_sums_are_bit_identical_to_separate_ones():
                                         lambda x: x.sum(1), lambda x: (x * x).sum(1))]
     for a, b in zip(both, alone):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("n", [64, 100, 1000])
+def test_long_row_reductions_in_lanes_of_every_kind(n):
+    rng = np.random.default_rng(n)
+    x = rng.normal(size=(7, n)).astype(np.float32)
+    x[2, n // 3] = np.nan
+    x[3, n - 1] = np.inf
+    k = rng.integers(-5, 6, size=(7, n)).astype(np.int32)
+
+    def f(x, k):
+        return (x.sum(-1), x.max(-1), x.min(-1), jnp.prod(1 + x * 1e-3, -1),
+                k.sum(-1), k.max(-1), (k > 4).any(-1), (k > -5).all(-1), jnp.argmax(x, -1))
+    got = absjit.jit(f)(x, k)
+    want = absjit.jit(f, backend="interpret")(x, k)
+    assert_close(got, want, rtol=2e-6, atol=1e-6)
