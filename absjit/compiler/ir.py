@@ -69,7 +69,8 @@ from ..core.shapes import IxAdd, IxClamp, IxScale, is_ix
 
 __all__ = ["Buffer", "Sym", "Const", "Load", "Op", "IndexValue", "Ref", "Alloc", "Let",
            "Store", "Nest", "Reduce", "Acc", "Rows", "Switch", "While", "ForRange", "Opaque",
-           "Copy", "View", "Alias", "ConstArray", "CallPiece", "Program", "IRError", "verify", "walk", "child_blocks",
+           "Copy", "View", "Alias", "ConstArray", "CallPiece", "Program", "IRError", "verify",
+           "walk", "child_blocks",
            "stmt_uses", "stmt_defs", "expr_values", "ix_values", "count_stmts"]
 
 

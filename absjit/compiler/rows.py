@@ -25,7 +25,7 @@ separate statements, for a renderer that launches one kernel per statement.
 """
 from __future__ import annotations
 
-from ..core.shapes import IxAdd, IxClamp, IxScale, IxVar, maybe_more_than, size_of
+from ..core.shapes import IxAdd, IxScale, IxVar, maybe_more_than, size_of
 from . import ir
 
 __all__ = ["fuse_rows", "unfused", "ROW_MIN"]
@@ -124,9 +124,7 @@ def _rename(ix, names):
         return IxAdd(_rename(ix.a, names), _rename(ix.b, names))
     if isinstance(ix, IxScale):
         return IxScale(_rename(ix.a, names), ix.k)
-    if isinstance(ix, IxClamp):
-        return ix
-    return ix
+    return ix  # constants, and clamped indices (their value is a scalar, not a loop)
 
 
 def _renamed_body(body, names):
