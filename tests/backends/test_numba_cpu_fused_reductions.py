@@ -147,3 +147,14 @@ def test_long_row_reductions_in_lanes_of_every_kind(n):
     got = absjit.jit(f)(x, k)
     want = absjit.jit(f, backend="interpret")(x, k)
     assert_close(got, want, rtol=2e-6, atol=1e-6)
+
+
+def test_fused_reductions_under_the_ranked_level():
+    # symbolic sizes: one compile fuses rows and siblings for every shape
+    def f(x):
+        return softmax(x), x.sum(0), (x * x).sum(0), x.max(1), jnp.argmax(x, 1)
+    g = absjit.jit(f, abstraction="ranked")
+    for shape in [(3, 100), (50, 7), (1, 1), (70, 300)]:
+        x = np.random.default_rng(sum(shape)).normal(size=shape).astype(np.float32)
+        assert_close(g(x), absjit.jit(f, backend="interpret")(x), rtol=2e-5, atol=1e-6)
+    assert g._cache_size() == 2  # which axes have size 1 is part of a ranked aval
