@@ -71,8 +71,13 @@ _SPECIAL = st.sampled_from([np.nan, np.inf, -np.inf])
 def operands(draw, nonempty):
     lo = 1 if nonempty else 0
     shape = (draw(st.integers(lo, 5)), draw(st.sampled_from([lo, 1, 3, 70, 130])))
-    finite = st.floats(-30, 30, width=32)
-    x = draw(hnp.arrays(np.float32, shape, elements=finite))
+    # Any float32 (tiny, subnormal) for the comparison with the interpreter; halves of
+    # small integers for the one with NumPy in float64, which a float32 program can
+    # only follow on well-conditioned data (a variance of 1e-38 squared is 0 in float32).
+    grid = draw(st.booleans())
+    elements = st.integers(-60, 60).map(lambda k: k / 2) if grid else \
+        st.floats(-30, 30, width=32)
+    x = draw(hnp.arrays(np.float32, shape, elements=elements))
     if x.size and draw(st.booleans()):
         flat = x.reshape(-1)
         for _ in range(draw(st.integers(1, 3))):
@@ -82,7 +87,7 @@ def operands(draw, nonempty):
         wide[:, ::2] = x
         x = wide[:, ::2]
         assert not x.flags.c_contiguous or x.size <= 1 or shape[1] <= 1
-    return x
+    return x, grid
 
 
 def _np_reference(np_fn, x):
@@ -96,18 +101,18 @@ def _np_reference(np_fn, x):
 @given(data=st.data())
 def test_cpu_against_interpret_and_numpy(name, data):
     fn, np_fn, nonempty = CASES[name]
-    x = data.draw(operands(nonempty))
+    x, grid = data.draw(operands(nonempty))
     with np.errstate(all="ignore"):
         got = absjit.jit(fn, backend="cpu")(x)
         want = absjit.jit(fn, backend="interpret")(x)
     assert_close(got, want, rtol=2e-5, atol=1e-5)
-    if np.isfinite(x).all():
+    if grid and np.isfinite(x).all():
         ref = _np_reference(np_fn, x)
         leaves = absjit.tree_util.tree_leaves(got)
         refs = ref if isinstance(ref, tuple) else (ref,)
         for g, r in zip(leaves, refs):
             r = np.asarray(r).astype(np.asarray(g).dtype)
-            assert_close(g, r, rtol=1e-4, atol=1e-4, check_dtype=False)
+            assert_close(g, r, rtol=1e-4, atol=1e-3, check_dtype=False)
 
 
 def test_row_fused_softmax_on_a_large_array():
