@@ -28,10 +28,18 @@ Statements
 ``Store(buf, index, value)``     ``buf[index] = value``
 ``Nest(vars, shape, body, parallel)``
                                  a loop nest; ``vars[d]`` runs over ``range(shape[d])``
-``Reduce(out, vars, shape, axes, monoid, body, value, parallel)``
-                                 ``out[kept vars] = fold(monoid, value)`` over the
-                                 ``axes`` of the nest ``vars``/``shape``; ``body``
-                                 computes ``value`` at the full index
+``Reduce(out, vars, shape, axes, monoid, body, value, parallel, siblings, out_at)``
+                                 ``out[out_at + kept vars] = fold(monoid, value)``
+                                 over the ``axes`` of the nest ``vars``/``shape``;
+                                 ``body`` computes ``value`` at the full index.
+                                 ``siblings`` are more accumulators
+                                 (:class:`Acc`) the same loops fold from the same
+                                 body: sibling reductions read their inputs once
+``Rows(vars, shape, body, parallel)``
+                                 a :class:`Nest` over leading (row) axes whose body
+                                 holds nests and reductions over the rest of each row:
+                                 a row is reduced and then consumed while in cache
+                                 (:mod:`.rows`)
 ``Switch(index, branches)``      run ``branches[clamp(index, 0, n - 1)]``
 ``While(cond_body, cond, body)`` ``while True: cond_body; if not cond: break; body``
 ``ForRange(var, extent, reverse, body)``
@@ -60,8 +68,9 @@ import numpy as np
 from ..core.shapes import IxAdd, IxClamp, IxScale, is_ix
 
 __all__ = ["Buffer", "Sym", "Const", "Load", "Op", "IndexValue", "Ref", "Alloc", "Let",
-           "Store", "Nest", "Reduce", "Switch", "While", "ForRange", "Opaque", "Copy",
-           "View", "Alias", "ConstArray", "CallPiece", "Program", "IRError", "verify", "walk", "child_blocks",
+           "Store", "Nest", "Reduce", "Acc", "Rows", "Switch", "While", "ForRange", "Opaque",
+           "Copy", "View", "Alias", "ConstArray", "CallPiece", "Program", "IRError", "verify",
+           "walk", "child_blocks",
            "stmt_uses", "stmt_defs", "expr_values", "ix_values", "count_stmts"]
 
 
@@ -153,6 +162,22 @@ class Nest:
 
 
 @dataclasses.dataclass(eq=False)
+class Rows(Nest):
+    """A loop over rows (the leading axes) whose body runs nests and reductions over
+    the rest of the row; their index expressions name the row's loop variables."""
+
+
+@dataclasses.dataclass(eq=False)
+class Acc:
+    """One more accumulator of a :class:`Reduce`: ``out[out_at + kept] = fold(monoid,
+    value)``, ``value`` computed by the reduction's body."""
+
+    out: Buffer
+    monoid: object
+    value: object
+
+
+@dataclasses.dataclass(eq=False)
 class Reduce:
     out: Buffer
     vars: tuple
@@ -162,6 +187,12 @@ class Reduce:
     body: list
     value: object
     parallel: bool = False
+    siblings: tuple = ()
+    out_at: tuple = ()
+
+    def accs(self) -> list:
+        """Every accumulator, this reduction's own first."""
+        return [Acc(self.out, self.monoid, self.value)] + list(self.siblings)
 
 
 @dataclasses.dataclass(eq=False)
@@ -328,7 +359,7 @@ def stmt_defs(stmt) -> list:
     if isinstance(stmt, Store):
         return [stmt.buf]
     if isinstance(stmt, Reduce):
-        return [stmt.out]
+        return [a.out for a in stmt.accs()]
     if isinstance(stmt, Opaque):
         return list(stmt.outs)
     if isinstance(stmt, CallPiece):
@@ -391,7 +422,10 @@ def verify(program: Program) -> Program:
                 if len(stmt.vars) != len(stmt.shape):
                     raise IRError(f"{name}: {len(stmt.vars)} vars for shape {stmt.shape}")
             if isinstance(stmt, Reduce):
-                need(stmt.out, name)
+                for acc in stmt.accs():
+                    need(acc.out, name)
+                    if acc.out.ndim != len(stmt.out_at) + len(stmt.vars) - len(stmt.axes):
+                        raise IRError(f"Reduce: {acc.out!r} does not match its loops")
             for v in stmt_defs(stmt):
                 if isinstance(stmt, _DEFINING + (Opaque, CallPiece)):
                     defined.add(id(v))

@@ -2,7 +2,8 @@
 
 Array-valued results are emitted in equation order: a materialised lazy value becomes
 one :class:`~.ir.Nest` that reads only arrays and stores only this result; a reduction
-becomes a :class:`~.ir.Reduce` over its operand's lazy expression; an opaque op reads
+becomes a :class:`~.ir.Reduce` over its operand's lazy expression (sibling reductions
+the plan groups become one, with an accumulator each); an opaque op reads
 materialised operands; ``cond``/``while``/``scan`` become :class:`~.ir.Switch`,
 :class:`~.ir.While` and :class:`~.ir.ForRange` whose bodies are lowered the same way,
 recursively (nesting depth is the program's control-flow depth, not its length).
@@ -201,22 +202,31 @@ class _Lowerer:
         for v, b in zip(values, bufs):
             self.arrays[v] = b
 
-    def reduction(self, eqn):
-        x, v = eqn.invars[0], eqn.outvars[0]
+    def reduction(self, *eqns):
+        """One :class:`~.ir.Reduce` folding the reductions ``eqns`` (operands of one
+        shape, the same axes): one body computes every operand at each index, so
+        values they share are loaded and computed once."""
+        x = eqns[0].invars[0]
         if isinstance(x, Literal):
-            raise Unsupported([f"{eqn.primitive.name} of a literal"])
-        monoid = fusion_kind(eqn.primitive).rule(x.aval, v.aval, **eqn.params)
-        out = self.buffer(v)
+            raise Unsupported([f"{eqns[0].primitive.name} of a literal"])
+        outs = [self.buffer(eqn.outvars[0]) for eqn in eqns]
         shape = tuple(x.aval.shape)
         vars_ = self.loop_vars(len(shape))
+        idx = tuple(IxVar(n) for n in vars_)
         body = _Body(self)
-        val = body.value(x, tuple(IxVar(n) for n in vars_))
-        axes = tuple(eqn.params["axes"])
+        accs = []
+        for eqn, out in zip(eqns, outs):
+            xe, v = eqn.invars[0], eqn.outvars[0]
+            monoid = fusion_kind(eqn.primitive).rule(xe.aval, v.aval, **eqn.params)
+            self.stmts.append(ir.Alloc(out))
+            accs.append(ir.Acc(out, monoid, body.value(xe, idx)))
+            self.arrays[v] = out
+        axes = tuple(eqns[0].params["axes"])
         kept = [shape[d] for d in range(len(shape)) if d not in axes]
-        self.stmts.append(ir.Alloc(out))
-        self.stmts.append(ir.Reduce(out, vars_, shape, axes, monoid, body.stmts, val,
-                                    bool(kept) and self.parallel_hint(shape)))
-        self.arrays[v] = out
+        first = accs[0]
+        self.stmts.append(ir.Reduce(first.out, vars_, shape, axes, first.monoid, body.stmts,
+                                    first.value, bool(kept) and self.parallel_hint(shape),
+                                    siblings=tuple(accs[1:])))
 
     def opaque(self, eqn):
         ins = [self.operand(x) for x in eqn.invars]
@@ -352,7 +362,11 @@ class _Lowerer:
                 continue
             kind = plan.kinds[n]
             if kind == "reduction":
-                self.reduction(eqn)
+                group = plan.reduce_groups.get(n)
+                if group is not None:
+                    self.reduction(*[plan.eqns[k] for k in group])
+                elif n not in plan.reduce_root:
+                    self.reduction(eqn)
             elif kind == "opaque":
                 self.opaque(eqn)
             elif kind == "control":

@@ -8,6 +8,8 @@ with :func:`~.ir.verify`, as jaxpr passes end with ``typecheck``.
 ``reuse_dead``      a nest that reads a dead temporary of its own shape and dtype only at
                     the element it writes stores into that temporary instead of a new
                     buffer (a product's bias + relu epilogue runs in place).
+``fuse_rows``       a reduction along the trailing axes and the nests and reductions that
+                    consume it run row by row in one loop (:mod:`.rows`).
 
 Shape guards need no pass: only the program's entry checks its parameters (renderers
 emit them from ``Program.params``); loop bodies never do.
@@ -16,8 +18,9 @@ from __future__ import annotations
 
 from ..core.shapes import IxVar
 from . import ir
+from .rows import fuse_rows
 
-__all__ = ["scalarize", "hoist_allocs", "reuse_dead", "optimize"]
+__all__ = ["scalarize", "hoist_allocs", "reuse_dead", "fuse_rows", "optimize"]
 
 
 def _map_blocks(block, fn):
@@ -171,4 +174,4 @@ def reuse_dead(program: ir.Program) -> ir.Program:
 
 def optimize(program: ir.Program) -> ir.Program:
     """The standard IR pipeline."""
-    return reuse_dead(hoist_allocs(scalarize(program)))
+    return fuse_rows(reuse_dead(hoist_allocs(scalarize(program))))

@@ -91,7 +91,7 @@ def _touches(block):
         elif isinstance(stmt, ir.Copy):
             vals.append(stmt.dst)
         elif isinstance(stmt, ir.Reduce):
-            vals.append(stmt.out)
+            vals += [a.out for a in stmt.accs()]
         if isinstance(stmt, ir.Let) and isinstance(stmt.expr, ir.Load):
             vals.append(stmt.expr.buf)
         for v in vals:

@@ -17,6 +17,12 @@ consumer broadcasts a computed value to a larger shape (never recompute arithmet
 once per copy), or several loop nests need a costly value. :attr:`Plan.nests` says in
 which loop nests each lazy value is computed: a nest is named by the equation that
 roots it (a materialised value, or a reduction).
+
+Sibling reductions — over operands of one shape, along the same axes, neither reading
+the other (``x.sum(0)`` and ``(x * x).sum(0)``; ``max`` and ``argmax``) — share one
+loop nest with an accumulator each (:attr:`Plan.reduce_groups`), so their inputs are
+read once. The nest runs where the first of them stood; a later one joins only when
+every array its operand reads already exists there.
 """
 from __future__ import annotations
 
@@ -82,6 +88,11 @@ class Plan:
         for a multi-output nest), emitted at the root equation.
     root_of : dict
         ``Var -> root index`` for every stored fusible value.
+    reduce_groups : dict
+        ``first index -> [reduction indices]`` for reductions computed in one loop nest
+        (more than one each), emitted at the first.
+    reduce_root : dict
+        ``reduction index -> first index`` of its group, for grouped reductions.
     """
 
     def __init__(self, eqns, outvars):
@@ -99,6 +110,7 @@ class Plan:
                     self.consumers.setdefault(x, []).append(n)
         self.live = self._liveness()
         self.materialised, self.nests = self._decide()
+        self.reduce_groups, self.reduce_root = self._sibling_reductions()
 
     def _liveness(self):
         live = [False] * len(self.eqns)
@@ -190,6 +202,46 @@ class Plan:
         self.root_of = root_of
         return mat, nests
 
+    def _ready_before(self, x, first) -> bool:
+        """Whether every array the lazy expression of ``x`` reads exists before the
+        nest of equation ``first`` runs (walks the expression once per equation)."""
+        stack, seen = [x], set()
+        while stack:
+            v = stack.pop()
+            if not isinstance(v, Var) or v in seen:
+                continue
+            seen.add(v)
+            n = self.producer.get(v)
+            if n is None:
+                continue  # an argument or constant
+            if self.kinds[n] not in FUSIBLE:
+                if n >= first:
+                    return False
+            elif v in self.materialised:
+                if self.root_of[v] >= first:
+                    return False
+            else:
+                stack.extend(self.eqns[n].invars)
+        return True
+
+    def _sibling_reductions(self):
+        groups: dict = {}
+        root: dict = {}
+        open_: dict = {}  # (operand shape, axes) -> first index of a group
+        for n, eqn in enumerate(self.eqns):
+            if not self.live[n] or self.kinds[n] != "reduction" \
+                    or len(eqn.outvars) != 1 or isinstance(eqn.invars[0], Literal):
+                continue
+            key = (tuple(eqn.invars[0].aval.shape), tuple(eqn.params.get("axes", ())))
+            first = open_.get(key)
+            if first is not None and self._ready_before(eqn.invars[0], first):
+                groups.setdefault(first, [first]).append(n)
+                root[first] = first
+                root[n] = first
+            else:
+                open_[key] = n
+        return groups, root
+
     def __str__(self):
         name = var_namer()
         lines = []
@@ -206,6 +258,10 @@ class Plan:
                 else:
                     roots = sorted(self.nests.get(v, ()))
                     note = "lazy, in nest " + ", ".join(f"#{r}" for r in roots)
+            elif kind == "reduction" and n in self.reduce_root:
+                first = self.reduce_root[n]
+                others = [f"#{k}" for k in self.reduce_groups[first] if k != n]
+                note = "array (reduction loop shared with " + ", ".join(others) + ")"
             elif kind == "reduction":
                 note = "array (reduction loop)"
             else:

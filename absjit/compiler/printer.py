@@ -67,6 +67,13 @@ def _expr(e) -> str:
     raise ir.IRError(f"not an expression: {e!r}")
 
 
+def _fold(acc, axes) -> str:
+    m = acc.monoid
+    what = f"arg{m.arg}" if m.arg else m.combine
+    return (f"reduce[{what} axes={tuple(axes)} acc={np.dtype(m.acc_dtype).name}] "
+            f"{format_value(acc.value)}")
+
+
 def _stmt_lines(stmt, out, depth):
     ind = "  " * depth
     if isinstance(stmt, ir.Alloc):
@@ -77,15 +84,16 @@ def _stmt_lines(stmt, out, depth):
         out.append(f"{ind}{stmt.buf.name}{_index(stmt.index)} = {format_value(stmt.value)}")
     elif isinstance(stmt, ir.Nest):
         rng = ", ".join(f"{v} < {n}" for v, n in zip(stmt.vars, stmt.shape))
-        out.append(f"{ind}{'parallel ' if stmt.parallel else ''}nest {rng}:")
+        what = "rows" if isinstance(stmt, ir.Rows) else "nest"
+        out.append(f"{ind}{'parallel ' if stmt.parallel else ''}{what} {rng}:")
         return [stmt.body]
     elif isinstance(stmt, ir.Reduce):
-        m = stmt.monoid
-        what = f"arg{m.arg}" if m.arg else m.combine
+        at = _index(stmt.out_at) if stmt.out_at else ""
+        outs = ", ".join(a.out.name + at for a in stmt.accs())
+        folds = ", ".join(_fold(a, stmt.axes) for a in stmt.accs())
         rng = ", ".join(f"{v} < {n}" for v, n in zip(stmt.vars, stmt.shape))
-        out.append(f"{ind}{stmt.out.name} = {'parallel ' if stmt.parallel else ''}"
-                   f"reduce[{what} axes={stmt.axes} acc={np.dtype(m.acc_dtype).name}] "
-                   f"{format_value(stmt.value)} over {rng}:")
+        out.append(f"{ind}{outs} = {'parallel ' if stmt.parallel else ''}"
+                   f"{folds} over {rng}:")
         return [stmt.body]
     elif isinstance(stmt, ir.Switch):
         out.append(f"{ind}switch {format_value(stmt.index)}:")

@@ -126,6 +126,37 @@ def make_norm(shape=(10000, 10)):
     return _warm(impls)
 
 
+# -- softmax over the last axis of 1000x1000 float32 ----------------------------------
+def softmax_jnp(x, np_mod=jnp):
+    e = np_mod.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def make_softmax(shape=(1000, 1000)):
+    x = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    impls = {"absjit": lambda f=absjit.jit(softmax_jnp): f(x),
+             "numpy": lambda: softmax_jnp(x, np)}
+    if jax is not None:
+        jf, xj = jax.jit(lambda x: softmax_jnp(x, jax_numpy)), jax.device_put(x)
+        impls["jax"] = lambda: jf(xj)
+    return _warm(impls)
+
+
+# -- sum and sum of squares of 1e6 float32 (sibling reductions) ------------------------
+def sum_sumsq_jnp(x):
+    return x.sum(), (x * x).sum()
+
+
+def make_sum_sumsq(n=1_000_000):
+    x = np.random.default_rng(8).standard_normal(n).astype(np.float32)
+    impls = {"absjit": lambda f=absjit.jit(sum_sumsq_jnp): f(x),
+             "numpy": lambda: sum_sumsq_jnp(x)}
+    if jax is not None:
+        jf, xj = jax.jit(sum_sumsq_jnp), jax.device_put(x)
+        impls["jax"] = lambda: jf(xj)
+    return _warm(impls)
+
+
 # -- dot 100x1000 @ 1000x2000 then relu (seed 004) -------------------------------------
 def make_dot_relu(m=100, k=1000, n=2000):
     rng = np.random.default_rng(4)
@@ -246,7 +277,8 @@ def make_attention_scores(b=8, h=8, q=64, k=64, d=32):
 
 BMM_SHAPES = {"bmm 256x16x16": (256, 16), "bmm 64x64x64": (64, 64), "bmm 8x256x256": (8, 256)}
 
-WORKLOADS = {"selu": make_selu, "norm": make_norm, "dot_relu": make_dot_relu,
+WORKLOADS = {"selu": make_selu, "norm": make_norm, "softmax": make_softmax,
+             "sum_sumsq": make_sum_sumsq, "dot_relu": make_dot_relu,
              "mlp": make_mlp, "mlp_train": make_mlp_train}
 WORKLOADS.update((name, (lambda s: lambda: make_bmm(*s))(shape))
                  for name, shape in BMM_SHAPES.items())

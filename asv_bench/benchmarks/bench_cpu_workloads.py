@@ -1,6 +1,7 @@
 """Steady-state speed of the DESIGN §10 workloads, every implementation in one run.
 
-``selu`` on 1e6 float32 (seed 000), ``norm`` on 10000x10 (seed 003), ``dot`` 100x1000 @
+``selu`` on 1e6 float32 (seed 000), ``norm`` on 10000x10 (seed 003), ``softmax`` over the
+last axis of 1000x1000, ``sum`` and sum of squares of 1e6, ``dot`` 100x1000 @
 1000x2000 then relu (seed 004), a 3-layer MLP forward on 256 rows and its training
 step on 128 rows, batched products (``einsum('bij,bjk->bik')`` at three shapes and
 attention scores), for absjit's cpu
@@ -42,6 +43,19 @@ class Selu(_Workload):
 class Norm(_Workload):
     make = staticmethod(w.make_norm)
     params = [["absjit", "jax", "numba", "numpy"]]
+
+
+class Softmax(_Workload):
+    """Softmax over the last axis of 1000x1000 float32: a row max, exp, a row sum and
+    a division (one loop over rows in absjit)."""
+    make = staticmethod(w.make_softmax)
+    params = [["absjit", "jax", "numpy"]]
+
+
+class SumSumsq(_Workload):
+    """``x.sum()`` and ``(x * x).sum()`` of 1e6 float32: sibling reductions."""
+    make = staticmethod(w.make_sum_sumsq)
+    params = [["absjit", "jax", "numpy"]]
 
 
 class DotRelu(_Workload):

@@ -132,16 +132,29 @@ def test_reduction_strategies():
     from absjit.backends.base import CompileOptions
     from absjit.backends.numba_cuda import kernels
     from absjit.compiler import compile_to_ir, ir
+    from absjit.compiler.rows import unfused
 
     def f(x, y):
         return x.sum(0), y.sum(1), x.max(), jnp.argmax(x, 0), x.sum(1)
     x, y = f32(300, 5), f32(5, 300)
-    body = compile_to_ir(absjit.make_jaxpr(f)(x, y), CompileOptions()).body
+    # the kernels see sibling reductions (x.sum(0), argmax(x, 0)) split, in order
+    body = unfused(compile_to_ir(absjit.make_jaxpr(f)(x, y), CompileOptions())).body
     plan = [kernels.reduce_plan(s, runtime.threads_per_block(),
                                 runtime.launch_shape(1 << 40)[0])[0]
             for s in body if isinstance(s, ir.Reduce)]
-    assert plan == ["columns", "tree", "tree", "serial", "serial"]
+    assert plan == ["columns", "serial", "tree", "tree", "serial"]
     check(f, x, y, rtol=2e-5)
+
+
+def test_fused_reductions_run_unfused_on_the_device():
+    x = f32(6, 150)
+    x[2, 7] = np.nan
+
+    def softmax(x):
+        e = jnp.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+    check(lambda x: (softmax(x), x.sum(0), (x * x).sum(0), x.max(1), jnp.argmax(x, 1)),
+          x, rtol=2e-5)
 
 
 def test_float32_sum_accumulates_in_float64():

@@ -102,7 +102,7 @@ def test_non_contiguous_inputs():
 
 
 def test_empty_and_small_arrays_keep_the_plain_loops():
-    for shape in [(0, 10), (3, 10), (0,)]:
+    for shape in [(0, 10), (3, 10), (0,), (3, 0), (200, 0)]:  # (n, 0): an empty period
         X = np.ones(shape, np.float32)
         check_flat(lambda x: jnp.sum(x, 0), X, flat=False)
         if len(shape) == 2:

@@ -234,7 +234,7 @@ def _written(body) -> set:
         elif isinstance(s, ir.Copy):
             out.add(id(s.dst))
         elif isinstance(s, ir.Reduce):
-            out.add(id(s.out))
+            out.update(id(a.out) for a in s.accs())
         elif isinstance(s, ir.Alias):
             out.add(id(s.src))
     return out

@@ -39,6 +39,7 @@ import numpy as np
 
 from ... import dtypes
 from ...compiler import PARALLEL_MIN_SIZE, ir
+from ...compiler.rows import unfused
 from ...core.primitive import impl_rules
 from ...core.shapes import IxVar, maybe_more_than, size_of
 from .lower_arrays import array_rules
@@ -443,6 +444,8 @@ def lower_half(program, options):
     if not (any(map(is_half, program.params)) or any(map(is_half, program.outputs)) or
             any(is_half(v) for s in ir.walk(program.body) for v in ir.stmt_defs(s))):
         return program, None
+    # The rewrite works statement by statement on whole-array nests and reductions.
+    program = unfused(program)
     ins = [np.dtype(b.dtype) if _kind(b.dtype) else None for b in program.params]
     outs = [np.dtype(b.dtype) if _kind(b.dtype) else None for b in program.outputs]
     rw = _Rewrite(options)

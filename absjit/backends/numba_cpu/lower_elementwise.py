@@ -170,7 +170,9 @@ def lower_max(args, in_avals, out_aval, **params):
     if _is_complex(in_avals[0].dtype):  # lexicographic; NaN wins
         return f"({x} if (_cle({y}, {x}) or {x} != {x}) else {y})"
     if np.dtype(in_avals[0].dtype).kind == "f":  # NaN wins, as in np.maximum
-        return f"({x} if ({x} >= {y} or {x} != {x}) else {y})"
+        # ``|`` (not ``or``): both tests always run, a select without a branch, which
+        # lets a max reduction's lanes vectorise
+        return f"({x} if (({x} >= {y}) | ({x} != {x})) else {y})"
     return f"({x} if {x} >= {y} else {y})"
 
 
@@ -179,7 +181,7 @@ def lower_min(args, in_avals, out_aval, **params):
     if _is_complex(in_avals[0].dtype):
         return f"({x} if (_cle({x}, {y}) or {x} != {x}) else {y})"
     if np.dtype(in_avals[0].dtype).kind == "f":
-        return f"({x} if ({x} <= {y} or {x} != {x}) else {y})"
+        return f"({x} if (({x} <= {y}) | ({x} != {x})) else {y})"
     return f"({x} if {x} <= {y} else {y})"
 
 

@@ -297,8 +297,8 @@ class FunctionRenderer:
             return text  # float arithmetic keeps the accumulator's (wider) dtype
         return f"{dtype_ctor(m.acc_dtype)}({text})"
 
-    def _fold(self, s, acc, val, pos, depth, body_dtype):
-        m = s.monoid
+    def _fold(self, m, acc, val, pos, depth, body_dtype):
+        """Fold ``val`` into the accumulator ``acc`` of monoid ``m``."""
         if m.arg:
             better = ">" if m.arg == "max" else "<"
             cond = f"{acc}_i < 0 or ({val} {better} {acc})"
@@ -314,75 +314,138 @@ class FunctionRenderer:
             v = val if same else f"{dtype_ctor(acc_dt)}({val})"
             self.emit(f"{acc} = {self._combine(m, acc, v, acc_dt)}", depth)
 
-    def _final(self, s, acc):
-        m = s.monoid
+    def _final(self, m, acc):
         if m.arg:
             return f"{dtype_ctor(m.out_dtype)}({acc}_i)"
         if np.dtype(m.acc_dtype) == np.dtype(m.out_dtype):
             return acc
         return f"{dtype_ctor(m.out_dtype)}({acc})"
 
+    def _lanes(self, s, accs, names, depth):
+        """A long contiguous row folded into ``ROW_LANES`` accumulators per reduction
+        (lane ``k`` folds the row's elements ``k (mod ROW_LANES)``), then the lanes into
+        ``names``: independent chains the loop vectoriser can run side by side, where
+        one accumulator is one long dependency chain. Accumulator dtypes are kept."""
+        n = int(s.shape[-1])
+        j = self.loop_var(s.vars[-1])
+        lanes = [self.fresh("lane") for _ in accs]
+        tmps = [self.fresh("a") for _ in accs]
+        q, c, k = self.fresh("q"), self.fresh("c"), self.fresh("k")
+        for a, lane in zip(accs, lanes):
+            self.emit(f"{lane} = np.empty(({ROW_LANES},), {dtype_ctor(a.monoid.acc_dtype)})",
+                      depth)
+        self.emit(f"for {q} in range({ROW_LANES}):", depth)
+        for a, lane in zip(accs, lanes):
+            self.emit(f"{lane}[{q}] = {literal_expr(a.monoid.identity, a.monoid.acc_dtype)}",
+                      depth + 1)
+
+        def fold(slot, d):
+            self.block(s.body, d)
+            for a, lane, t in zip(accs, lanes, tmps):
+                val = self.value(a.value)
+                self.emit(f"{t} = {lane}[{slot}]", d)
+                self._fold(a.monoid, t, val, "0", d, a.value.dtype)
+                self.emit(f"{lane}[{slot}] = {t}", d)
+        full = n // ROW_LANES * ROW_LANES
+        self.emit(f"for {c} in range({n // ROW_LANES}):", depth)
+        self.emit(f"for {k} in range({ROW_LANES}):", depth + 1)
+        self.emit(f"{j} = {c} * {ROW_LANES} + {k}", depth + 2)
+        fold(k, depth + 2)
+        if full < n:
+            self.emit(f"for {j} in range({full}, {n}):", depth)
+            fold("0", depth + 1)
+        for a, lane, acc in zip(accs, lanes, names):
+            self.emit(f"for {q} in range({ROW_LANES}):", depth)
+            self._fold(a.monoid, acc, f"{lane}[{q}]", "0", depth + 1, a.monoid.acc_dtype)
+
     def reduce(self, s, depth):
-        m = s.monoid
-        body_dtype = s.value.dtype
-        init = literal_expr(m.identity, m.acc_dtype)
+        """The loops of ``s``: every accumulator (sibling reductions) folds its value
+        from the one body, in the same order as it would alone."""
+        accs = s.accs()
         shape, axes = s.shape, s.axes
         kept = [d for d in range(len(shape)) if d not in axes]
-        out = self.name(s.out)
+        at = [self._ix(i) for i in s.out_at]
         pos = self.loop_var(s.vars[axes[0]]) if axes else "0"
-        val = None
         if all(d < a for d in kept for a in axes):
             # Reduced axes innermost: one scalar accumulator per output element.
             par = self._parallel(s.parallel, s.body, depth)
             inner = self.loops([s.vars[d] for d in kept], [shape[d] for d in kept], depth,
                                par)
-            acc = self.fresh("acc")
-            self.emit(f"{acc} = {init}", inner)
-            if m.arg:
-                self.emit(f"{acc}_i = -1", inner)
-            rdepth = self.loops([s.vars[a] for a in axes], [shape[a] for a in axes], inner,
-                                False)
-            self.block(s.body, rdepth)
-            val = self.value(s.value)
-            self._fold(s, acc, val, pos, rdepth, body_dtype)
-            kidx = ", ".join(self.loop_var(s.vars[d]) for d in kept) or "()"
-            self.emit(f"{out}[{kidx}] = {self._final(s, acc)}", inner)
+            names = [self.fresh("acc") for _ in accs]
+            for a, acc in zip(accs, names):
+                self.emit(f"{acc} = {literal_expr(a.monoid.identity, a.monoid.acc_dtype)}",
+                          inner)
+                if a.monoid.arg:
+                    self.emit(f"{acc}_i = -1", inner)
+            if _lanes_ok(s):
+                self._lanes(s, accs, names, inner)
+            else:
+                rdepth = self.loops([s.vars[a] for a in axes], [shape[a] for a in axes],
+                                    inner, False)
+                self.block(s.body, rdepth)
+                for a, acc in zip(accs, names):
+                    self._fold(a.monoid, acc, self.value(a.value), pos, rdepth,
+                               a.value.dtype)
+            kidx = ", ".join(at + [self.loop_var(s.vars[d]) for d in kept]) or "()"
+            for a, acc in zip(accs, names):
+                self.emit(f"{self.name(a.out)}[{kidx}] = {self._final(a.monoid, acc)}",
+                          inner)
             return
         # Reduced axes outside kept ones: accumulators indexed by the kept axes.
-        acc = self.fresh("acc")
         kshape = shape_text([shape[d] for d in kept])
-        self.emit(f"{acc} = np.empty({kshape}, {dtype_ctor(m.acc_dtype)})", depth)
-        if m.arg:
-            self.emit(f"{acc}_i = np.empty({kshape}, np.int64)", depth)
+        names = [self.fresh("acc") for _ in accs]
+        for a, acc in zip(accs, names):
+            self.emit(f"{acc} = np.empty({kshape}, {dtype_ctor(a.monoid.acc_dtype)})", depth)
+            if a.monoid.arg:
+                self.emit(f"{acc}_i = np.empty({kshape}, np.int64)", depth)
         fv = [self.fresh("q") for _ in kept]
         inner = depth
         for nm, d in zip(fv, kept):
             self.emit(f"for {nm} in range({size_text(shape[d])}):", inner)
             inner += 1
         f = ", ".join(fv) or "()"
-        self.emit(f"{acc}[{f}] = {init}", inner)
-        if m.arg:
-            self.emit(f"{acc}_i[{f}] = -1", inner)
+        for a, acc in zip(accs, names):
+            self.emit(f"{acc}[{f}] = {literal_expr(a.monoid.identity, a.monoid.acc_dtype)}",
+                      inner)
+            if a.monoid.arg:
+                self.emit(f"{acc}_i[{f}] = -1", inner)
         body_depth = self.loops(s.vars, shape, depth, False)
         self.block(s.body, body_depth)
-        val = self.value(s.value)
         k = ", ".join(self.loop_var(s.vars[d]) for d in kept) or "()"
-        sa = self.fresh("a")
-        self.emit(f"{sa} = {acc}[{k}]", body_depth)
-        if m.arg:
-            self.emit(f"{sa}_i = {acc}_i[{k}]", body_depth)
-        self._fold(s, sa, val, pos, body_depth, body_dtype)
-        self.emit(f"{acc}[{k}] = {sa}", body_depth)
-        if m.arg:
-            self.emit(f"{acc}_i[{k}] = {sa}_i", body_depth)
+        tmps = [self.fresh("a") for _ in accs]
+        for a, acc, sa in zip(accs, names, tmps):
+            val = self.value(a.value)
+            self.emit(f"{sa} = {acc}[{k}]", body_depth)
+            if a.monoid.arg:
+                self.emit(f"{sa}_i = {acc}_i[{k}]", body_depth)
+            self._fold(a.monoid, sa, val, pos, body_depth, a.value.dtype)
+            self.emit(f"{acc}[{k}] = {sa}", body_depth)
+            if a.monoid.arg:
+                self.emit(f"{acc}_i[{k}] = {sa}_i", body_depth)
         inner = depth
         for nm, d in zip(fv, kept):
             self.emit(f"for {nm} in range({size_text(shape[d])}):", inner)
             inner += 1
-        self.emit(f"{sa} = {acc}[{f}]", inner)
-        if m.arg:
-            self.emit(f"{sa}_i = {acc}_i[{f}]", inner)
-        self.emit(f"{out}[{f}] = {self._final(s, sa)}", inner)
+        oidx = ", ".join(at + fv) or "()"
+        for a, acc, sa in zip(accs, names, tmps):
+            self.emit(f"{sa} = {acc}[{f}]", inner)
+            if a.monoid.arg:
+                self.emit(f"{sa}_i = {acc}_i[{f}]", inner)
+            self.emit(f"{self.name(a.out)}[{oidx}] = {self._final(a.monoid, sa)}", inner)
+
+
+#: Accumulators per reduction along a long contiguous row (a multiple of the vector width).
+ROW_LANES = 16
+
+
+def _lanes_ok(s) -> bool:
+    """Whether reduction ``s`` folds its rows in :data:`ROW_LANES` lanes: one reduced
+    axis, the innermost, of a static extent of at least ``4 * ROW_LANES``; no arg
+    reduction (positions need the first extremum in order); a straight-line body."""
+    n = s.shape[-1] if s.shape else None
+    return (tuple(s.axes) == (len(s.shape) - 1,) and type(n) is int and n >= 4 * ROW_LANES
+            and not any(a.monoid.arg for a in s.accs())
+            and all(isinstance(st, ir.Let) for st in s.body))
 
 
 def _rename_ix(i, r):

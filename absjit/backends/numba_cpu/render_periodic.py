@@ -66,7 +66,8 @@ def layout(stmt) -> Layout | None:
         return None
     is_reduce = isinstance(stmt, ir.Reduce)
     if is_reduce:
-        if stmt.monoid.arg or tuple(stmt.axes) != tuple(range(len(stmt.axes))) \
+        if any(a.monoid.arg for a in stmt.accs()) or stmt.out_at \
+                or tuple(stmt.axes) != tuple(range(len(stmt.axes))) \
                 or not stmt.axes or not _ints(stmt.out.shape):
             return None
         split = len(stmt.axes)
@@ -90,6 +91,8 @@ def layout(stmt) -> Layout | None:
             names = set().union(*(ix_vars(i) for i in e.index))
             if not names:
                 continue  # a constant position: an invariant load
+            if not names <= set(vars_):
+                return None  # indexed by an enclosing loop (a row of ``Rows``)
             tables[(id(e.buf), e.index)] = (e.buf, e.index)
             used |= names
         elif isinstance(st, ir.Store):
@@ -105,6 +108,8 @@ def layout(stmt) -> Layout | None:
     if not is_reduce and split == 0:
         return None
     period = math.prod(shape[split:])
+    if period == 0:
+        return None  # an empty tail: nothing to vectorise (and no chunk is a multiple)
     if not is_reduce and period >= SHORT_ROW:
         return None
     if is_reduce and split < len(shape) and shape[-1] >= SHORT_ROW:
@@ -201,23 +206,25 @@ def render_nest(r, stmt, lay, depth):
 
 
 def render_reduce(r, stmt, lay, depth):
-    m = stmt.monoid
+    accs = stmt.accs()
     base, k = r.fresh("_p"), r.fresh("_k")
     body = _flat_body(r, stmt, lay, base, k, depth)
-    acc = r.fresh("acc")
-    init = _literal(m.identity, m.acc_dtype)
-    r.emit(f"{acc} = np.empty(({lay.chunk},), {_ctor(m.acc_dtype)})", depth)
+    names = [r.fresh("acc") for _ in accs]
     q = r.fresh("q")
+    for a, acc in zip(accs, names):
+        r.emit(f"{acc} = np.empty(({lay.chunk},), {_ctor(a.monoid.acc_dtype)})", depth)
     r.emit(f"for {q} in range({lay.chunk}):", depth)
-    r.emit(f"{acc}[{q}] = {init}", depth + 1)
-    a = r.fresh("a")
+    for a, acc in zip(accs, names):
+        r.emit(f"{acc}[{q}] = {_literal(a.monoid.identity, a.monoid.acc_dtype)}", depth + 1)
+    tmps = [r.fresh("a") for _ in accs]
 
     def fold(d):
         r.block(body, d)
-        val = r.value(stmt.value)
-        r.emit(f"{a} = {acc}[{r.loop_var(k)}]", d)
-        r._fold(stmt, a, val, "0", d, stmt.value.dtype)
-        r.emit(f"{acc}[{r.loop_var(k)}] = {a}", d)
+        for a, acc, t in zip(accs, names, tmps):
+            val = r.value(a.value)
+            r.emit(f"{t} = {acc}[{r.loop_var(k)}]", d)
+            r._fold(a.monoid, t, val, "0", d, a.value.dtype)
+            r.emit(f"{acc}[{r.loop_var(k)}] = {t}", d)
 
     _chunks(r, lay, base, k, fold, depth, False)
     # Lane k holds the output element k % T: fold the L / T lanes of each.
@@ -228,10 +235,12 @@ def render_reduce(r, stmt, lay, depth):
         r.emit(f"for {r.loop_var(v)} in range({n}):", inner)
         inner += 1
     off = _offset(r, tail_vars, tail_shape) if tail_vars else "0"
-    r.emit(f"{a} = {acc}[{off}]", inner)
     rows = lay.chunk // lay.period
-    rr = r.fresh("q")
-    r.emit(f"for {rr} in range(1, {rows}):", inner)
-    r._fold(stmt, a, f"{acc}[{rr} * {lay.period} + {off}]", "0", inner + 1, m.acc_dtype)
     out_ix = ", ".join(r.loop_var(v) for v in tail_vars) or "()"
-    r.emit(f"{r.name(stmt.out)}[{out_ix}] = {r._final(stmt, a)}", inner)
+    for a, acc, t in zip(accs, names, tmps):
+        m = a.monoid
+        r.emit(f"{t} = {acc}[{off}]", inner)
+        rr = r.fresh("q")
+        r.emit(f"for {rr} in range(1, {rows}):", inner)
+        r._fold(m, t, f"{acc}[{rr} * {lay.period} + {off}]", "0", inner + 1, m.acc_dtype)
+        r.emit(f"{r.name(a.out)}[{out_ix}] = {r._final(m, t)}", inner)

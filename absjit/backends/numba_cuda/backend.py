@@ -34,6 +34,7 @@ import numpy as np
 
 from ... import __version__
 from ...compiler import Unsupported, compile_to_ir, ir
+from ...compiler.rows import unfused
 from ...core.primitive import impl_rules
 from ...core.specialize import is_symbolic_jaxpr
 from ..base import Backend, Executable, PerShapeExecutable, get_backend
@@ -603,7 +604,8 @@ class CudaBackend(Backend):
             return PerShapeExecutable(self, closed_jaxpr, options,
                                       device_inputs=True, device_outputs=True)
         try:
-            program = compile_to_ir(closed_jaxpr, options)
+            # One kernel per loop nest: row loops and sibling reductions are split.
+            program = unfused(compile_to_ir(closed_jaxpr, options))
             _check_dtypes(program)
             driver, text, r = render_driver(self, program, options.fastmath)
         except Unsupported as e:

@@ -155,9 +155,9 @@ class KernelRenderer(FunctionRenderer):
                             depth, False)
         self.block(s.body, rdepth)
         pos = self.loop_var(s.vars[s.axes[0]]) if s.axes else "0"
-        self._fold(s, acc, self.value(s.value), pos, rdepth, s.value.dtype)
+        self._fold(s.monoid, acc, self.value(s.value), pos, rdepth, s.value.dtype)
         kidx = ", ".join(self.loop_var(s.vars[d]) for d in kept) or "()"
-        self.emit(f"{self.name(s.out)}[{kidx}] = {self._final(s, acc)}", depth)
+        self.emit(f"{self.name(s.out)}[{kidx}] = {self._final(s.monoid, acc)}", depth)
 
     def split_index(self, flat, vars_, shape, depth):
         """Bind each of ``vars_`` from the flat (row-major) index ``flat``."""
@@ -274,7 +274,7 @@ def render_column_reduce(stmt, threads: int, groups: int) -> tuple:
     r.emit(f"for e in range(g, {nr}, {groups}):", 2)
     r.split_index("e", rvars, rshape, 3)
     r.block(stmt.body, 3)
-    r._fold(stmt, acc, r.value(stmt.value), "e", 3, stmt.value.dtype)
+    r._fold(stmt.monoid, acc, r.value(stmt.value), "e", 3, stmt.value.dtype)
     r.emit(f"partial[t] = {acc}", 2)
     first = _source(r, pnames)
     r2 = KernelRenderer()
@@ -290,7 +290,7 @@ def render_column_reduce(stmt, threads: int, groups: int) -> tuple:
     r2.emit("if tid == 0:", 2)
     r2.split_index("k", kvars, kshape, 3)
     kidx = ", ".join(r2.loop_var(v) for v in kvars) or "()"
-    r2.emit(f"{out_name}[{kidx}] = {r2._final(stmt, total)}", 3)
+    r2.emit(f"{out_name}[{kidx}] = {r2._final(stmt.monoid, total)}", 3)
     r2.emit("cuda.syncthreads()", 2)
     second = f"def kernel({out_name}, partial):\n" + "\n".join(r2.lines) + "\n"
     return first, params, second
@@ -361,14 +361,14 @@ def render_reduce(stmt, threads: int, per: int) -> tuple:
     r.emit(f"for e in range(c * {threads} + tid, {nr}, {per * threads}):", 2)
     r.split_index("e", rvars, rshape, 3)
     r.block(stmt.body, 3)
-    r._fold(stmt, acc, r.value(stmt.value), "e", 3, stmt.value.dtype)
+    r._fold(stmt.monoid, acc, r.value(stmt.value), "e", 3, stmt.value.dtype)
     total = _tree(r, m, acc, acc_dt, threads, 2)
     r.emit("if tid == 0:", 2)
     if per > 1:
         r.emit(f"partial[blk] = {total}", 3)
     else:
         kidx = ", ".join(r.loop_var(v) for v in kvars) or "()"
-        r.emit(f"{r.name(stmt.out)}[{kidx}] = {r._final(stmt, total)}", 3)
+        r.emit(f"{r.name(stmt.out)}[{kidx}] = {r._final(stmt.monoid, total)}", 3)
     # Every thread must be done reading ``sm`` before the next output's block reuses it.
     r.emit("cuda.syncthreads()", 2)
     first = _source(r, pnames)
@@ -384,7 +384,7 @@ def render_reduce(stmt, threads: int, per: int) -> tuple:
     r2.emit(f"for c in range(1, {per}):", 2)
     r2.emit(f"{a2} = {r2._combine(m, a2, f'partial[k * {per} + c]', acc_dt)}", 3)
     kidx = ", ".join(r2.loop_var(v) for v in kvars) or "()"
-    r2.emit(f"{out_name}[{kidx}] = {r2._final(stmt, a2)}", 2)
+    r2.emit(f"{out_name}[{kidx}] = {r2._final(stmt.monoid, a2)}", 2)
     second = "def kernel(" + out_name + ", partial):\n" + "\n".join(r2.lines) + "\n"
     return first, params, second
 
