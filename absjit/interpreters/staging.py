@@ -67,12 +67,12 @@ class DebugInfo:
 
 
 class DynamicJaxprTracer(Tracer):
-    __slots__ = ("_aval", "var")
+    __slots__ = ("_aval", "_var")
 
     def __init__(self, trace, aval, var):
         self._trace = trace
         self._aval = aval
-        self.var = var
+        self._var = var
 
     @property
     def aval(self):
@@ -115,7 +115,7 @@ class JaxprBuilder:
 
     def build(self, out_tracers) -> ClosedJaxpr:
         constvars = list(self.const_vals)
-        jaxpr = Jaxpr(constvars, self.invars, self.eqns, [t.var for t in out_tracers])
+        jaxpr = Jaxpr(constvars, self.invars, self.eqns, [t._var for t in out_tracers])
         return ClosedJaxpr(jaxpr, [self.const_vals[v] for v in constvars])
 
 
@@ -174,7 +174,7 @@ class DynamicJaxprTrace(Trace):
         else:
             avals_out = abstract_eval(primitive, avals_in, params)
         outvars = [Var(a.to_shaped()) for a in avals_out]
-        invars = tuple(t.var for t in tracers)
+        invars = tuple(t._var for t in tracers)
         eqn = JaxprEqn(primitive, invars, tuple(outvars), params)
         builder.eqns.append(eqn)
         deps = _EMPTY
@@ -204,7 +204,7 @@ class DynamicJaxprTrace(Trace):
         info = builder.debug_info
         if info is None:
             return ""
-        var = tracer.var if isinstance(tracer, DynamicJaxprTracer) else None
+        var = tracer._var if isinstance(tracer, DynamicJaxprTracer) else None
         msg = (f"The error occurred while tracing the function {info.fn_name} at {info.src} "
                f"for {info.transform}. ")
         deps = sorted(builder.deps_of(var)) if var is not None else []

@@ -421,3 +421,23 @@ def test_python_int_out_of_range_is_an_overflow_error():
     for _ in range(2):  # the general path, then the fast path
         with pytest.raises(OverflowError):
             f(2 ** 40)
+
+
+def test_tracer_attributes_never_hide_array_methods():
+    """A tracer's own attributes are private names: ``x.var(0)`` under ``jit`` is the
+    array method (a tracer once stored its jaxpr variable as ``var``)."""
+    import absjit.interpreters  # noqa: F401 - every tracer class is defined
+    from absjit.core.trace import Tracer
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+    public = {n for n in dir(absjit.Array) if not n.startswith("_")}
+    for cls in subclasses(Tracer):
+        for name in getattr(cls, "__slots__", ()):
+            assert name.startswith("_") or name not in public, (cls, name)
+    x = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    assert_close(absjit.jit(lambda a: a.var(0) + a.std(1).sum())(x),
+                 x.var(0) + x.std(1).sum(), rtol=1e-6)
+    assert_close(absjit.vmap(lambda a: a.var())(x), x.var(1), rtol=1e-6)
