@@ -290,6 +290,8 @@ class FunctionRenderer:
 
     # -- reductions ----------------------------------------------------------------------
     def _combine(self, m, acc, val, dtype):
+        if np.dtype(m.acc_dtype).kind == "f" and m.combine in FLOAT_FOLDS:
+            return f"{FLOAT_FOLDS[m.combine]}({acc}, {val})"
         prim = all_primitives()[m.combine]
         a = _Aval(dtype)
         text = scalar_rules[prim]([acc, val], [a, a], a)
@@ -436,6 +438,12 @@ class FunctionRenderer:
 
 #: Accumulators per reduction along a long contiguous row (a multiple of the vector width).
 ROW_LANES = 16
+#: Float folds LLVM vectorises itself (:mod:`.fold_kernels`): no lanes needed.
+FLOAT_FOLDS = {"add": "_fold_add", "max": "_fold_max", "min": "_fold_min"}
+
+
+def _vector_fold(m) -> bool:
+    return not m.arg and np.dtype(m.acc_dtype).kind == "f" and m.combine in FLOAT_FOLDS
 
 
 def _lanes_ok(s) -> bool:
@@ -445,6 +453,7 @@ def _lanes_ok(s) -> bool:
     n = s.shape[-1] if s.shape else None
     return (tuple(s.axes) == (len(s.shape) - 1,) and type(n) is int and n >= 4 * ROW_LANES
             and not any(a.monoid.arg for a in s.accs())
+            and not all(_vector_fold(a.monoid) for a in s.accs())
             and all(isinstance(st, ir.Let) for st in s.body))
 
 

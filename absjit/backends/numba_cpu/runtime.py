@@ -55,6 +55,11 @@ from .blas_kernels import _bgemm, _gemm_rows, _pgemm  # noqa: E402
 
 __all__ += ["_dot", "_bgemm", "_pgemm", "_gemm_rows"]
 
+# Float reductions' accumulator updates, which the loop vectoriser can reorder.
+from .fold_kernels import _fold_add, _fold_max, _fold_min  # noqa: E402
+
+__all__ += ["_fold_add", "_fold_max", "_fold_min"]
+
 
 # Vectorisable exp and log for float32/float64 (lowering exp, logistic and log).
 from .fastmath_kernels import (_exp_float32, _exp_float64, _log_float32,  # noqa: E402
