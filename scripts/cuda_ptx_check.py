@@ -86,8 +86,12 @@ def numba_sig(params, extra=()):
 
 
 def kernels_of(program):
-    """``(source, signature)`` of every kernel the backend launches for ``program``."""
+    """``(source, signature)`` of every kernel the backend launches for ``program``
+    (split into one kernel per loop nest first, as the backend does)."""
     import numba
+
+    from absjit.compiler.rows import unfused
+    program = unfused(program)
     out = []
     uses = LK.use_counts(program)
     loops = set()

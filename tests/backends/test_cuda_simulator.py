@@ -170,3 +170,25 @@ def test_ptx_check_renders_every_kernel_family_with_signatures():
     for part in ("_shfl_down_float64(", "_shfl_down_bool(", "_shfl_down_int32(", "spill0",
                  "if cuda.grid(1) == 0:\n        while True:", "_ld_cbrt_float32("):
         assert part in text, part
+
+
+def test_host_drivers_know_every_cpu_kernel_name():
+    """Scalar code of a cuda host driver runs as Python with the cpu spellings: every
+    vectorisable-kernel name the cpu table writes for a float op is bound there."""
+    import numpy as np
+
+    from absjit.backends.numba_cpu.lower_elementwise import scalar_rules
+    from absjit.core.avals import ShapedArray
+    ns = runtime.host_namespace()
+    seen = set()
+    for dt in (np.float32, np.float64):
+        aval = ShapedArray((), np.dtype(dt))
+        for prim, rule in scalar_rules.items():
+            try:
+                text = rule(["x"] * 2, [aval] * 2, aval)
+            except Exception:  # noqa: BLE001 - rules for other arities or params
+                continue
+            for name in re.findall(r"\b(_[a-z0-9]+_float(?:32|64))\(", text):
+                seen.add(name)
+                assert name in ns, (prim, name)
+    assert {"_sin_float32", "_tanh_float64", "_exp_float32"} <= seen

@@ -47,9 +47,17 @@ class _Aval:
         self.ndim = len(self.shape)
 
 
+#: Float folds LLVM vectorises itself (:mod:`.fold_kernels`): no lanes needed.
+FLOAT_FOLDS = {"add": "_fold_add", "max": "_fold_max", "min": "_fold_min"}
+
+
 class FunctionRenderer:
     """Writes one function. ``parallel_ok`` allows ``prange`` for nests the IR marks
     parallel (the backend decides: e.g. not in programs that call BLAS)."""
+
+    #: ``combine primitive -> helper`` for float accumulators (a renderer for another
+    #: target, without those helpers, sets ``{}``).
+    float_folds = FLOAT_FOLDS
 
     def __init__(self, parallel_ok: bool, lift_consts: bool = False,
                  parallel_blas: bool = False):
@@ -290,8 +298,8 @@ class FunctionRenderer:
 
     # -- reductions ----------------------------------------------------------------------
     def _combine(self, m, acc, val, dtype):
-        if np.dtype(m.acc_dtype).kind == "f" and m.combine in FLOAT_FOLDS:
-            return f"{FLOAT_FOLDS[m.combine]}({acc}, {val})"
+        if np.dtype(m.acc_dtype).kind == "f" and m.combine in self.float_folds:
+            return f"{self.float_folds[m.combine]}({acc}, {val})"
         prim = all_primitives()[m.combine]
         a = _Aval(dtype)
         text = scalar_rules[prim]([acc, val], [a, a], a)
@@ -379,7 +387,7 @@ class FunctionRenderer:
                           inner)
                 if a.monoid.arg:
                     self.emit(f"{acc}_i = -1", inner)
-            if _lanes_ok(s):
+            if _lanes_ok(s, self.float_folds):
                 self._lanes(s, accs, names, inner)
             else:
                 rdepth = self.loops([s.vars[a] for a in axes], [shape[a] for a in axes],
@@ -438,22 +446,17 @@ class FunctionRenderer:
 
 #: Accumulators per reduction along a long contiguous row (a multiple of the vector width).
 ROW_LANES = 16
-#: Float folds LLVM vectorises itself (:mod:`.fold_kernels`): no lanes needed.
-FLOAT_FOLDS = {"add": "_fold_add", "max": "_fold_max", "min": "_fold_min"}
 
 
-def _vector_fold(m) -> bool:
-    return not m.arg and np.dtype(m.acc_dtype).kind == "f" and m.combine in FLOAT_FOLDS
-
-
-def _lanes_ok(s) -> bool:
+def _lanes_ok(s, float_folds) -> bool:
     """Whether reduction ``s`` folds its rows in :data:`ROW_LANES` lanes: one reduced
     axis, the innermost, of a static extent of at least ``4 * ROW_LANES``; no arg
     reduction (positions need the first extremum in order); a straight-line body."""
     n = s.shape[-1] if s.shape else None
     return (tuple(s.axes) == (len(s.shape) - 1,) and type(n) is int and n >= 4 * ROW_LANES
             and not any(a.monoid.arg for a in s.accs())
-            and not all(_vector_fold(a.monoid) for a in s.accs())
+            and not all(not a.monoid.arg and np.dtype(a.monoid.acc_dtype).kind == "f"
+                        and a.monoid.combine in float_folds for a in s.accs())
             and all(isinstance(st, ir.Let) for st in s.body))
 
 

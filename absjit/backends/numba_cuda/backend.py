@@ -233,6 +233,8 @@ class DriverRenderer(FunctionRenderer):
     """Writes the host driver. Scalar code runs as Python with the cpu spellings; array
     statements become calls of launch objects (``_k0`` …) held in the driver's globals."""
 
+    float_folds: dict = {}  # plain Python folds: no CPU fold helpers here
+
     def __init__(self, backend, fastmath=False):
         super().__init__(parallel_ok=False)
         self.backend = backend

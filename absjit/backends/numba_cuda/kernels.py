@@ -116,6 +116,8 @@ class KernelRenderer(FunctionRenderer):
     """The cpu renderer with the device scalar table, no ``prange``, and reductions
     nested in a kernel folded by one thread."""
 
+    float_folds: dict = {}  # plain Python folds: no CPU fold helpers here
+
     def __init__(self):
         super().__init__(parallel_ok=False)
 

@@ -308,16 +308,30 @@ def kernel_namespace() -> dict:
 
 def host_namespace() -> dict:
     """The globals of host drivers: scalar code between launches runs as Python with
-    NumPy scalars (the cpu table's ``_exp_*``/``_log_*`` names map to NumPy)."""
+    NumPy scalars (the cpu table's vectorisable kernels, ``_exp_float32``,
+    ``_sin_float64`` …, are NumPy's functions here)."""
     ns = {"np": np, "math": math}
     helpers: dict = {"np": np}
     for dt in _INT_DTYPES:
         exec(_idiv_source(dt), helpers)  # noqa: S102
         ns[f"_idiv_{dt}"] = helpers[f"_idiv_{dt}"]
-    for dt in ("float32", "float64"):
-        ns[f"_exp_{dt}"] = np.exp
-        ns[f"_log_{dt}"] = np.log
+    for name, fn in _CPU_KERNELS.items():
+        for dt in ("float32", "float64"):
+            ns[f"_{name}_{dt}"] = fn
+    # fused multiply-add in host scalar code: a float32 product is exact in float64, so
+    # only the sum rounds twice (float64, then float32: rarely not the fused result); a
+    # float64 one is computed in long double (closer than unfused, not always fused)
+    ns["_fma_float32"] = lambda a, b, c: np.float32(np.float64(a) * np.float64(b)
+                                                    + np.float64(c))
+    ns["_fma_float64"] = lambda a, b, c: np.float64(np.longdouble(a) * np.longdouble(b)
+                                                    + np.longdouble(c))
     return ns
+
+
+# The cpu backend's scalar kernels by name, as NumPy functions (same IEEE results).
+_CPU_KERNELS = {"exp": np.exp, "log": np.log, "expm1": np.expm1, "log1p": np.log1p,
+                "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "atan": np.arctan,
+                "sin": np.sin, "cos": np.cos, "tan": np.tan}
 
 
 # -- arrays on the device: what absjit.CudaArray and the device API call -----------------
