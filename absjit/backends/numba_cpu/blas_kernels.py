@@ -67,18 +67,27 @@ def _gemm(typingctx, ta, tb, m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta):
 
 
 @numba.njit(error_model="numpy")
+def _no_product(out, k):
+    """Whether ``out`` needs no BLAS call: it is empty, or ``k == 0`` (BLAS refuses a
+    zero leading dimension; the empty sum, 0, is written here)."""
+    if out.size == 0:
+        return True
+    if k == 0:
+        flat = out.reshape(-1)
+        for i in range(flat.size):
+            flat[i] = 0
+        return True
+    return False
+
+
+@numba.njit(error_model="numpy")
 def _bgemm(a, b, out, ta, tb):
     """``out[q] = op(a[q]) @ op(b[q])`` for every ``q``: ``a`` is C-contiguous
     ``(B, M, K)``, or ``(B, K, M)`` read transposed when ``ta``; ``b`` is ``(B, K, N)``,
     or ``(B, N, K)`` when ``tb``; ``out`` is C-contiguous ``(B, M, N)``."""
     nb, m, n = out.shape
     k = a.shape[1] if ta else a.shape[2]
-    if nb == 0 or m == 0 or n == 0:
-        return out
-    if k == 0:  # BLAS refuses a zero leading dimension; the empty sum is 0
-        flat = out.reshape(-1)
-        for i in range(flat.size):
-            flat[i] = 0
+    if _no_product(out, k):
         return out
     lda = m if ta else k
     ldb = k if tb else n
@@ -100,12 +109,7 @@ def _pgemm(a, b, out, ta, tb, nblk):
     its threading library through a pointer known only at run time.)"""
     nb, m, n = out.shape
     k = a.shape[1] if ta else a.shape[2]
-    if nb == 0 or m == 0 or n == 0:
-        return out
-    if k == 0:
-        flat = out.reshape(-1)
-        for i in range(flat.size):
-            flat[i] = 0
+    if _no_product(out, k):
         return out
     lda = m if ta else k
     ldb = k if tb else n
