@@ -180,8 +180,10 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_eleme
         lhs, rhs = lhs.astype(out_dt), rhs.astype(out_dt)
     if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and lc == (lhs.ndim - 1,) and rc == (0,) \
             and out_dt.kind in "fc":
-        # The common vector/matrix product: one BLAS call, no reshapes.
-        return [np.dot(lhs, rhs)]
+        # The common vector/matrix product: one BLAS call, no reshapes. np.matmul, not
+        # np.dot: np.dot of an (n, 1) by (1, 1) product scales by the one element and
+        # so gives 0 for inf * 0 (IEEE, XLA and the compiled kernels give nan).
+        return [np.matmul(lhs, rhs)]
     out_shape = _dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)
     lf = _free_axes(lhs.ndim, lc, lb)
     rf = _free_axes(rhs.ndim, rc, rb)

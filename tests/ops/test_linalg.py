@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, strategies as hst
 
 import absjit
+import absjit.numpy as jnp
 from absjit import lax
 from absjit.core.avals import ShapedArray
 from absjit.interpreters import ad, batching
@@ -240,3 +241,22 @@ def test_vmap_of_dot(in_axes, rng):
     xs = [x[i] if in_axes[0] == 0 else x for i in range(3)]
     ys = [y[:, i] if in_axes[1] == 1 else y for i in range(3)]
     assert_close(out, np.stack([a @ b for a, b in zip(xs, ys)]), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("lshape, rshape", [((2, 1), (1, 1)), ((3, 1), (1,)), ((1,), (1, 2)),
+                                            ((2, 2), (2, 1))])
+def test_inf_times_zero_is_nan_in_every_mode(lshape, rshape):
+    """IEEE (and XLA): inf * 0 in a product is nan. NumPy's np.dot of an (n, 1) by (1, 1)
+    product gave 0 through its scaling shortcut, so eager and jit disagreed."""
+    a = np.full(lshape, np.inf, np.float32)
+    if a.size > 1:
+        a.reshape(-1)[0] = 1.5
+    b = np.zeros(rshape, np.float32)
+    want = np.matmul(a, b)
+    assert np.isnan(want).any()
+    for run in (lambda f: f, lambda f: absjit.jit(f, backend="interpret"),
+                lambda f: absjit.jit(f, backend="cpu")):
+        got = np.asarray(run(lambda u, v: jnp.matmul(u, v))(a, b))
+        np.testing.assert_array_equal(got, want)
+    if jax is not None:
+        np.testing.assert_array_equal(np.asarray(jax.jit(lambda u, v: u @ v)(a, b)), want)
