@@ -62,6 +62,29 @@ def _index(arr, ndim, by_axis) -> str:
     return f"{arr}[{', '.join(by_axis[a] for a in range(ndim)) or '()'}]"
 
 
+def _flat(names, sizes) -> str:
+    """The row-major flat index of loop variables ``names`` over extents ``sizes`` (the
+    first extent is not needed); ``"0"`` for none."""
+    flat = "0"
+    for name, size in zip(names, sizes):
+        flat = name if flat == "0" else f"({flat}) * {size} + {name}"
+    return flat
+
+
+def _copy_kernel(lines, rhs, geo, g, o, c, ks, target) -> None:
+    """Loops over (group, out feature of the group, in feature, kernel offsets) writing
+    each kernel element to ``target`` (an indexed array written with those names)."""
+    lines += [f"for {g} in range({geo.groups}):", f"    for {o} in range({geo.og}):",
+              f"        for {c} in range({geo.n_feat_in}):"]
+    depth = 3
+    for k, size in zip(ks, geo.k_sp):
+        lines.append("    " * depth + f"for {k} in range({size}):")
+        depth += 1
+    ra = {geo.rspec[0]: f"{g} * {geo.og} + {o}", geo.rspec[1]: c}
+    ra.update(zip(geo.rspec[2:], ks))
+    lines.append("    " * depth + f"{target} = {_index(rhs, geo.ndim, ra)}")
+
+
 class _Geometry:
     """The convolution's sizes, read once from the avals and params."""
 
@@ -158,19 +181,8 @@ def _im2col(ctx, out, lhs, rhs, geo, dt, lines):
     ps = [ctx.fresh("p") for _ in geo.out_sp]
     # The kernel as (groups, out features per group, in features * kernel positions).
     lines.append(f"{wm} = np.empty({_shape((geo.groups, geo.og, rows))}, {ctor})")
-    lines += [f"for {g} in range({geo.groups}):",
-              f"    for {o} in range({geo.og}):",
-              f"        for {c} in range({geo.n_feat_in}):"]
-    depth = 3
-    for k, size in zip(ks, geo.k_sp):
-        lines.append("    " * depth + f"for {k} in range({size}):")
-        depth += 1
-    row = c
-    for k, size in zip(ks, geo.k_sp):
-        row = f"({row}) * {size} + {k}"
-    ra = {geo.rspec[0]: f"{g} * {geo.og} + {o}", geo.rspec[1]: c}
-    ra.update(zip(geo.rspec[2:], ks))
-    lines.append("    " * depth + f"{wm}[{g}, {o}, {row}] = {_index(rhs, geo.ndim, ra)}")
+    row = _flat([c] + ks, [geo.n_feat_in] + list(geo.k_sp))
+    _copy_kernel(lines, rhs, geo, g, o, c, ks, f"{wm}[{g}, {o}, {row}]")
     # Windows of one (group, batch element), one row per (in feature, kernel offset).
     # Large convolutions of several batch elements run them in parallel, each with its
     # own window matrix and a single-threaded BLAS product (the thread policy sets BLAS
@@ -202,9 +214,7 @@ def _im2col(ctx, out, lhs, rhs, geo, dt, lines):
         xs.append(x)
         conds.append(cond)
     last = nsp - 1
-    base = "0"
-    for d in range(nsp - 1):
-        base = f"({base}) * {geo.out_sp[d]} + {ps[d]}" if base != "0" else ps[d]
+    base = _flat(ps[:nsp - 1], geo.out_sp[:nsp - 1])
     b = ctx.fresh("base")
     width = geo.out_sp[last]
     lines.append(ind + f"{b} = ({base}) * {width}")
@@ -248,9 +258,7 @@ def _im2col(ctx, out, lhs, rhs, geo, dt, lines):
     for p, size in zip(ps, geo.out_sp):
         lines.append("    " * depth + f"for {p} in range({size}):")
         depth += 1
-    flat = "0"
-    for p, size in zip(ps, geo.out_sp):
-        flat = p if flat == "0" else f"({flat}) * {size} + {p}"
+    flat = _flat(ps, geo.out_sp)
     oa = {geo.ospec[0]: n, geo.ospec[1]: f"{g} * {geo.og} + {o}"}
     oa.update(zip(geo.ospec[2:], ps))
     lines.append("    " * depth + f"{_index(out, geo.ndim, oa)} = {res}[{o}, {flat}]")
@@ -274,20 +282,10 @@ def _shifted(ctx, out, lhs, rhs, geo, dt, lines):
     wk, xp, y = ctx.fresh("wk"), ctx.fresh("xp"), ctx.fresh("y")
     g, o, c, n = ctx.fresh("g"), ctx.fresh("o"), ctx.fresh("c"), ctx.fresh("n")
     ks = [ctx.fresh("k") for _ in geo.k_sp]
-    kflat = "0"
-    for k, kn in zip(ks, geo.k_sp):
-        kflat = k if kflat == "0" else f"({kflat}) * {kn} + {k}"
+    kflat = _flat(ks, geo.k_sp)
     # The kernel as (offset, group, out features per group, in features per group).
     lines.append(f"{wk} = np.empty({_shape((nk, groups, og, cin))}, {ctor})")
-    lines += [f"for {g} in range({groups}):", f"    for {o} in range({og}):",
-              f"        for {c} in range({cin}):"]
-    depth = 3
-    for k, kn in zip(ks, geo.k_sp):
-        lines.append("    " * depth + f"for {k} in range({kn}):")
-        depth += 1
-    ra = {geo.rspec[0]: f"{g} * {og} + {o}", geo.rspec[1]: c}
-    ra.update(zip(geo.rspec[2:], ks))
-    lines.append("    " * depth + f"{wk}[{kflat}, {g}, {o}, {c}] = {_index(rhs, geo.ndim, ra)}")
+    _copy_kernel(lines, rhs, geo, g, o, c, ks, f"{wk}[{kflat}, {g}, {o}, {c}]")
     parallel = (ctx.parallel_ok and geo.n_out >= 2
                 and _prod(geo.out_shape) * cin * nk >= PARALLEL_MIN_MACS)
     ctx.uses_parallel |= parallel
