@@ -297,9 +297,17 @@ class FunctionRenderer:
                 self.emit("pass", depth + 1)
 
     # -- reductions ----------------------------------------------------------------------
+    def _float_fold(self, m):
+        """The helper that folds float accumulator ``m`` so LLVM can vectorise the loop
+        (``self.float_folds``), or None."""
+        if np.dtype(m.acc_dtype).kind != "f":
+            return None
+        return self.float_folds.get(m.combine)
+
     def _combine(self, m, acc, val, dtype):
-        if np.dtype(m.acc_dtype).kind == "f" and m.combine in self.float_folds:
-            return f"{self.float_folds[m.combine]}({acc}, {val})"
+        fold = self._float_fold(m)
+        if fold is not None:
+            return f"{fold}({acc}, {val})"
         prim = all_primitives()[m.combine]
         a = _Aval(dtype)
         text = scalar_rules[prim]([acc, val], [a, a], a)
@@ -387,7 +395,7 @@ class FunctionRenderer:
                           inner)
                 if a.monoid.arg:
                     self.emit(f"{acc}_i = -1", inner)
-            if _lanes_ok(s, self.float_folds):
+            if _lanes_ok(s, self._float_fold):
                 self._lanes(s, accs, names, inner)
             else:
                 rdepth = self.loops([s.vars[a] for a in axes], [shape[a] for a in axes],
@@ -448,15 +456,15 @@ class FunctionRenderer:
 ROW_LANES = 16
 
 
-def _lanes_ok(s, float_folds) -> bool:
+def _lanes_ok(s, float_fold) -> bool:
     """Whether reduction ``s`` folds its rows in :data:`ROW_LANES` lanes: one reduced
     axis, the innermost, of a static extent of at least ``4 * ROW_LANES``; no arg
-    reduction (positions need the first extremum in order); a straight-line body."""
+    reduction (positions need the first extremum in order); a straight-line body; and
+    not every accumulator a fold LLVM vectorises by itself (``float_fold``)."""
     n = s.shape[-1] if s.shape else None
     return (tuple(s.axes) == (len(s.shape) - 1,) and type(n) is int and n >= 4 * ROW_LANES
             and not any(a.monoid.arg for a in s.accs())
-            and not all(not a.monoid.arg and np.dtype(a.monoid.acc_dtype).kind == "f"
-                        and a.monoid.combine in float_folds for a in s.accs())
+            and not all(float_fold(a.monoid) is not None for a in s.accs())
             and all(isinstance(st, ir.Let) for st in s.body))
 
 
