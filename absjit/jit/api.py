@@ -159,12 +159,14 @@ def _fast_key(args):
         if t is Array:
             v = x._value
             key += (v.shape, v.dtype, x._weak_type)
-        elif t is float or t is int or t is bool or t in _NUMPY_SCALARS:
-            key.append(t)  # the type fixes the aval (NumPy scalars are strongly typed)
-        elif t is CudaArray:  # the flag also says "on the GPU"
-            key += (x.shape, x.dtype, (x._weak_type, "gpu"))
+        elif t is float or t is int or t is bool:
+            key.append(t)
         elif t is np.ndarray:
             key += (x.shape, x.dtype, None)
+        elif t is CudaArray:  # the flag also says "on the GPU"
+            key += (x.shape, x.dtype, (x._weak_type, "gpu"))
+        elif t in _NUMPY_SCALARS:
+            key.append(t)  # the type fixes the aval (NumPy scalars are strongly typed)
         else:
             return None
     return tuple(key)
@@ -181,12 +183,14 @@ def _ranked_fast_key(args):
             shape = x._value.shape
             key += (tuple(d == 1 for d in shape) if 1 in shape else len(shape),
                     x._value.dtype, x._weak_type)
-        elif t is float or t is int or t is bool or t in _NUMPY_SCALARS:
+        elif t is float or t is int or t is bool:
             key.append(t)
         elif t is np.ndarray:
             shape = x.shape
             key += (tuple(d == 1 for d in shape) if 1 in shape else len(shape), x.dtype,
                     None)
+        elif t in _NUMPY_SCALARS:
+            key.append(t)
         else:
             return None
     return tuple(key)
