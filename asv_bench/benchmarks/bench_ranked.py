@@ -5,14 +5,19 @@
   (once per size). ``track_`` benchmarks record seconds and compile counts. Each runs
   in asv's fresh process, so it includes the library's first-compile set-up (Numba's
   ~0.3 s, jax's smaller one). A ranked kernel's serial tier is compiled before its
-  first call returns and its parallel tier in the background
-  (:mod:`absjit.backends.numba_cpu.tiers`): the sweep's large sizes may run serially.
+  first call returns; its parallel tier only once the kernel is hot
+  (:mod:`absjit.backends.numba_cpu.tiers`), which one pass over 8 sizes is not.
+* ``SizeSweepProcess`` — the same sweep as a whole new process (interpreter start,
+  import, sweep, exit) with the disk cache off: what a user's script costs, where each
+  library pays its set-up (jax at import, absjit at its first compile).
 * ``SteadyState`` — ``time_`` benchmarks of compiled selu (1e6) and norm (10000x10)
   under ``ranked`` and ``shaped`` (target: ranked <= 1.1x shaped).
 """
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -38,6 +43,7 @@ def _sweep_absjit(level, xs, alpha, until_parallel=False):
     for x in xs:
         f(x).block_until_ready()
     if until_parallel:
+        tiers.promote_all()
         tiers.wait()
     seconds = time.perf_counter() - t0
     tiers.wait()  # nothing compiles behind the next measurement
@@ -127,6 +133,63 @@ class SizeSweepWarmLibraries(SizeSweep):
         _warm_libraries()
 
 
+_SWEEP_SCRIPT = r"""
+import time
+import numpy as np
+import {lib} as lib
+import {lib}.numpy as jnp
+rng = np.random.default_rng(0)
+alpha = 1.67 + time.perf_counter() % 1e-6
+f = lib.jit(lambda x: 1.05 * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha){opts})
+for n in {sizes}:
+    f(rng.standard_normal(n).astype(np.float32)).block_until_ready()
+"""
+
+
+def sweep_process_seconds(lib):
+    """Wall seconds of a new interpreter that imports ``lib``, jits selu (``ranked``
+    for absjit) and runs it once on each of :data:`SIZES`, then exits. The disk cache
+    is off; ``PYTHONDONTWRITEBYTECODE`` is dropped (see
+    :func:`.bench_cpu_compile.fresh_process_seconds`)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["ABSJIT_DISABLE_DISK_CACHE"] = "1"
+    opts = ', abstraction="ranked"' if lib == "absjit" else ""
+    script = _SWEEP_SCRIPT.format(lib=lib, opts=opts, sizes=SIZES)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=300)
+    seconds = time.perf_counter() - t0
+    if proc.returncode:
+        raise RuntimeError(proc.stderr)
+    return seconds
+
+
+class SizeSweepProcess:
+    """The size sweep as a whole process, absjit ``ranked`` against ``jax.jit``
+    (median of 5, the two alternating)."""
+
+    timeout = 600
+    number = 1
+    repeat = 1
+
+    def setup(self):
+        self.times = {"absjit": [], "jax": []}
+        libs = ["absjit"] + (["jax"] if w.jax is not None else [])
+        for _ in range(5):
+            for lib in libs:
+                self.times[lib].append(sweep_process_seconds(lib))
+
+    def track_ranked_seconds(self):
+        return float(np.median(self.times["absjit"]))
+    track_ranked_seconds.unit = "seconds"
+
+    def track_jax_seconds(self):
+        if not self.times["jax"]:
+            raise NotImplementedError("jax is not installed")
+        return float(np.median(self.times["jax"]))
+    track_jax_seconds.unit = "seconds"
+
+
 class SteadyState:
     """Compiled selu (1e6) and norm (10000x10): ranked against shaped, same process."""
 
@@ -140,9 +203,10 @@ class SteadyState:
             self.fns["norm", level] = absjit.jit(w.norm_jnp, abstraction=level)
         for (name, _), f in self.fns.items():
             f(self.x if name == "selu" else self.X).block_until_ready()
-        # ranked kernels run a serial tier until their parallel one has compiled in the
-        # background: time the steady state, i.e. the parallel tier
+        # ranked kernels run a serial tier until they are hot and their parallel one
+        # has compiled in the background: time the steady state, the parallel tier
         from absjit.backends.numba_cpu import tiers
+        tiers.promote_all()
         tiers.wait()
 
     def time_selu_ranked(self):

@@ -129,6 +129,38 @@ def test_serial_and_parallel_tiers_agree(rng):
     assert_close(first, np.exp(x) * 3 - x, rtol=1e-5, atol=1e-5)
 
 
+def test_parallel_tier_compiles_only_once_hot(rng, monkeypatch):
+    monkeypatch.setattr(tiers, "HOT_SECONDS", 0.02)
+    monkeypatch.setattr(tiers, "HOT_CALL_SECONDS", 0.0)
+    f = absjit.jit(lambda x: jnp.exp(x) * 2.5 - x, abstraction="ranked", backend="cpu")
+    x = rng.standard_normal(200_000).astype(np.float32)
+    for n in (10, 1000, 200_000):  # a few calls: the serial tier only
+        f(x[:n])
+    (tiered,) = [t for t in _walk_wrapped(f.lower(x).compile().executable)
+                 if isinstance(t, tiers.Tiered)]
+    assert tiered._thread is None and not tiered.parallel_ready.is_set()
+    assert tiered in set(tiers._COLD)
+    for _ in range(10_000):  # hot: the background compile starts
+        f(x)
+        if tiered._thread is not None:
+            break
+    assert tiered._thread is not None and tiered.serial_seconds >= 0.02
+    assert tiered.wait(120) and tiered.current is not None
+    assert_close(f(x), np.exp(x) * 2.5 - x, rtol=1e-5, atol=1e-5)
+
+
+def test_promote_all_starts_every_cold_tier():
+    f = absjit.jit(lambda x: jnp.exp(x) + 1.25, abstraction="ranked", backend="cpu")
+    x = np.ones(10, np.float32)
+    f(x)
+    (tiered,) = [t for t in _walk_wrapped(f.lower(x).compile().executable)
+                 if isinstance(t, tiers.Tiered)]
+    tiers.promote_all()
+    tiers.wait(120)
+    assert tiered.parallel_ready.is_set() and not tiers.pending()
+    assert_close(f(x), np.exp(x) + 1.25, rtol=1e-6)
+
+
 def _walk_wrapped(exe):
     fn = getattr(exe, "_fn", None)
     inner = getattr(exe, "inner", None) or getattr(exe, "_inner", None)
