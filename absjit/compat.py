@@ -173,6 +173,16 @@ def pin_disk_cache(dispatcher, directory: str) -> None:
     class _Cache(caching.FunctionCache):
         _impl_class = _Impl
 
+        def load_overload(self, sig, target_context):
+            # Numba refreshes the target context first, which imports and installs
+            # every lowering registry (0.2 s in a new process). Running a cached
+            # result needs only the codegen (made with the context) and the memory
+            # runtime, which the refresh would also have started.
+            from numba.core.runtime import rtsys
+            rtsys.initialize(target_context)
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+
     dispatcher._cache = _Cache(dispatcher.py_func)
 
 

@@ -70,3 +70,65 @@ print(json.dumps({"hooks_same": list(sys.meta_path) == before,
                   "ok": bool(np.allclose(np.asarray(out), np.eye(2)))}))
 """, tmp_path)
     assert got == {"hooks_same": True, "blas_attr": True, "ok": True}
+
+
+# Kernels of every kind the cpu backend makes, run in two new processes that share a
+# disk cache: the second loads every kernel and must compute the same numbers without
+# Numba's lowering registries (absjit skips the context refresh a cache load would do).
+_KINDS = r"""
+from absjit import lax, random
+from absjit.backends.numba_cpu import tiers
+rng = np.random.default_rng(0)
+x = rng.standard_normal(300_000).astype(np.float32)
+A = rng.standard_normal((200, 300)).astype(np.float32)
+B = rng.standard_normal((300, 400)).astype(np.float32)
+S = rng.standard_normal((64, 64))
+S = S @ S.T + 64 * np.eye(64)
+img = rng.standard_normal((2, 16, 12, 12)).astype(np.float32)
+ker = rng.standard_normal((16, 16, 3, 3)).astype(np.float32)
+progs = {
+ "selu": (lambda x: 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67), (x,)),
+ "dot_relu": (lambda a, b: jnp.maximum(a @ b, 0.0), (A, B)),
+ "big_dot": (lambda a: a @ a.T, (rng.standard_normal((512, 512)).astype(np.float32),)),
+ "sort": (lambda x: jnp.sort(x)[::7] + jnp.argsort(x[:100]).astype(jnp.float32).sum(), (x,)),
+ "cumsum_argmax": (lambda x: (jnp.cumsum(x), jnp.argmax(x), x.max(), (x * x).sum()), (x,)),
+ "complex": (lambda x: jnp.abs(jnp.exp(1j * x) * (2 + 3j)) + jnp.angle(x + 1j), (x,)),
+ "half": (lambda x: (x.astype(jnp.float16) * 3 + 1).astype(jnp.float32), (x,)),
+ "random": (lambda k: random.normal(k, (1000,)) + random.uniform(k, (1000,)), (random.PRNGKey(3),)),
+ "conv": (lambda a, w: lax.conv_general_dilated(a, w, (1, 1), "SAME"), (img, ker)),
+ "linalg": (lambda s: (jnp.linalg.inv(s), jnp.linalg.cholesky(s), jnp.linalg.solve(s, s[0])), (S,)),
+ "loops": (lambda x: lax.fori_loop(0, 50, lambda i, c: c * 0.99 + jnp.sin(c), x[:1000]), (x,)),
+ "while": (lambda n: lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 1.5), (0, 1.0)), (37,)),
+ "scatter": (lambda x: jnp.zeros(100).at[(jnp.abs(x[:5000]) * 30).astype(jnp.int32) % 100].add(x[:5000]), (x,)),
+ "trans": (lambda x: (jnp.tanh(x), jnp.sin(x), jnp.log1p(jnp.abs(x)), jnp.power(jnp.arange(10), 3)), (x,)),
+ "rows": (lambda a: jax_softmax(a), (A,)),
+ "ranked": (None, (x,)),
+}
+def jax_softmax(a):
+    e = jnp.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+out = {}
+for name, (fn, args) in progs.items():
+    if name == "ranked":
+        f = absjit.jit(lambda x: jnp.exp(x) * 2 - x, abstraction="ranked")
+        r1 = f(args[0])
+        tiers.promote_all(); tiers.wait()
+        res = (r1, f(args[0][:1000]), f(args[0]))
+    else:
+        res = absjit.jit(fn)(*args)
+    leaves = absjit.tree_util.tree_leaves(res)
+    out[name] = [np.asarray(l).astype(np.float64).ravel()[:50].tolist() for l in leaves]
+from absjit.backends.numba_cpu import stats
+print(json.dumps({"out": out, "registries": "numba.np.npyimpl" in sys.modules,
+                  "stats": {k: stats[k] for k in ("compiles", "disk_hits")}}))
+"""
+
+
+def test_cached_kernels_of_every_kind_run_without_numba_registries(tmp_path):
+    first = run(_KINDS, tmp_path)
+    second = run(_KINDS, tmp_path)
+    assert first["stats"]["compiles"] > 10 and first["registries"]
+    assert second["stats"] == {"compiles": 0,
+                               "disk_hits": first["stats"]["compiles"]}
+    assert not second["registries"]
+    assert second["out"] == first["out"]
