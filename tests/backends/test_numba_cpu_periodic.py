@@ -123,3 +123,51 @@ def test_layout_rejects_what_it_cannot_flatten():
     check_flat(lambda x: x - x[:, :1], X, flat=False)
     # argmax tracks positions: kept in the plain rendering.
     check_flat(lambda x: jnp.argmax(x, 0), X, flat=False)
+
+
+# -- ranked: the flat form under a run-time test, prange only for large sizes -------
+_RANKED_FNS = {
+    "norm": _norm,
+    "col_sum_max": lambda X: (X.sum(0), X.max(0), X.min(0)),
+    "whole_sum": lambda X: (X * 2).sum(),
+    "row_broadcast": lambda X: X * X.mean(0) - jnp.exp(X[0]),
+}
+_RANKED = {k: absjit.jit(f, abstraction="ranked", backend="cpu")
+           for k, f in _RANKED_FNS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(_RANKED_FNS))
+@pytest.mark.parametrize("shape", [(5, 3), (40, 10), (1000, 7), (3, 100), (20000, 10),
+                                   (4, 0), (0, 6), (70, 64), (9, 63), (3, 4, 5),
+                                   (30000, 3, 5)])
+def test_ranked_flat_form_matches_interpret(name, shape, rng):
+    x = rng.standard_normal(shape).astype(np.float32)
+    if x.size:
+        x.ravel()[:: 7] = np.where(rng.random(x.ravel()[:: 7].shape) < 0.1, np.nan,
+                                   x.ravel()[:: 7])
+    f = _RANKED[name]
+    if shape[0] == 0 and name in ("col_sum_max", "row_broadcast"):
+        # the max of nothing, or row 0 of nothing: errors, as in JAX
+        with pytest.raises((ValueError, IndexError)):
+            f(x)
+        return
+    want = absjit.jit(_RANKED_FNS[name], backend="interpret")(x)
+    with np.errstate(all="ignore"):
+        assert_close(f(x), want, rtol=2e-5, atol=2e-5)
+
+
+def test_ranked_flat_form_is_one_entry_and_checks_at_run_time(rng):
+    f = absjit.jit(lambda X: _norm(X), abstraction="ranked", backend="cpu")
+    for shape in ((10, 10), (5000, 10), (200000, 3), (8, 200)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        assert_close(f(x), absjit.jit(_norm, backend="interpret")(x), rtol=1e-5,
+                     atol=1e-5)
+    assert f._cache_size() == 1
+    text = f.lower(x).compile().as_text()
+    assert "flat_" in text and "tab_" in text  # the flat form is there ...
+    assert "if (_T_" in text and "else:" in text  # ... behind a test of the sizes
+    # parallel loops only when the size is large (the parallel tier's source)
+    from absjit.backends.numba_cpu import tiers
+    tiers.promote_all()
+    tiers.wait()
+    assert_close(f(x), absjit.jit(_norm, backend="interpret")(x), rtol=1e-5, atol=1e-5)

@@ -74,6 +74,7 @@ class FunctionRenderer:
         self.names = {}
         self.counts = {}
         self.uses_parallel = False
+        self.serial_only = 0  # > 0: nests render serial whatever they are marked
         self.prims = set()
         # ``call_piece(piece) -> (name, dispatcher, constants)`` compiles an outlined
         # loop body; ``callees`` collects the dispatchers this function calls.
@@ -176,7 +177,7 @@ class FunctionRenderer:
         """Whether a nest marked ``flag`` becomes a ``prange`` loop. Rank-0 buffers the
         body reads are read once before it: Numba's parallel lowering cannot index a
         0-d array inside a ``prange`` loop."""
-        ok = bool(flag) and self.parallel_ok
+        ok = bool(flag) and self.parallel_ok and not self.serial_only
         self.uses_parallel |= ok
         if ok:
             for st in ir.walk(body):
@@ -186,6 +187,53 @@ class FunctionRenderer:
                     self.emit(f"{h} = {self.name(st.expr.buf)}[()]", depth)
                     self.hoisted[id(st.expr.buf)] = h
         return ok
+
+    def _periodic(self, s, depth, flat, plain, flat_parallel):
+        """``s`` as one flat loop where :func:`.render_periodic.layout` allows it (for
+        symbolic sizes, under a run-time test with the plain loops as the other
+        branch), else as plain loops. Reads hoisted for a loop stay inside it.
+        ``flat_parallel``: whether the flat rendering can hold a ``prange`` loop."""
+        outer = dict(self.hoisted)
+        lay = render_periodic.layout(s, self.fresh)
+        if lay is None:
+            self._sized(s, depth, plain)
+        elif lay.guard is None:
+            flat(self, s, lay, depth)
+        else:
+            for line in lay.prelude:
+                self.emit(line, depth)
+            self.emit(f"if {lay.guard}:", depth)
+            if flat_parallel:
+                self._sized(s, depth + 1, lambda d: flat(self, s, lay, d))
+            else:
+                flat(self, s, lay, depth + 1)
+            self.hoisted = dict(outer)
+            self.emit("else:", depth)
+            self._sized(s, depth + 1, plain)
+        self.hoisted = outer
+
+    def _sized(self, s, depth, render):
+        """``render(depth)`` for a nest marked parallel whose size is symbolic: its
+        ``prange`` rendering under ``if size >= PARALLEL_MIN_SIZE``, a serial one
+        otherwise — the choice a static size gets while tracing, made when the kernel
+        runs (starting threads for a few elements costs more than the loop)."""
+        if not (s.parallel and self.parallel_ok) or self.serial_only or \
+                all(type(d) is not Dim for d in s.shape):
+            render(depth)
+            return
+        from ...compiler.lower import PARALLEL_MIN_SIZE
+        size = " * ".join(f"({size_text(d)})" for d in s.shape)
+        outer = dict(self.hoisted)
+        self.emit(f"if {size} >= {PARALLEL_MIN_SIZE}:", depth)
+        render(depth + 1)
+        self.hoisted = dict(outer)
+        self.emit("else:", depth)
+        self.serial_only += 1
+        try:
+            render(depth + 1)
+        finally:
+            self.serial_only -= 1
+        self.hoisted = outer
 
     def stmt(self, s, depth):
         if isinstance(s, ir.Alloc):
@@ -198,23 +246,14 @@ class FunctionRenderer:
             self.emit(f"{self.name(s.buf)}[{self.ix(s.index)}] = {self.value(s.value)}",
                       depth)
         elif isinstance(s, ir.Nest):
-            outer = dict(self.hoisted)  # hoisted reads are valid inside this loop only
-            lay = render_periodic.layout(s)
-            if lay is not None:  # short rows: one flat loop (render_periodic)
-                render_periodic.render_nest(self, s, lay, depth)
-            else:
-                inner = self.loops(s.vars, s.shape, depth,
-                                   self._parallel(s.parallel, s.body, depth))
+            def plain(d):
+                inner = self.loops(s.vars, s.shape, d, self._parallel(s.parallel, s.body, d))
                 self.block(s.body, inner)
-            self.hoisted = outer
+            # short rows: one flat loop (render_periodic)
+            self._periodic(s, depth, render_periodic.render_nest, plain, True)
         elif isinstance(s, ir.Reduce):
-            outer = dict(self.hoisted)
-            lay = render_periodic.layout(s)
-            if lay is not None:
-                render_periodic.render_reduce(self, s, lay, depth)
-            else:
-                self.reduce(s, depth)
-            self.hoisted = outer
+            self._periodic(s, depth, render_periodic.render_reduce,
+                           lambda d: self.reduce(s, d), False)
         elif isinstance(s, ir.Switch):
             self.switch(s, depth)
         elif isinstance(s, ir.While):
