@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as hst
 import absjit
 import absjit.lax as alax
 import absjit.numpy as jnp
+from absjit.errors import InconclusiveDimensionError
 from tests.checks import jax
 
 _CAMPAIGN = os.environ.get("ABSJIT_FUZZ_EXAMPLES")
@@ -312,6 +313,15 @@ def assert_same(got, want, what, prog):
                                err_msg=msg)
 
 
+def _ranked(fn, x, y):
+    """``fn`` jitted at the ``ranked`` level on cpu, or None where the program needs a
+    concrete size (a documented limit of the level, not a divergence)."""
+    try:
+        return absjit.jit(fn, abstraction="ranked", backend="cpu")(x, y)
+    except InconclusiveDimensionError:
+        return None
+
+
 def check_program(prog, seed=0):
     x, y = _inputs(prog, seed)
 
@@ -323,9 +333,12 @@ def check_program(prog, seed=0):
         ref = fn(x, y)
         interp = absjit.jit(fn, backend="interpret")(x, y)
         cpu = absjit.jit(fn, backend="cpu")(x, y)
+        ranked = _ranked(fn, x, y)
     for n, (r, a, b) in enumerate(zip(ref, interp, cpu)):
         assert_same(a, r, f"output {n}: jit(interpret) vs eager", prog)
         assert_same(b, r, f"output {n}: jit(cpu) vs eager", prog)
+    for n, (r, c) in enumerate(zip(ref, ranked or ())):
+        assert_same(c, r, f"output {n}: jit(cpu, ranked) vs eager", prog)
     if jax is not None and prog["x_dtype"] == F32 and prog["y_dtype"] == F32 and \
             not any(s[0] == "cast" for s in prog["steps"]):
         import jax.numpy as jax_numpy

@@ -318,8 +318,21 @@ class Dim:
         if a is not None and a.env is b.env and a.env.open and _UNIFYING.get():
             a.env.union(a, b)  # the program says they are equal: assume it, check later
             return True
+        solved = _linear_atom(diff)
+        if solved is not None and solved[2] > 1 and solved[0].env.open \
+                and _UNIFYING.get():
+            # ``2*x0 + 1 == 7`` in an operation: x0 is 3 (checked at entry). No size
+            # solves it when the division leaves a remainder, and a non-unit dim is
+            # never 1 (or, here, 0 or negative: those stay unequal).
+            atom, num, den = solved
+            if num % den or num // den < 2:
+                return False
+            atom.env.set_constant(atom, num // den)
+            return True
         if isinstance(other, Dim):
-            return False  # not provably equal (``x0 * x1`` and ``x0``)
+            other = other.resolved()  # a size an operation fixed counts as its number
+            if isinstance(other, Dim):
+                return False  # not provably equal (``x0 * x1`` and ``x0``)
         other = int(other)
         if other < 0 or (other == 1 and self.atom() is not None):
             return False  # no size is negative, and a non-unit dim is never 1
@@ -536,6 +549,21 @@ def _atom_pair(diff):
             and isinstance(m2[0], _Atom) and {c1, c2} == {1, -1}:
         return m1[0], m2[0]
     return None, None
+
+
+def _linear_atom(diff):
+    """``(atom, num, den)`` when ``diff`` is ``den*atom - num`` for one atom and a
+    constant (``diff == 0`` means ``atom == num / den``), else None."""
+    terms = [(m, c) for m, c in diff.items() if m != ()]
+    if len(terms) != 1:
+        return None
+    (m, c), = terms
+    if len(m) != 1 or not isinstance(m[0], _Atom) or not isinstance(c, int):
+        return None
+    num, den = -diff.get((), 0), c
+    if den < 0:
+        num, den = -num, -den
+    return m[0], num, den
 
 
 def _is_size(x) -> bool:

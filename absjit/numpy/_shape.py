@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
+from ..core.dims import is_dim, unify
 from ..core.shapes import size_of
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
@@ -188,6 +189,14 @@ def broadcast_to(array, shape):
     a = _arr(array, "broadcast_to")
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     shape = tuple(st.operator_index(d, "broadcast_to") for d in shape)
+    src = _shape_of(a)
+    if 0 < len(src) <= len(shape):
+        # At the ranked level the target says what each symbolic size is: ``x0`` goes
+        # to 4 only if it is 4 (a non-unit dim is never 1), an assumption the
+        # compiled code checks at entry, as for ``x + y``.
+        for d, t in zip(src, shape[len(shape) - len(src):]):
+            if is_dim(d):
+                unify(d, t)
     try:
         return broadcast_to_shape(a, shape)
     except ValueError:
@@ -235,8 +244,9 @@ def concatenate(arrays, axis=0, dtype=None):
                              f"dimensions, got shapes {[_shape_of(b) for b in arrs]}")
     ax = _axis("concatenate", axis, nd)
     for a in arrs[1:]:
-        if any(s != t for i, (s, t) in enumerate(zip(_shape_of(a), _shape_of(arrs[0])))
-               if i != ax):
+        # the other axes must be equal: at the ranked level that unifies their sizes
+        if any(not unify(s, t) for i, (s, t) in
+               enumerate(zip(_shape_of(a), _shape_of(arrs[0]))) if i != ax):
             raise ValueError("jnp.concatenate: array shapes must match except along axis "
                              f"{ax}, got {[_shape_of(b) for b in arrs]}")
     out = arrs[0] if len(arrs) == 1 else st.concatenate(arrs, ax)

@@ -172,3 +172,55 @@ def test_a_program_cut_into_pieces_passes_sizes_to_them(rng):
     exe = g.lower(x).compile()
     assert exe.executable.n_pieces > 1
     assert g._cache_size() == 1
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_sizes_the_program_fixes_are_checked_at_entry(backend):
+    # every size of x is fixed by the program: by a product with a constant matrix, by
+    # an explicit broadcast_to; the function still compiles, and checks the size
+    w = np.ones((3, 4), np.float32)
+    f = absjit.jit(lambda x: x @ w, abstraction="ranked", backend=backend)
+    np.testing.assert_allclose(np.asarray(f(np.ones(3, np.float32))), np.full(4, 3.0))
+    with pytest.raises(ValueError, match=r"x.shape\[0\]"):
+        f(np.ones(5, np.float32))
+    g = absjit.jit(lambda x: jnp.broadcast_to(x, (3, 4)) * 2, abstraction="ranked",
+                   backend=backend)
+    np.testing.assert_allclose(np.asarray(g(np.arange(4.0, dtype=np.float32))),
+                               np.broadcast_to(np.arange(4.0) * 2, (3, 4)))
+    with pytest.raises(ValueError, match=r"x.shape\[0\]"):
+        g(np.arange(5.0, dtype=np.float32))
+    # broadcast_to a shape read from another argument unifies the two sizes
+    h = absjit.jit(lambda x, y: jnp.broadcast_to(x, y.shape) + y, abstraction="ranked",
+                   backend=backend)
+    np.testing.assert_allclose(np.asarray(h(np.ones(3, np.float32),
+                                            np.ones((2, 3), np.float32))), 2.0)
+    with pytest.raises(ValueError, match="ranked"):
+        h(np.ones(4, np.float32), np.ones((2, 3), np.float32))
+
+
+def test_operations_unify_sizes_fixed_or_scaled(rng):
+    # concatenate requires the other axes equal: it unifies them
+    f = absjit.jit(lambda x, y: jnp.concatenate([x, y[:1]], 0), abstraction="ranked",
+                   backend="cpu")
+    x, y = rng.standard_normal((3, 5)), rng.standard_normal((2, 5))
+    np.testing.assert_allclose(np.asarray(f(x, y)), np.concatenate([x, y[:1]]))
+    with pytest.raises(ValueError, match=r"y.shape\[1\] must equal x.shape\[1\]"):
+        f(x, rng.standard_normal((2, 4)))
+    # a size fixed to a number by one operation meets another symbolic size
+    g = absjit.jit(lambda x, y: jnp.where(jnp.broadcast_to(x, (2, 4)) > 0, y, -y),
+                   abstraction="ranked", backend="cpu")
+    a, b = rng.standard_normal(4), rng.standard_normal(4)
+    np.testing.assert_allclose(np.asarray(g(a, b)), np.where(np.broadcast_to(a, (2, 4)) > 0,
+                                                             b, -b))
+    with pytest.raises(ValueError, match=r"y.shape\[0\] must be 4"):
+        g(a, rng.standard_normal(5))
+    # a multiple of a size equal to a number: 2*x0 == 8 makes x0 4
+    h = absjit.jit(lambda x: jnp.broadcast_to(jnp.concatenate([x, x]), (2, 8)),
+                   abstraction="ranked", backend="cpu")
+    np.testing.assert_allclose(np.asarray(h(np.arange(4.0))),
+                               np.broadcast_to(np.arange(4.0).repeat(1).tolist() * 2, (2, 8)))
+    with pytest.raises(ValueError, match=r"x.shape\[0\] must be 4"):
+        h(np.arange(5.0))
+    with pytest.raises(ValueError, match="broadcast"):  # 2*x0 == 7 has no solution
+        absjit.jit(lambda x: jnp.broadcast_to(jnp.concatenate([x, x]), (2, 7)),
+                   abstraction="ranked")(np.arange(4.0))

@@ -261,6 +261,13 @@ def shape_guards(params, names) -> list:
     return lines
 
 
+def _symbolic(params) -> bool:
+    """Whether a parameter's shape holds symbolic sizes (``ranked``), even ones the
+    program fixed to a number: their checks name the argument and axis."""
+    return any(type(d) is Dim for v in params if isinstance(v, ir.Buffer)
+               for d in v.shape)
+
+
 def size_bindings(params, names, atoms, guards) -> tuple:
     """``(lines, parameters)`` binding the symbolic sizes ``atoms`` (``ranked`` level) a
     function uses: each is read from the first parameter with that size on an axis
@@ -323,7 +330,7 @@ def render_function(name, params, body, results, parallel_ok, guards=False,
     r.call_piece = call_piece
     pnames = r.bind_params(params)
     atoms = ir.size_atoms(params, body, results)
-    if atoms:
+    if atoms or _symbolic(params):
         lines, r.size_params = size_bindings(params, pnames, atoms, guards)
         r.lines += lines
     elif guards:
@@ -486,7 +493,7 @@ class NumbaCPUBackend(Backend):
                       f"{np.dtype(v.dtype).name} array is expected')"]
         globals_["_ndarray"] = np.ndarray
         atoms = ir.size_atoms(program.params, program.body, program.outputs)
-        if atoms:
+        if atoms or _symbolic(program.params):
             lines += size_bindings(program.params, pnames, atoms, True)[0]
         else:
             lines += shape_guards(program.params, pnames)
