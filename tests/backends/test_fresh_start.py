@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 
+import numpy as np
+
 PRELUDE = r"""
 import json, sys
 import numpy as np
@@ -132,3 +134,24 @@ def test_cached_kernels_of_every_kind_run_without_numba_registries(tmp_path):
                                "disk_hits": first["stats"]["compiles"]}
     assert not second["registries"]
     assert second["out"] == first["out"]
+
+
+def test_new_compile_after_cached_loads(tmp_path):
+    # a process that loaded kernels without the registries, then compiles a new one
+    script = r"""
+x = np.linspace(-2, 2, 300_000, dtype=np.float32)
+f = absjit.jit(lambda v: jnp.tanh(v) * 3 + jnp.sort(v)[::-1])
+first = np.asarray(f(x))
+g = absjit.jit(lambda v: jnp.cumsum(jnp.exp(v))[-1] + v.max())
+got = float(g(x)) if "{new}" == "yes" else 0.0
+from absjit.backends.numba_cpu import stats
+print(json.dumps({"f": first[::1000].tolist(), "g": got,
+                  "registries": "numba.np.npyimpl" in sys.modules,
+                  "compiles": stats["compiles"], "hits": stats["disk_hits"]}))
+"""
+    cold = run(script.replace("{new}", "no"), tmp_path)
+    warm = run(script.replace("{new}", "yes"), tmp_path)
+    x = np.linspace(-2, 2, 300_000, dtype=np.float32)
+    assert warm["f"] == cold["f"] and warm["hits"] >= 1 and warm["compiles"] >= 1
+    assert warm["registries"]  # the new compile refreshed Numba's context
+    assert abs(warm["g"] - (np.cumsum(np.exp(x), dtype=np.float64)[-1] + 2.0)) < 1e-3 * warm["g"]

@@ -93,10 +93,15 @@ def lower_sort(ctx, outs, ins, in_avals, out_avals, *, dimension, is_stable, num
         lines += [ind + f"    {at(o, u)} = {v}" for v, o in zip(vs, outs)]
         return lines
     # Merge sort of a permutation; the index buffers are made once, outside the rows.
-    perm, tmp, src, dst = (ctx.fresh(p) for p in ("perm", "tmp", "src", "dst"))
+    # The two index buffers are the rows of one array, and each pass reads the row
+    # ``side`` names: swapping two variables instead (``src, dst = dst, src``) sends
+    # Numba's parallel passes into endless copy propagation when the kernel also holds
+    # a ``prange`` loop.
+    bufs, perm, src, dst, side = (ctx.fresh(p) for p in
+                                  ("idx", "perm", "src", "dst", "side"))
     p, lo, hi, mid, a, b, w = (ctx.fresh(x) for x in ("p", "lo", "hi", "mid", "a", "b", "w"))
-    lines[len(outs):len(outs)] = [f"{perm} = np.empty({n}, np.int64)",
-                                  f"{tmp} = np.empty({n}, np.int64)"]
+    lines[len(outs):len(outs)] = [f"{bufs} = np.empty((2, {n}), np.int64)",
+                                  f"{perm} = {bufs}[0]"]
     keys = ins[:num_keys]
 
     def key_before(i, j):
@@ -113,10 +118,11 @@ def lower_sort(ctx, outs, ins, in_avals, out_avals, *, dimension, is_stable, num
         f"            {perm}[{u}] = {perm}[{u} - 1]",
         f"            {u} -= 1",
         f"        {perm}[{u}] = {p}",
-        f"{src} = {perm}",
-        f"{dst} = {tmp}",
+        f"{side} = 0",
         f"{w} = {RUN}",
         f"while {w} < {n}:",
+        f"    {src} = {bufs}[{side}]",
+        f"    {dst} = {bufs}[1 - {side}]",
         f"    for {lo} in range(0, {n}, 2 * {w}):",
         f"        {mid} = min({lo} + {w}, {n})",
         f"        {hi} = min({lo} + 2 * {w}, {n})",
@@ -132,8 +138,9 @@ def lower_sort(ctx, outs, ins, in_avals, out_avals, *, dimension, is_stable, num
         "            else:",
         f"                {dst}[{t}] = {src}[{b}]",
         f"                {b} += 1",
-        f"    {src}, {dst} = {dst}, {src}",
+        f"    {side} = 1 - {side}",
         f"    {w} *= 2",
+        f"{src} = {bufs}[{side}]",
         f"for {t} in range({n}):",
     ]
     body += [f"    {at(o, t)} = {at(x, f'{src}[{t}]')}" for o, x in zip(outs, ins)]
