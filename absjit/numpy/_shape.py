@@ -11,6 +11,7 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from ..core.dims import is_dim, unify
+from ..errors import InconclusiveDimensionError
 from ..core.shapes import size_of
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
@@ -195,8 +196,10 @@ def broadcast_to(array, shape):
         # to 4 only if it is 4 (a non-unit dim is never 1), an assumption the
         # compiled code checks at entry, as for ``x + y``.
         for d, t in zip(src, shape[len(shape) - len(src):]):
-            if is_dim(d):
-                unify(d, t)
+            if is_dim(d) and not unify(d, t) and not is_dim(t) and t != 1 \
+                    and is_dim(d.resolved()) and d.atom() is None:
+                # ``x0*x1 == 48`` has many answers: the trace cannot pick one
+                raise InconclusiveDimensionError(d, f"jnp.broadcast_to(size {d} to {t})")
     try:
         return broadcast_to_shape(a, shape)
     except ValueError:

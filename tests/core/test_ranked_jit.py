@@ -224,3 +224,13 @@ def test_operations_unify_sizes_fixed_or_scaled(rng):
     with pytest.raises(ValueError, match="broadcast"):  # 2*x0 == 7 has no solution
         absjit.jit(lambda x: jnp.broadcast_to(jnp.concatenate([x, x]), (2, 7)),
                    abstraction="ranked")(np.arange(4.0))
+
+
+def test_broadcasting_a_product_of_sizes_to_a_number_is_inconclusive():
+    from absjit.errors import InconclusiveDimensionError
+    f = absjit.jit(lambda x: jnp.broadcast_to(x.reshape(-1), (3, 48)), abstraction="ranked")
+    with pytest.raises(InconclusiveDimensionError, match=r"x.shape\[0\], x.shape\[1\]"):
+        f(np.ones((4, 12), np.float32))
+    g = absjit.jit(lambda x: jnp.broadcast_to(x.reshape(-1), (3, 48)),
+                   abstraction={"x": "shaped"})
+    assert g(np.ones((4, 12), np.float32)).shape == (3, 48)
