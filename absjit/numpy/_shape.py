@@ -197,7 +197,7 @@ def broadcast_to(array, shape):
         # compiled code checks at entry, as for ``x + y``.
         for d, t in zip(src, shape[len(shape) - len(src):]):
             if is_dim(d) and not unify(d, t) and not is_dim(t) and t != 1 \
-                    and is_dim(d.resolved()) and d.atom() is None:
+                    and is_dim(d.resolved()) and len(d.atoms()) > 1:
                 # ``x0*x1 == 48`` has many answers: the trace cannot pick one
                 raise InconclusiveDimensionError(d, f"jnp.broadcast_to(size {d} to {t})")
     try:
