@@ -311,15 +311,16 @@ class _Policy:
 
     def before_blas_blocks(self):
         """Before a kernel whose products run as blocks in Numba's threads, each a
-        single-threaded BLAS call: the threads the load leaves free (tasks are taken
-        one at a time, so a thread another process slows down takes fewer of them),
-        and BLAS at one thread. With every core busy, two threads sharing them with
-        the other processes get about a third of the machine whatever the block
-        count (dot 100x1000 @ 1000x2000, 2 cores, 2 busy processes: 3.9 ms on two
-        threads, steadily; one thread runs it in 2.3-2.4 ms when the scheduler gives
-        it a core of its own and 6.5 ms when it shares one, about one run in three;
-        both about equal with 1 busy process)."""
-        n = self.current()
+        single-threaded BLAS call: every available thread (tasks are taken one at a
+        time, so a thread another process slows down takes fewer of them instead of
+        holding the product back), and BLAS at one thread. Measured against taking
+        the threads the load leaves free (dot 100x1000 @ 1000x2000, 2 cores, 2 busy
+        processes): two threads run it in a steady 2.5-3.9 ms; one thread in 2.3-2.5
+        ms when the scheduler gives it a core of its own, but 4.7-6.6 ms when it
+        shares one, which was most runs."""
+        if self.pid != os.getpid():
+            self.__init__()
+        n = self._available()
         if getattr(self.local, "n", None) != n:
             import numba
             numba.set_num_threads(n)
