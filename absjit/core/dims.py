@@ -188,7 +188,10 @@ def _lower_bound(poly):
         if m == ():
             lb += c
         elif c < 0:
-            return None
+            ub = _factor_ub(m[0]) if len(m) == 1 else None
+            if ub is None:
+                return None
+            lb += c * ub  # ``-floordiv(1 - 2*n, 2)`` is at least 0
         else:
             term = c
             for f in m:
@@ -209,6 +212,17 @@ def _recorded_bound(poly, lb):
             c = rest.get((), 0)
             lb = k + c if lb is None else max(lb, k + c)
     return lb
+
+
+def _factor_ub(f):
+    """An upper bound of the factor ``f`` (a floordiv by a positive int of something
+    bounded above), or None."""
+    if isinstance(f, _OpFactor) and f.op == "floordiv" and isinstance(f.b, int) \
+            and f.b > 0:
+        neg = {m: -c for m, c in _poly_of(_resolved(f.a)).items()}
+        nlb = _lower_bound(neg)
+        return None if nlb is None else (-nlb) // f.b
+    return None
 
 
 def _factor_lb(f) -> int:

@@ -234,3 +234,13 @@ def test_broadcasting_a_product_of_sizes_to_a_number_is_inconclusive():
     g = absjit.jit(lambda x: jnp.broadcast_to(x.reshape(-1), (3, 48)),
                    abstraction={"x": "shaped"})
     assert g(np.ones((4, 12), np.float32)).shape == (3, 48)
+
+
+def test_strided_slice_size_meets_itself(rng):
+    # ``x[:, ::2]`` twice: its size, ceil(x1 / 2), reaches broadcasting as two different
+    # expressions (one with a negated floordiv), which must still be a known size >= 0
+    f = absjit.jit(lambda X: X[:, ::2] * 2 - X[:, ::2].mean(0), abstraction="ranked")
+    for shape in ((7, 3), (5, 8), (40, 9)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        assert_close(f(x), x[:, ::2] * 2 - x[:, ::2].mean(0), rtol=1e-5, atol=1e-5)
+    assert f._cache_size() == 1
