@@ -333,16 +333,17 @@ class Dim:
             a.env.union(a, b)  # the program says they are equal: assume it, check later
             return True
         solved = _linear_atom(diff)
-        if solved is not None and solved[2] > 1 and solved[0].env.open \
-                and _UNIFYING.get():
-            # ``2*x0 + 1 == 7`` in an operation: x0 is 3 (checked at entry). No size
-            # solves it when the division leaves a remainder, and a non-unit dim is
-            # never 1 (or, here, 0 or negative: those stay unequal).
+        if solved is not None and solved[0].env.open and _UNIFYING.get():
+            # ``2*x0 + 1 == 7`` or ``x0 + 1 == 4`` in an operation: x0 is 3 (checked
+            # at entry). No size solves it when the division leaves a remainder; a
+            # non-unit dim is never 1, and answers of 0 or 1 are left to the rules
+            # below (a bare ``x0 == 0``).
             atom, num, den = solved
-            if num % den or num // den < 2:
+            if num % den == 0 and num // den >= 2:
+                atom.env.set_constant(atom, num // den)
+                return True
+            if den > 1:
                 return False
-            atom.env.set_constant(atom, num // den)
-            return True
         if isinstance(other, Dim):
             other = other.resolved()  # a size an operation fixed counts as its number
             if isinstance(other, Dim):

@@ -244,3 +244,13 @@ def test_strided_slice_size_meets_itself(rng):
         x = rng.standard_normal(shape).astype(np.float32)
         assert_close(f(x), x[:, ::2] * 2 - x[:, ::2].mean(0), rtol=1e-5, atol=1e-5)
     assert f._cache_size() == 1
+
+
+def test_size_plus_a_number_equal_to_a_number_fixes_the_size():
+    f = absjit.jit(lambda a: jnp.concatenate([a, jnp.ones(1)]) + jnp.ones(4),
+                   abstraction="ranked")
+    assert f(np.ones(3)).shape == (4,)
+    g = absjit.jit(lambda a: a[1:] + jnp.arange(3.0), abstraction="ranked")
+    np.testing.assert_allclose(np.asarray(g(np.ones(4))), 1 + np.arange(3.0))
+    with pytest.raises(ValueError, match=r"a.shape\[0\] must be 4, got 5"):
+        g(np.ones(5))

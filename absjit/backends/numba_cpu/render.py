@@ -188,15 +188,16 @@ class FunctionRenderer:
                     self.hoisted[id(st.expr.buf)] = h
         return ok
 
-    def _periodic(self, s, depth, flat, plain, flat_parallel):
+    def _periodic(self, s, depth, flat, plain, flat_parallel, plain_parallel=True):
         """``s`` as one flat loop where :func:`.render_periodic.layout` allows it (for
         symbolic sizes, under a run-time test with the plain loops as the other
         branch), else as plain loops. Reads hoisted for a loop stay inside it.
         ``flat_parallel``: whether the flat rendering can hold a ``prange`` loop."""
         outer = dict(self.hoisted)
         lay = render_periodic.layout(s, self.fresh)
+        sized_plain = (lambda d: self._sized(s, d, plain)) if plain_parallel else plain
         if lay is None:
-            self._sized(s, depth, plain)
+            sized_plain(depth)
         elif lay.guard is None:
             flat(self, s, lay, depth)
         else:
@@ -209,7 +210,7 @@ class FunctionRenderer:
                 flat(self, s, lay, depth + 1)
             self.hoisted = dict(outer)
             self.emit("else:", depth)
-            self._sized(s, depth + 1, plain)
+            sized_plain(depth + 1)
         self.hoisted = outer
 
     def _sized(self, s, depth, render):
@@ -252,8 +253,11 @@ class FunctionRenderer:
             # short rows: one flat loop (render_periodic)
             self._periodic(s, depth, render_periodic.render_nest, plain, True)
         elif isinstance(s, ir.Reduce):
+            kept = [d for d in range(len(s.shape)) if d not in s.axes]
+            # only a reduction whose kept axes are outermost loops over them in prange
             self._periodic(s, depth, render_periodic.render_reduce,
-                           lambda d: self.reduce(s, d), False)
+                           lambda d: self.reduce(s, d), False,
+                           bool(kept) and all(d < a for d in kept for a in s.axes))
         elif isinstance(s, ir.Switch):
             self.switch(s, depth)
         elif isinstance(s, ir.While):
