@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from .dims import Dim, is_symbolic, unify
 
-__all__ = ["size_of", "is_static", "as_size", "known_at_least", "maybe_more_than", "broadcast_shapes", "IxVar", "IxConst", "IxAdd", "IxScale", "IxClamp",
+__all__ = ["size_of", "is_static", "size_code", "shape_code", "as_size", "known_at_least", "maybe_more_than", "broadcast_shapes", "IxVar", "IxConst", "IxAdd", "IxScale", "IxClamp",
            "ix_const", "ix_add", "ix_scale", "ix_vars", "is_ix"]
 
 
@@ -46,6 +46,17 @@ def size_of(shape):
     if is_symbolic(shape):
         return math.prod(shape)
     return math.prod(int(d) for d in shape)
+
+
+def size_code(d) -> str:
+    """A size as Python source for generated code: a literal, or (``ranked`` level) an
+    expression over the sizes a function binds at entry (``_n_x0 = arg0.shape[0]``)."""
+    return d.code() if type(d) is Dim else str(int(d))
+
+
+def shape_code(shape) -> str:
+    """A shape as a Python tuple expression (see :func:`size_code`)."""
+    return "(" + "".join(f"{size_code(d)}, " for d in shape) + ")"
 
 
 def as_size(d):

@@ -264,8 +264,7 @@ def shape_guards(params, names) -> list:
 def _symbolic(params) -> bool:
     """Whether a parameter's shape holds symbolic sizes (``ranked``), even ones the
     program fixed to a number: their checks name the argument and axis."""
-    return any(type(d) is Dim for v in params if isinstance(v, ir.Buffer)
-               for d in v.shape)
+    return any(is_symbolic(v.shape) for v in params if isinstance(v, ir.Buffer))
 
 
 def size_bindings(params, names, atoms, guards) -> tuple:

@@ -25,7 +25,7 @@ import numpy as np
 from ...debug import debug_print_p, format_values
 from ...ops import indexing as ix, linalg, reductions as red, structural as st
 from ...core.dims import Dim
-from ...core.shapes import size_of
+from ...core.shapes import size_code as _sz, size_of
 from . import lower_conv, lower_sort
 from .lower_elementwise import dtype_ctor, lower_max, lower_min
 from .lower_host import host_rule
@@ -53,11 +53,6 @@ array_rules: dict = {}
 SYMBOLIC_SIZES = {"dot_general", "reshape", "concatenate", "cumsum", "cumprod", "cummax",
                   "cummin", "sort", "dynamic_update_slice", "scatter", "scatter-add",
                   "scatter-mul", "scatter-min", "scatter-max"}
-
-
-def _sz(d) -> str:
-    """A size as source: a literal, or an expression over the sizes bound at entry."""
-    return d.code() if type(d) is Dim else str(int(d))
 
 
 def _shape(shape) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.dims import Dim
+from ...core.shapes import shape_code as _shape, size_code as _sz
 from ...ops import sorting
 from .lower_elementwise import dtype_ctor
 
@@ -145,14 +146,6 @@ def lower_sort(ctx, outs, ins, in_avals, out_avals, *, dimension, is_stable, num
     ]
     body += [f"    {at(o, t)} = {at(x, f'{src}[{t}]')}" for o, x in zip(outs, ins)]
     return lines + [ind + line for line in body]
-
-
-def _sz(d) -> str:
-    return d.code() if type(d) is Dim else str(int(d))
-
-
-def _shape(shape) -> str:
-    return "(" + "".join(f"{_sz(d)}, " for d in shape) + ")"
 
 
 RULES = {sorting.sort_p: lower_sort}

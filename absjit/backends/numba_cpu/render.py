@@ -18,22 +18,13 @@ from ...compiler import ir
 from ...compiler.printer import format_ix
 from ...core.primitive import all_primitives
 from ...core.dims import Dim
-from ...core.shapes import IxAdd, IxClamp, IxConst, IxScale, IxVar
+from ...core.shapes import (IxAdd, IxClamp, IxConst, IxScale, IxVar, is_static, size_of,
+                            shape_code as shape_text, size_code as size_text)
 from .lower_arrays import array_rule
 from .lower_elementwise import (dtype_ctor, literal_expr, preserves_dtype, scalar_rules)
 from . import render_periodic
 
 __all__ = ["FunctionRenderer", "shape_text", "size_text"]
-
-
-def size_text(d) -> str:
-    """A size as source: a literal, or (``ranked`` level) an expression over the sizes
-    the function binds at entry (``_n_x0 = arg0.shape[0]``)."""
-    return d.code() if type(d) is Dim else str(int(d))
-
-
-def shape_text(shape) -> str:
-    return "(" + "".join(f"{size_text(d)}, " for d in shape) + ")"
 
 
 class _Aval:
@@ -219,13 +210,12 @@ class FunctionRenderer:
         otherwise — the choice a static size gets while tracing, made when the kernel
         runs (starting threads for a few elements costs more than the loop)."""
         if not (s.parallel and self.parallel_ok) or self.serial_only or \
-                all(type(d) is not Dim for d in s.shape):
+                is_static(s.shape):
             render(depth)
             return
         from ...compiler.lower import PARALLEL_MIN_SIZE
-        size = " * ".join(f"({size_text(d)})" for d in s.shape)
         outer = dict(self.hoisted)
-        self.emit(f"if {size} >= {PARALLEL_MIN_SIZE}:", depth)
+        self.emit(f"if {size_text(size_of(s.shape))} >= {PARALLEL_MIN_SIZE}:", depth)
         render(depth + 1)
         self.hoisted = dict(outer)
         self.emit("else:", depth)

@@ -34,7 +34,7 @@ import math
 
 from ...compiler import ir
 from ...core.dims import Dim
-from ...core.shapes import IxAdd, IxVar, ix_vars
+from ...core.shapes import IxAdd, IxVar, is_static, ix_vars, size_code, size_of
 from .lower_elementwise import dtype_ctor as _ctor, literal_expr as _literal
 
 __all__ = ["Layout", "layout", "render_nest", "render_reduce"]
@@ -66,18 +66,6 @@ class Layout:
     prelude: tuple = ()        # symbolic layouts: lines binding the names above
 
 
-def _ints(shape) -> bool:
-    return all(type(d) is not Dim for d in shape)
-
-
-def _text(d) -> str:
-    return d.code() if type(d) is Dim else str(int(d))
-
-
-def _product(shape) -> str:
-    return " * ".join(f"({_text(d)})" for d in shape) or "1"
-
-
 def _clamps(index) -> bool:
     return any(ir.ix_values(i) for i in index)
 
@@ -89,7 +77,7 @@ def layout(stmt, names=None) -> Layout | None:
     shape, vars_ = tuple(stmt.shape), tuple(stmt.vars)
     if not shape or len(set(vars_)) != len(vars_):
         return None
-    static = _ints(shape)
+    static = is_static(shape)
     if not static and names is None:
         return None
     is_reduce = isinstance(stmt, ir.Reduce)
@@ -97,14 +85,14 @@ def layout(stmt, names=None) -> Layout | None:
     if is_reduce:
         if any(a.monoid.arg for a in stmt.accs()) or stmt.out_at \
                 or tuple(stmt.axes) != tuple(range(len(stmt.axes))) \
-                or not stmt.axes or (static and not _ints(stmt.out.shape)):
+                or not stmt.axes or (static and not is_static(stmt.out.shape)):
             return None
         split = len(stmt.axes)
     else:
         if len(shape) < 2:
             return None
         if type(shape[-1]) is Dim:
-            conds.append(f"{_text(shape[-1])} < {SHORT_ROW}")
+            conds.append(f"{size_code(shape[-1])} < {SHORT_ROW}")
         elif shape[-1] >= SHORT_ROW:
             return None
         split = len(shape)
@@ -174,18 +162,18 @@ def _symbolic(shape, split, tail, is_reduce, tables, conds, names):
     if is_reduce and split < len(shape):
         last = shape[-1]
         if type(last) is Dim:
-            conds.append(f"{_text(last)} < {SHORT_ROW}")
+            conds.append(f"{size_code(last)} < {SHORT_ROW}")
         elif last >= SHORT_ROW:
             return None
     t, rows, chunk, size, n_full, rem = (names(p) for p in
                                          ("_T", "_R", "_L", "_N", "_F", "_M"))
     prelude = (
-        f"{t} = {_product(tail)}",
+        f"{t} = {size_code(size_of(tail))}",
         f"{rows} = {LANES} // min({LANES}, {t} & -{t}) if {t} > 0 else 1",
         f"while {t} > 0 and {rows} * {t} < {SYMBOLIC_MIN_CHUNK}:",
         f"    {rows} *= 2",
         f"{chunk} = {rows} * {t}",
-        f"{size} = {_product(shape)}",
+        f"{size} = {size_code(size_of(shape))}",
         f"{n_full} = {size} // {chunk} if {chunk} > 0 else 0",
         f"{rem} = {size} - {n_full} * {chunk}",
     )
@@ -197,18 +185,17 @@ def _symbolic(shape, split, tail, is_reduce, tables, conds, names):
 
 def _offset(r, vars_, shape) -> str:
     """The row-major offset of the loop indices ``vars_`` within ``shape`` (source)."""
-    terms, stride = [], []
+    terms, inner = [], []  # inner: the sizes after the current index
     for v, n in reversed(list(zip(vars_, shape))):
-        terms.append(r.loop_var(v) if not stride else
-                     f"{r.loop_var(v)} * {_stride(stride)}")
-        stride.append(n)
+        j = r.loop_var(v)
+        if not inner:
+            terms.append(j)
+        elif is_static(inner):
+            terms.append(f"{j} * {math.prod(inner)}")
+        else:
+            terms.append(f"{j} * ({size_code(size_of(inner))})")
+        inner.append(n)
     return " + ".join(reversed(terms)) or "0"
-
-
-def _stride(sizes) -> str:
-    if _ints(sizes):
-        return str(math.prod(sizes))
-    return _product(sizes)
 
 
 def _flat_body(r, stmt, lay, base, k, depth):
@@ -227,7 +214,7 @@ def _flat_body(r, stmt, lay, base, k, depth):
         r.emit(f"for {rr} in range({lay.rows}):", depth)
         inner = depth + 1
         for v, n in zip(tail_vars, tail_shape):
-            r.emit(f"for {r.loop_var(v)} in range({_text(n)}):", inner)
+            r.emit(f"for {r.loop_var(v)} in range({size_code(n)}):", inner)
             inner += 1
         pos = f"{rr} * {lay.period} + {_offset(r, tail_vars, tail_shape)}" \
             if tail_vars else rr
@@ -312,7 +299,7 @@ def render_reduce(r, stmt, lay, depth):
     tail_vars, tail_shape = vars_[lay.split:], shape[lay.split:]
     inner = depth
     for v, n in zip(tail_vars, tail_shape):
-        r.emit(f"for {r.loop_var(v)} in range({_text(n)}):", inner)
+        r.emit(f"for {r.loop_var(v)} in range({size_code(n)}):", inner)
         inner += 1
     off = _offset(r, tail_vars, tail_shape) if tail_vars else "0"
     rows = lay.rows
