@@ -191,15 +191,15 @@ def broadcast_to(array, shape):
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     shape = tuple(st.operator_index(d, "broadcast_to") for d in shape)
     src = _shape_of(a)
-    if 0 < len(src) <= len(shape):
+    for d, t in zip(src[::-1], shape[::-1]):
         # At the ranked level the target says what each symbolic size is: ``x0`` goes
         # to 4 only if it is 4 (a non-unit dim is never 1), an assumption the
         # compiled code checks at entry, as for ``x + y``.
-        for d, t in zip(src, shape[len(shape) - len(src):]):
-            if is_dim(d) and not unify(d, t) and not is_dim(t) and t != 1 \
-                    and is_dim(d.resolved()) and len(d.atoms()) > 1:
-                # ``x0*x1 == 48`` has many answers: the trace cannot pick one
-                raise InconclusiveDimensionError(d, f"jnp.broadcast_to(size {d} to {t})")
+        if not is_dim(d) or unify(d, t) or is_dim(t) or t == 1:
+            continue
+        if is_dim(d.resolved()) and len(d.atoms()) > 1:
+            # ``x0*x1 == 48`` has many answers: the trace cannot pick one
+            raise InconclusiveDimensionError(d, f"jnp.broadcast_to(size {d} to {t})")
     try:
         return broadcast_to_shape(a, shape)
     except ValueError:

@@ -16,10 +16,11 @@ A program that runs a ranked kernel a few times (a script, a sweep over sizes) n
 pays for the parallel compile, nor waits for it at exit; a loop that keeps running it
 on large inputs switches to the parallel tier after 50 ms of serial work plus the
 background compile (about half a second on one core, which is what the parallel tier
-must save before it pays: on 2 cores a 1e6-element selu saves ~0.15 ms a call). Both variants are rendered from the same loop IR and check the
-same size equalities on entry, so they compute the same results. The serial variant
-releases the GIL while it runs, so calls overlap with the background compile on a
-second core.
+must save before it pays: on 2 cores a 1e6-element selu saves ~0.15 ms a call).
+
+Both variants are rendered from the same loop IR and check the same size equalities
+on entry, so they compute the same results. The serial variant releases the GIL while
+it runs, so calls overlap with the background compile on a second core.
 
 A process does not fork or exit halfway through a background compile:
 :func:`wait` runs before ``os.fork`` and at exit (Numba's compiler lock must not be
