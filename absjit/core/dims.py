@@ -43,6 +43,7 @@ import numpy as np
 from ..errors import InconclusiveDimensionError
 
 __all__ = ["Dim", "DimEnv", "is_dim", "is_symbolic", "dim_max", "atoms_of", "unify",
+           "unify_sizes", "same_shape",
            "unifying", "evaluate", "slice_indices", "assume_at_least", "entry_checks",
            "first_atom"]
 
@@ -73,6 +74,64 @@ def unify(a, b) -> bool:
             return bool(a == b)
         except TypeError:
             return False
+
+
+def same_shape(s, t) -> bool:
+    """Whether two shapes are provably equal, without side effects: unlike ``s == t``
+    it never unifies and never records an assumption (``x0 == 0`` assumes ``x``
+    non-empty), so library code can compare shapes freely."""
+    if len(s) != len(t):
+        return False
+    for a, b in zip(s, t):
+        if isinstance(a, Dim) or isinstance(b, Dim):
+            if _add(_poly_of(_resolved(a)), _poly_of(_resolved(b)), -1):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
+def unify_sizes(a, b, what: str) -> bool:
+    """Whether two sizes an operation requires to be equal can be (a broadcast of
+    non-unit sizes, ``x + y``, ``jnp.full((5,), x)``): :func:`unify`, and also
+
+    - a bare size against 0 makes the size 0 (``x + jnp.ones(0)``: ``x`` is empty, as
+      NumPy requires of a non-unit size; checked at entry), unless the trace already
+      assumed that array non-empty;
+    - a product of sizes against a number (``x0 * x1`` against 12) has many answers:
+      :class:`~absjit.errors.InconclusiveDimensionError` naming ``what``.
+
+    Examples
+    --------
+    >>> env = DimEnv(); n = env.atom("x", 0)
+    >>> unify_sizes(n, 0, "x + zeros(0)"), str(n.resolved())
+    (True, '0')
+    """
+    if not (isinstance(a, Dim) or isinstance(b, Dim)):
+        return a == b
+    for d, t in ((a, b), (b, a)):
+        if isinstance(d, Dim) and not isinstance(t, Dim):
+            r = d.resolved()
+            if not isinstance(r, Dim):
+                return r == int(t)
+            if int(t) == 0:
+                # Checked before ``==``, which would assume the array non-empty.
+                atom = d.atom()
+                if atom is None or not atom.env.open:
+                    if len(d.atoms()) > 1 and _is_open(d, t):
+                        raise InconclusiveDimensionError(d, f"{what}: {d} == 0")
+                    return False
+                if atom.env.atom_lb.get(atom.name, 0) >= 1:
+                    return False
+                atom.env.set_constant(atom, 0)
+                return True
+    if unify(a, b):
+        return True
+    for d, t in ((a, b), (b, a)):
+        if isinstance(d, Dim) and not isinstance(t, Dim) and int(t) > 1 \
+                and isinstance(d.resolved(), Dim) and len(d.atoms()) > 1 and _is_open(d, t):
+            raise InconclusiveDimensionError(d, f"{what}: {d} == {int(t)}")
+    return False
 
 
 class _Atom:
@@ -318,6 +377,16 @@ class Dim:
         if not _is_size(other):
             return NotImplemented
         return other - (other // self) * self
+
+    def __divmod__(self, other):
+        if not _is_size(other):
+            return NotImplemented
+        return self // other, self % other
+
+    def __rdivmod__(self, other):
+        if not _is_size(other):
+            return NotImplemented
+        return other // self, other % self
 
     # -- comparisons -------------------------------------------------------------------
     def __eq__(self, other):

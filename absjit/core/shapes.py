@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from .dims import Dim, is_symbolic, unify
+from .dims import Dim, is_symbolic, unify_sizes
 
 __all__ = ["size_of", "is_static", "size_code", "shape_code", "as_size", "known_at_least", "maybe_more_than", "broadcast_shapes", "IxVar", "IxConst", "IxAdd", "IxScale", "IxClamp",
            "ix_const", "ix_add", "ix_scale", "ix_vars", "is_ix"]
@@ -103,7 +103,7 @@ def broadcast_shapes(*shapes) -> tuple:
                 continue
             if type(size) is int and size == 1:
                 size = d
-            elif not unify(d, size):
+            elif not unify_sizes(d, size, f"broadcasting shapes {shapes}"):
                 raise ValueError(f"shapes {shapes} do not broadcast")
         out.append(size)
     return tuple(out)

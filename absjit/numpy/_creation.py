@@ -9,6 +9,7 @@ from .. import dtypes
 from ..array import Array
 from ..core.dims import Dim
 from ..core.trace import Tracer
+from ..ops import elementwise as ew
 from ._promote import asarray_weak, reject_masked
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
@@ -49,6 +50,10 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
     want = None if dtype is None else dtypes.user_dtype(dtype)
     if isinstance(object, (Array, Tracer)):
         out = object if want is None else asarray_weak(object, want, False)
+    elif type(object) is Dim:  # a size of the ranked level, used as a number
+        from ._indexing import size_value
+        out = ew.convert_element_type(size_value(object, want or dtypes.default_int()),
+                                      want or dtypes.default_int(), want is None)
     elif type(object) in (bool, int, float, complex):
         if want is None:
             out = asarray_weak(object, dtypes.python_scalar_dtype(object), type(object) is not bool)
@@ -87,7 +92,7 @@ def _array_from_sequence(seq, want):
     leaves = _leaves(seq, [])
     for leaf in leaves:
         _reject_iterators(leaf)
-    if any(isinstance(leaf, Tracer) for leaf in leaves):
+    if any(isinstance(leaf, (Tracer, Dim)) for leaf in leaves):
         from ._shape import stack
         if len(seq) == 0:
             raise ValueError("jnp.array of an empty sequence of tracers")

@@ -8,6 +8,7 @@ import re
 import numpy as np
 
 from .. import dtypes
+from ..core.shapes import broadcast_shapes
 from ..array import Array
 from ._creation import asarray
 
@@ -204,7 +205,7 @@ class vectorize:  # noqa: N801 - NumPy's name
                     raise ValueError(f"inconsistent size for core dimension {name!r}: "
                                      f"{size} vs {sizes[name]}")
             loop_shapes.append(a.shape[:a.ndim - len(core)])
-        loop = np.broadcast_shapes(*loop_shapes) if loop_shapes else ()
+        loop = broadcast_shapes(*loop_shapes) if loop_shapes else ()
         arrays = [broadcast_to(a, loop + a.shape[a.ndim - len(core):])
                   for a, core in zip(arrays, in_core)]
 

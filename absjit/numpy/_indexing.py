@@ -450,10 +450,11 @@ def index_update(x, idx, values, mode):
     except ValueError:
         raise ValueError(f"x.at[...].{mode}: values of shape {np.shape(values)} cannot be "
                          f"broadcast to the indexed shape {tshape}") from None
-    if 0 in tshape:
+    if any(type(d) is int and d == 0 for d in tshape):
         return x
+    # A window of symbolic size (ranked) is read back only by a scatter.
     if all(it[0] in ("int", "none", "gap") or (it[0] == "slice" and it[2] == 1)
-           for it in items):
+           for it in items) and (mode == "set" or not any(type(d) is Dim for d in tshape)):
         return _update_window(x, shape, items, vals, mode)
     return _update_scatter(x, shape, items, vals, mode)
 
@@ -465,7 +466,7 @@ def _indexed_shape(shape, items):
         return tuple(it[3] if it[0] == "slice" else 1 if it[0] == "none" else 0
                      for it in items if it[0] in ("slice", "none", "empty"))
     items = [("adv", ()) if it[0] in ("int", "dyn") else it for it in items]
-    bshape = tuple(np.broadcast_shapes(*adv_shapes))
+    bshape = tuple(broadcast_shapes(*adv_shapes))
     cur = [n for n in bshape] if not _layout(items) else []
     out, placed = [], False
     for it in items:

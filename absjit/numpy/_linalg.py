@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..core.dims import unify
+from ..core.dims import is_dim, unify
+from ..errors import InconclusiveDimensionError
 from ..core.shapes import as_size
 from ..core.trace import get_aval
 from ..ops import elementwise as ew
@@ -323,6 +324,9 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     a = _transpose(a, [i for i in range(len(sa)) if i != axa] + [axa])
     b = _transpose(b, [i for i in range(len(sb)) if i != axb] + [axb])
     sa, sb = _shape(a), _shape(b)
+    for d in (sa[-1], sb[-1]):
+        if is_dim(d):  # which formula applies depends on the vector size
+            raise InconclusiveDimensionError(d, "jnp.cross (vectors of 2 or 3 elements)")
     if sa[-1] not in (2, 3) or sb[-1] not in (2, 3):
         raise ValueError("cross: incompatible dimensions for cross product (dimension must "
                          f"be 2 or 3), got shapes {sa} and {sb}")

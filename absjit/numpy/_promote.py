@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
+from ..core.dims import is_dim, same_shape, unify_sizes
 from ..core.shapes import broadcast_shapes as _broadcast_shapes
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
@@ -105,16 +106,29 @@ def broadcast_shapes(name: str, *shapes) -> tuple:
 
 
 def broadcast_to_shape(x, shape):
-    """Broadcast ``x`` (NumPy rules) to ``shape`` with one ``broadcast_in_dim``."""
+    """Broadcast ``x`` (NumPy rules) to ``shape`` with one ``broadcast_in_dim``.
+
+    At the ranked level the target says what a symbolic size of ``x`` is (every one is
+    non-unit): ``(x0,)`` goes to ``(5,)`` only if ``x0`` is 5, to ``(y0,)`` only if
+    ``x0 == y0``, assumptions the compiled program checks at entry
+    (:func:`absjit.core.dims.unify_sizes`)."""
     xs = np.shape(x)
-    if tuple(xs) == tuple(shape):
+    shape = tuple(shape)
+    if same_shape(xs, shape):
         return x
     nlead = len(shape) - len(xs)
     if nlead < 0:
         raise ValueError(f"cannot broadcast shape {xs} to {shape}")
     for i, d in enumerate(xs):
-        if d != 1 and d != shape[nlead + i]:
-            raise ValueError(f"cannot broadcast shape {tuple(xs)} to {tuple(shape)}")
+        t = shape[nlead + i]
+        if type(d) is int and d == 1:  # (a symbolic size is never 1)
+            continue
+        if is_dim(d) or is_dim(t):
+            ok = unify_sizes(d, t, f"broadcasting shape {tuple(xs)} to {shape}")
+        else:
+            ok = d == t
+        if not ok:
+            raise ValueError(f"cannot broadcast shape {tuple(xs)} to {shape}")
     return st.broadcast_in_dim(x, shape, tuple(range(nlead, len(shape))))
 
 
@@ -155,7 +169,7 @@ def promote_args(name: str, *args):
             out.append(asarray_weak(a, dt, weak))
             shapes.append(_shape_of(a))
     nonscalar = [s for s in shapes if s != ()]
-    if len(nonscalar) > 1 and any(s != nonscalar[0] for s in nonscalar[1:]):
+    if len(nonscalar) > 1 and not all(same_shape(s, nonscalar[0]) for s in nonscalar[1:]):
         target = broadcast_shapes(name, *nonscalar)
         out = [a if sh == () else broadcast_to_shape(a, target) for a, sh in zip(out, shapes)]
     return out

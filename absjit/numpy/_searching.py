@@ -14,9 +14,11 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from ..core.avals import ConcreteArray
+from ..core.dims import assume_at_least, is_dim
 from ..core.trace import Tracer
 from ..errors import ConcretizationTypeError
 from ._creation import arange, asarray, full, zeros, linspace
+from ._indexing import size_value
 from ._promote import check_arraylike, promote_dtypes
 
 __all__ = ["nonzero", "argwhere", "flatnonzero", "isin", "select", "piecewise",
@@ -358,7 +360,11 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
         fp = concatenate([fp[-1:], fp, fp[:1]])
     n = xp.shape[0]
-    i = clip(searchsorted(xp, x, side="right"), 1, max(n - 1, 1))
+    if is_dim(n):  # never 1 (unit sizes are static): at least 2 points, checked at entry
+        assume_at_least(n, 2, "jnp.interp needs at least one point in xp")
+        i = clip(searchsorted(xp, x, side="right"), 1, size_value(n - 1, dtypes.default_int()))
+    else:
+        i = clip(searchsorted(xp, x, side="right"), 1, max(n - 1, 1))
     if n == 1:
         out = full(x.shape, fp[0], fp.dtype)
     else:

@@ -12,7 +12,7 @@ from .. import dtypes
 from ..array import Array
 from ..core.dims import is_dim, unify
 from ..errors import InconclusiveDimensionError
-from ..core.shapes import size_of
+from ..core.shapes import broadcast_shapes as _broadcast_shapes, size_of
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
 from ..ops import indexing as gi
@@ -171,8 +171,8 @@ def squeeze(a, axis=None):
 def broadcast_shapes(*shapes):
     """The NumPy broadcast of ``shapes``; ``ValueError`` when they do not broadcast."""
     try:
-        return tuple(np.broadcast_shapes(*[tuple(s) if not isinstance(s, int) else (s,)
-                                           for s in shapes]))
+        return _broadcast_shapes(*[tuple(s) if not isinstance(s, int) else (s,)
+                                   for s in shapes])
     except ValueError:
         raise ValueError("jnp.broadcast_shapes: incompatible shapes for broadcasting: "
                          f"{', '.join(str(tuple(np.atleast_1d(s))) for s in shapes)}") from None
@@ -190,16 +190,6 @@ def broadcast_to(array, shape):
     a = _arr(array, "broadcast_to")
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     shape = tuple(st.operator_index(d, "broadcast_to") for d in shape)
-    src = _shape_of(a)
-    for d, t in zip(src[::-1], shape[::-1]):
-        # At the ranked level the target says what each symbolic size is: ``x0`` goes
-        # to 4 only if it is 4 (a non-unit dim is never 1), an assumption the
-        # compiled code checks at entry, as for ``x + y``.
-        if not is_dim(d) or unify(d, t) or is_dim(t) or t == 1:
-            continue
-        if is_dim(d.resolved()) and len(d.atoms()) > 1:
-            # ``x0*x1 == 48`` has many answers: the trace cannot pick one
-            raise InconclusiveDimensionError(d, f"jnp.broadcast_to(size {d} to {t})")
     try:
         return broadcast_to_shape(a, shape)
     except ValueError:
@@ -677,8 +667,8 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
                          f"rank as the array of shape {shp}")
     ax = _axis("take_along_axis", axis, len(shp))
     try:
-        bshape = list(np.broadcast_shapes(tuple(d for i, d in enumerate(shp) if i != ax),
-                                          tuple(d for i, d in enumerate(ishp) if i != ax)))
+        bshape = list(_broadcast_shapes(tuple(d for i, d in enumerate(shp) if i != ax),
+                                        tuple(d for i, d in enumerate(ishp) if i != ax)))
     except ValueError:
         raise ValueError(f"jnp.take_along_axis: array of shape {shp} and indices of shape "
                          f"{ishp} do not broadcast outside axis {ax}") from None

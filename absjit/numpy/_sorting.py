@@ -9,12 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..core.dims import assume_at_least, is_dim, same_shape
+from ..core.shapes import size_of
 from ..core.trace import get_aval
 from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops.conv import conv_general_dilated
 from ..ops.sorting import sort_p
+from ._indexing import size_value
 from ._promote import asarray_weak, check_arraylike, promote_dtypes
 
 __all__ = ["sort", "argsort", "lexsort", "searchsorted", "median", "quantile",
@@ -41,8 +44,8 @@ def _axis(name, axis, ndim):
 
 def _ravel(x):
     s = _shape(x)
-    n = int(np.prod(s, dtype=np.int64))
-    return x if s == (n,) else st.reshape(x, (n,))
+    n = size_of(s)
+    return x if same_shape(s, (n,)) else st.reshape(x, (n,))
 
 
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
@@ -184,7 +187,7 @@ def _to_last(a, axis, name):
     perm = keep + list(axes)
     if perm != list(range(nd)):
         a = st.transpose(a, tuple(perm))
-    n = int(np.prod([shape[i] for i in axes], dtype=np.int64))
+    n = size_of([shape[i] for i in axes])
     return st.reshape(a, tuple(shape[i] for i in keep) + (n,)), axes
 
 
@@ -223,14 +226,17 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan):
                                (len(lead),))
         count = st.broadcast_in_dim(count, lead + (nq,), tuple(range(len(lead))))
     else:
-        count = st.broadcast_in_dim(np.array(n, dt), lead + (nq,), ())
+        count = st.broadcast_in_dim(size_value(n, dt) if is_dim(n) else np.array(n, dt),
+                                    lead + (nq,), ())
     one = np.array(1, dt)
     last = ew.max(ew.sub(count, st.broadcast_in_dim(one, lead + (nq,), ())),
                   st.broadcast_in_dim(np.array(0, dt), lead + (nq,), ()))
     pos = ew.mul(qb, last)
     lo_f = ew.clamp(np.array(0, dt), ew.floor(pos), last)
     hi_f = ew.clamp(np.array(0, dt), ew.ceil(pos), last)
-    if n == 0:
+    if is_dim(n):  # ranked: checked when the compiled program is entered
+        assume_at_least(n, 1, f"{name} of an empty axis")
+    if not is_dim(n) and n == 0:
         nan = st.broadcast_in_dim(np.array(np.nan, dt), lead + (nq,), ())
         out = nan
     else:

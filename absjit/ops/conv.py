@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..core.avals import ShapedArray
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
+from ..errors import InconclusiveDimensionError
 from ..interpreters import ad, batching
 from ._util import same_dtypes
 
@@ -175,6 +176,8 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     else:
         try:
             padding = tuple((int(lo), int(hi)) for lo, hi in padding)
+        except InconclusiveDimensionError:
+            raise  # a padding computed from a size of the ranked level
         except (TypeError, ValueError):
             raise TypeError("lax.conv_general_dilated: padding must be a string or a "
                             f"sequence of (low, high) pairs, got {padding!r}") from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import ShapedArray
+from ..core.dims import assume_at_least, is_dim
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..interpreters import ad, batching
 
@@ -196,7 +197,9 @@ def top_k(operand, k: int):
     if not aval.shape:
         raise ValueError("lax.top_k requires an operand of rank >= 1")
     n = aval.shape[-1]
-    if not 0 <= k <= n:
+    if is_dim(n) and k >= 0:  # ranked: checked when the compiled program is entered
+        assume_at_least(n, k, f"lax.top_k with k={k} needs at least {k} elements")
+    elif not 0 <= k <= n:
         raise ValueError(f"lax.top_k: k={k} must be between 0 and the last dimension ({n}) "
                          f"of an operand of shape {tuple(aval.shape)}")
     dim = len(aval.shape) - 1

@@ -14,7 +14,10 @@ import numpy as np
 from .. import dtypes
 from .. import lax
 from .. import numpy as jnp
+from ..core.dims import assume_at_least, is_dim
+from ..core.shapes import broadcast_shapes, size_of
 from ..core.trace import get_aval, is_tracer
+from ..numpy._indexing import size_value
 from ..ops.special import _fma32, _log1p32_xla
 from ._keys import canonical_shape, check_key, random_bits, split
 
@@ -47,11 +50,11 @@ def check_param_shapes(name, shape, *params):
     """Broadcast parameter shapes; an explicit ``shape`` must equal the broadcast."""
     pshapes = [tuple(np.shape(p)) if not is_tracer(p) else get_aval(p).shape for p in params]
     if shape is None:
-        return tuple(np.broadcast_shapes(*pshapes)) if pshapes else ()
+        return tuple(broadcast_shapes(*pshapes)) if pshapes else ()
     shape = canonical_shape(name, shape)
     if pshapes:
         try:
-            full = tuple(np.broadcast_shapes(shape, *pshapes))
+            full = tuple(broadcast_shapes(shape, *pshapes))
         except ValueError:
             full = None
         if full != shape:
@@ -267,7 +270,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     if nd == 0:
         raise ValueError("categorical: logits must have at least one dimension")
     axis = axis % nd
-    batch_shape = tuple(np.delete(np.array(logits.shape, dtype=np.int64), axis).tolist())
+    batch_shape = tuple(d for i, d in enumerate(logits.shape) if i != axis)
     shape = batch_shape if shape is None else check_param_shapes("categorical", shape,
                                                                 np.empty(batch_shape))
     prefix = shape[:len(shape) - len(batch_shape)]
@@ -289,15 +292,33 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     return jnp.moveaxis(idx, -1, 0).reshape(shape)
 
 
+def _shuffle_rounds(n: int) -> int:
+    """JAX's number of sorts that shuffle ``n`` elements: enough 32-bit keys that a
+    collision is unlikely."""
+    return int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
+
+
+# The largest sizes shuffled in 1 and in 2 rounds (3 rounds above, up to 2**32).
+_ONE_ROUND_MAX, _TWO_ROUNDS_MAX = 1625, 2642245
+
+
 def _shuffle(key, x, axis):
-    n = int(np.prod(x.shape, dtype=np.int64))
-    rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
-    for _ in range(rounds):
+    def one_round(key, x):
         ks = split(key)
         key, sub = ks[0], ks[1]
         sort_keys = random_bits(sub, 32, x.shape)
-        _, x = lax.sort_key_val(sort_keys, x, axis)
-    return x
+        return key, lax.sort_key_val(sort_keys, x, axis)[1]
+
+    n = size_of(x.shape)
+    if not is_dim(n):
+        for _ in range(_shuffle_rounds(n)):
+            key, x = one_round(key, x)
+        return x
+    # ranked: the number of rounds, from the size at run time
+    m = size_value(n, dtypes.default_int())
+    rounds = sum(lax.convert_element_type(m > t, np.int32)
+                 for t in (1, _ONE_ROUND_MAX, _TWO_ROUNDS_MAX))
+    return lax.fori_loop(0, rounds, lambda _, c: one_round(*c), (key, x))[1]
 
 
 def permutation(key, x, axis=0, independent=False):
@@ -353,13 +374,18 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
             raise TypeError("random.choice: an integer a must be a static Python int")
         axis = axis % arr.ndim
         n_inputs = arr.shape[axis]
-    n_draws = int(np.prod(shape, dtype=np.int64))
-    if n_draws == 0:
+    n_draws = size_of(shape)
+    if not is_dim(n_draws) and n_draws == 0:
         return jnp.zeros(shape if arr is None else arr.shape[:axis] + shape
                          + arr.shape[axis + 1:], dtypes.default_int() if arr is None else arr.dtype)
-    if n_inputs <= 0:
+    if is_dim(n_inputs) or is_dim(n_draws):  # ranked: checked at entry
+        assume_at_least(n_inputs, 1, "random.choice needs a non-empty population")
+        if not replace:
+            assume_at_least(n_inputs - n_draws, 0, "random.choice without replacement "
+                            "takes at most the population")
+    elif n_inputs <= 0:
         raise ValueError("a must be greater than 0 unless no samples are taken")
-    if not replace and n_draws > n_inputs:
+    elif not replace and n_draws > n_inputs:
         raise ValueError(f"Cannot take a larger sample (size {n_draws}) than population "
                          f"(size {n_inputs}) when 'replace=False'")
     if p is None:

@@ -18,6 +18,8 @@ from .. import dtypes
 from .. import lax
 from .. import numpy as jnp
 from ..api_transforms import vmap
+from ..core.dims import is_dim
+from ..core.shapes import broadcast_shapes, size_of
 from ..custom_derivatives import custom_jvp
 from ._basic import (_cast, _exponential, _normal_real, _uniform, check_param_shapes,
                      float_dtype, rademacher)
@@ -95,8 +97,8 @@ def _gamma_one(key, alpha, log_space):
 
 
 def _gamma_impl(key, a, log_space):
-    n = int(np.prod(a.shape, dtype=np.int64))
-    if n == 0:
+    n = size_of(a.shape)
+    if not is_dim(n) and n == 0:
         return jnp.zeros(a.shape, a.dtype)
     keys = split(key, n)
     flat = vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, a.reshape(n))
@@ -316,7 +318,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     if cov.ndim < 2 or cov.shape[-2:] != (n, n):
         raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, "
                          f"but got cov.shape == {cov.shape}.")
-    batch = tuple(np.broadcast_shapes(mean.shape[:-1], cov.shape[:-2]))
+    batch = tuple(broadcast_shapes(mean.shape[:-1], cov.shape[:-2]))
     shape = batch if shape is None else check_param_shapes("normal", shape,
                                                            np.empty(batch))
     factor = cholesky_unrolled(cov.astype(dt))

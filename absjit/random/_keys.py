@@ -20,6 +20,8 @@ import numpy as np
 from .. import dtypes
 from .. import lax
 from .. import numpy as jnp
+from ..core.dims import assume_at_least, is_dim
+from ..core.shapes import size_of
 from ..core.trace import get_aval, is_tracer
 from ..ops.threefry import threefry2x32_p
 from ._keyarray import THREEFRY, KeyArray
@@ -223,7 +225,7 @@ def key_impl(keys):
 # Counters, split, fold_in, bits
 # ---------------------------------------------------------------------------
 def canonical_shape(name: str, shape) -> tuple:
-    if isinstance(shape, (int, np.integer)):
+    if isinstance(shape, (int, np.integer)) or is_dim(shape):
         shape = (shape,)
     try:
         shape = tuple(shape)
@@ -231,6 +233,9 @@ def canonical_shape(name: str, shape) -> tuple:
         raise TypeError(f"random.{name}: shape must be a tuple of ints, got {shape!r}") from None
     out = []
     for d in shape:
+        if is_dim(d):  # a size of the ranked level (never negative)
+            out.append(d)
+            continue
         if is_tracer(d) or not isinstance(d, (int, np.integer)) or isinstance(d, bool):
             raise TypeError(f"random.{name}: shape must be a tuple of Python ints (static), "
                             f"got {shape!r}")
@@ -242,8 +247,10 @@ def canonical_shape(name: str, shape) -> tuple:
 
 def _iota_2x32(shape):
     """The (high, low) uint32 words of the flat 64-bit index of each element."""
-    n = int(np.prod(shape, dtype=np.int64))
-    if n >= 2 ** 32:
+    n = size_of(shape)
+    if is_dim(n):  # ranked: checked when the compiled program is entered
+        assume_at_least(2 ** 32 - 1 - n, 0, "random arrays hold fewer than 2**32 elements")
+    elif n >= 2 ** 32:
         raise NotImplementedError("random arrays of 2**32 or more elements")
     if not shape:
         z = jnp.zeros((), np.uint32)

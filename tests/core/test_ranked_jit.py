@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -234,6 +236,60 @@ def test_broadcasting_a_product_of_sizes_to_a_number_is_inconclusive():
     g = absjit.jit(lambda x: jnp.broadcast_to(x.reshape(-1), (3, 48)),
                    abstraction={"x": "shaped"})
     assert g(np.ones((4, 12), np.float32)).shape == (3, 48)
+
+
+# Wrappers that broadcast an argument to a shape they compute (not ``x + y``): each
+# fixes the symbolic size to the target's, and the compiled code checks it at entry.
+_FIXED_TARGET = {
+    "full": (lambda v: jnp.full((3, 5), v), lambda v: np.full((3, 5), v),
+             [np.arange(5.0)], [np.arange(4.0)]),
+    "at_set": (lambda x, v: x.at[:3].set(v), lambda x, v: np.concatenate([v, x[3:]]),
+               [np.zeros(6), np.ones(3)], [np.zeros(6), np.ones(4)]),
+    "sum_where": (lambda x: jnp.sum(x, where=np.array([True, False, True, True])),
+                  lambda x: np.sum(x, where=np.array([True, False, True, True])),
+                  [np.arange(4.0)], [np.arange(5.0)]),
+    "broadcast_arrays": (lambda x: jnp.broadcast_arrays(x, np.ones((2, 4)))[0],
+                         lambda x: np.broadcast_arrays(x, np.ones((2, 4)))[0],
+                         [np.arange(4.0)], [np.arange(3.0)]),
+    "take_along_axis": (lambda x, i: jnp.take_along_axis(x, i, axis=1),
+                        lambda x, i: np.take_along_axis(x, i, axis=1),
+                        [np.arange(12.0).reshape(3, 4), np.array([[0, 3]] * 3)],
+                        [np.arange(12.0).reshape(3, 4), np.array([[0, 3]] * 2)]),
+    "empty_broadcast": (lambda x: x + jnp.ones(0), lambda x: x + np.ones(0),
+                        [np.ones(0)], [np.ones(3)]),
+    "broadcast_to_empty": (lambda x: jnp.broadcast_to(x, (3, 0)),
+                           lambda x: np.broadcast_to(x, (3, 0)), [np.ones(0)], [np.ones(2)]),
+}
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+@pytest.mark.parametrize("name", sorted(_FIXED_TARGET))
+def test_broadcast_to_a_computed_shape_fixes_the_size(backend, name):
+    fn, ref, good, bad = _FIXED_TARGET[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = absjit.jit(fn, abstraction="ranked", backend=backend)
+        np.testing.assert_allclose(np.asarray(f(*good)), ref(*good))
+        with pytest.raises(ValueError, match=r"shape\[\d\] (must|= \d+)"):
+            f(*bad)
+    assert f._cache_size() == 1
+
+
+def test_broadcast_shape_comparisons_record_nothing():
+    # comparing shapes inside the library must not assume an array non-empty (a user's
+    # ``x.shape[0] == 0`` does): x + ones(0) on an empty x traces and makes x0 zero
+    f = absjit.jit(lambda x: x * 2 + jnp.zeros(0), abstraction="ranked")
+    assert "f32[0]" in str(absjit.make_jaxpr(lambda x: x + jnp.zeros(0),
+                                             abstraction="ranked")(np.ones(0)))
+    assert f(np.ones(0, np.float32)).shape == (0,)
+    # a product of sizes broadcast against a number has many answers
+    from absjit.errors import InconclusiveDimensionError
+    with pytest.raises(InconclusiveDimensionError, match=r"x.shape\[0\], x.shape\[1\]"):
+        absjit.jit(lambda x: x.reshape(-1) + jnp.ones(12), abstraction="ranked")(
+            np.ones((3, 4), np.float32))
+    # which cross product formula applies depends on a size Python must know
+    with pytest.raises(InconclusiveDimensionError, match="jnp.cross"):
+        absjit.jit(lambda x: jnp.cross(x, np.ones(3)), abstraction="ranked")(np.ones(3))
 
 
 def test_strided_slice_size_meets_itself(rng):

@@ -1,0 +1,105 @@
+"""Library functions at the ``ranked`` level: each one traced on symbolic sizes gives
+what the ``shaped`` level gives, from one entry for two sizes; a function whose result
+depends on a size Python must know raises ``InconclusiveDimensionError``."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import absjit
+import absjit.numpy as jnp
+from absjit import lax, random
+from absjit.errors import InconclusiveDimensionError
+
+
+def _data(rows, cols):
+    rng = np.random.default_rng(rows * 100 + cols)
+    return rng.standard_normal((rows, cols)).astype(np.float32)
+
+
+WORKS = {
+    "normal": lambda x: x + random.normal(random.key(0), x.shape),
+    "uniform_rows": lambda x: random.uniform(random.key(0), (x.shape[0],)) + x[:, 0],
+    "dropout": lambda x: jnp.where(random.bernoulli(random.key(1), 0.8, x.shape), x / 0.8, 0),
+    "randint": lambda x: random.randint(random.key(2), x.shape, 0, 10) + x,
+    "choice": lambda x: random.choice(random.key(3), x[0], (3,)),
+    "choice_per_row": lambda x: random.choice(random.key(3), x[0], (x.shape[0],)),
+    "gamma": lambda x: random.gamma(random.key(4), 2.0, x.shape),
+    "categorical": lambda x: random.categorical(random.key(5), x),
+    "split": lambda x: random.key_data(random.split(random.key(5), x.shape[0])),
+    "permutation_rows": lambda x: random.permutation(random.key(6), x),
+    "permutation_flat": lambda x: random.permutation(random.key(6), x.reshape(-1)),
+    "choice_without_replacement": lambda x: random.choice(random.key(7), x[0], (3,),
+                                                          replace=False),
+    "asarray_of_size": lambda x: jnp.asarray(x.shape[0]) * x,
+    "array_of_sizes": lambda x: jnp.array([x.shape[0], x.shape[1], 2]),
+    "cov": lambda x: jnp.cov(x),
+    "median": lambda x: jnp.median(x, axis=1),
+    "percentile": lambda x: jnp.percentile(x, 30, axis=0),
+    "unique_size": lambda x: jnp.unique(jnp.round(x), size=3),
+    "top_k": lambda x: lax.top_k(x, 2)[0],
+    "interp": lambda x: jnp.interp(x[0], jnp.sort(x[1]), x[2]),
+    "at_add": lambda x: x.at[0].add(1.0),
+    "at_multiply_rows": lambda x: x.at[1:3].multiply(2.0),
+    "at_max_column": lambda x: x.at[:, 2].max(0.5),
+}
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+@pytest.mark.parametrize("name", sorted(WORKS))
+def test_ranked_equals_shaped(backend, name):
+    fn = WORKS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranked = absjit.jit(fn, abstraction="ranked", backend=backend)
+        shaped = absjit.jit(fn, backend=backend)
+        for shape in ((4, 6), (5, 9)):
+            x = _data(*shape)
+            got, want = np.asarray(ranked(x)), np.asarray(shaped(x))
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert ranked._cache_size() == 1
+
+
+def test_asarray_of_a_size_is_a_weak_int():
+    jaxpr = absjit.make_jaxpr(lambda x: jnp.asarray(x.shape[0]), abstraction="ranked")(
+        np.ones(3, np.float32))
+    (out,) = jaxpr.out_avals
+    assert out.dtype == np.int32 and out.weak_type
+
+
+@pytest.mark.parametrize("fn, what", [
+    (lambda x: jnp.cross(x[0], np.ones(3, np.float32)), "jnp.cross"),
+    (lambda x: jnp.array_split(x, 2, axis=0)[1], "int("),
+    (lambda x: jnp.convolve(x[0], x[1]), "int("),
+])
+def test_size_dependent_structure_is_inconclusive(fn, what):
+    with pytest.raises(InconclusiveDimensionError, match=r"x\.shape\[\d\]") as info:
+        absjit.jit(fn, abstraction="ranked")(_data(4, 6))
+    assert what in str(info.value)
+
+
+def test_choice_and_top_k_check_sizes_at_entry():
+    f = absjit.jit(lambda x: lax.top_k(x, 3)[0], abstraction="ranked", backend="cpu")
+    assert f(_data(2, 5)).shape == (2, 3)
+    with pytest.raises(ValueError, match=r"x.shape\[1\].*top_k with k=3"):
+        f(_data(2, 2))
+    g = absjit.jit(lambda x: random.choice(random.key(0), x, (3,), replace=False),
+                   abstraction="ranked")
+    assert g(np.arange(5.0, dtype=np.float32)).shape == (3,)
+    with pytest.raises(ValueError, match="without replacement takes at most"):
+        g(np.arange(2.0, dtype=np.float32))
+
+
+def test_permutation_rounds_follow_the_size_at_run_time():
+    # JAX shuffles 1625 elements with one sort and 1626 with two: one ranked entry
+    # gives each size the numbers the shaped level gives
+    f = absjit.jit(lambda x: random.permutation(random.key(0), x), abstraction="ranked",
+                   backend="cpu")
+    for n in (1625, 1626):
+        x = np.arange(n, dtype=np.float32)
+        np.testing.assert_array_equal(np.asarray(f(x)),
+                                      np.asarray(random.permutation(random.key(0), x)))
+    assert f._cache_size() == 1
