@@ -187,7 +187,11 @@ class DynamicJaxprTrace(Trace):
             builder.deps[v] = deps
             builder.origin[v] = eqn
         if builder.propagate_values and all(type(a) is ConcreteArray for a in avals_in) \
-                and not primitive.effectful and primitive in impl_rules:
+                and not primitive.effectful and primitive in impl_rules \
+                and not any(is_symbolic(a.shape) for a in avals_out) \
+                and not (primitive is dim_value_p and type(params["size"]) is Dim):
+            # (a constant broadcast to ``(x0,)``, or the value of ``x0``, is only known
+            # at run time)
             vals = impl_rules[primitive](*[a.val for a in avals_in], **params)
             avals_out = [ConcreteArray(np.broadcast_to(np.asarray(v, a.dtype), a.shape),
                                        weak_type=a.weak_type)

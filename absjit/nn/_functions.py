@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from .. import numpy as jnp
+from ..core.dims import is_dim
 from ..core.trace import Tracer
 from ..custom_derivatives import custom_jvp
 from ..errors import ConcretizationTypeError
@@ -384,9 +385,10 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     Array([[0., 1., 0.],
            [1., 0., 0.]], dtype=float32)
     """
-    num_classes = _concrete_int(num_classes, "one_hot: num_classes")
-    if num_classes < 0:
-        raise ValueError(f"one_hot: num_classes must be non-negative, got {num_classes}")
+    if not is_dim(num_classes):  # a symbolic size (ranked level) is used as it is
+        num_classes = _concrete_int(num_classes, "one_hot: num_classes")
+        if num_classes < 0:
+            raise ValueError(f"one_hot: num_classes must be non-negative, got {num_classes}")
     x = jnp.asarray(x)
     dtype = dtypes.default_float() if dtype is None else dtype
     nd = x.ndim + 1

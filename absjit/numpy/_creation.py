@@ -10,7 +10,7 @@ from ..array import Array
 from ..core.dims import Dim
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
-from ._promote import asarray_weak, reject_masked
+from ._promote import asarray_weak, reject_masked, size_array
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "logspace", "geomspace", "eye",
@@ -51,9 +51,8 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
     if isinstance(object, (Array, Tracer)):
         out = object if want is None else asarray_weak(object, want, False)
     elif type(object) is Dim:  # a size of the ranked level, used as a number
-        from ._indexing import size_value
-        out = ew.convert_element_type(size_value(object, want or dtypes.default_int()),
-                                      want or dtypes.default_int(), want is None)
+        out = size_array(object)
+        out = out if want is None else asarray_weak(out, want, False)
     elif type(object) in (bool, int, float, complex):
         if want is None:
             out = asarray_weak(object, dtypes.python_scalar_dtype(object), type(object) is not bool)
@@ -249,11 +248,8 @@ def arange(start, stop=None, step=None, dtype=None):
     """
     from ..ops import elementwise as ew
     from ..ops import structural as st
-    if type(start) is Dim and stop is None and step is None and \
-            (dtype is None or np.dtype(dtype).kind in "iu"):
-        # ``arange(n)`` of a symbolic size (ranked level): an iota of that length.
-        dt = dtypes.default_int() if dtype is None else dtypes.canonicalize_dtype(dtype)
-        return st.iota(dt, (start,))
+    if any(type(v) is Dim for v in (start, stop, step)):
+        return _arange_of_sizes(start, stop, step, dtype)
     args = [_static_scalar(v, "arange", w) for v, w in
             ((start, "start"), (stop, "stop"), (step, "step"))]
     start, stop, step = args
@@ -277,6 +273,41 @@ def arange(start, stop=None, step=None, dtype=None):
             out = ew.add(out, Array._new(np.asarray(start, dt), False))
         return out
     return Array._new(np.arange(start, stop, step).astype(dt), False)
+
+
+def _arange_of_sizes(start, stop, step, dtype):
+    """``arange`` whose start or stop is a symbolic size (ranked level): an iota of
+    the symbolic length, scaled and shifted. The range is assumed not reversed
+    (``stop >= start`` for a positive step), checked at entry."""
+    from ..core.dims import assume_at_least
+    from ..ops import elementwise as ew
+    from ..ops import structural as st
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    ok = all(type(v) is Dim or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
+             for v in (start, stop)) and isinstance(step, (int, np.integer)) \
+        and (dtype is None or np.dtype(dtype).kind in "iu")
+    if not ok:
+        raise TypeError("jnp.arange of a symbolic size takes integer start and stop, a "
+                        f"static integer step and an integer dtype; got start={start!r}, "
+                        f"stop={stop!r}, step={step!r}, dtype={dtype!r}")
+    step = int(step)
+    if step == 0:
+        raise ValueError("jnp.arange: step must not be zero")
+    span = stop - start if step > 0 else start - stop
+    if type(span) is Dim:
+        assume_at_least(span, 0, "jnp.arange of symbolic sizes expects a non-empty range")
+    n = (span + abs(step) - 1) // abs(step)
+    dt = dtypes.default_int() if dtype is None else dtypes.canonicalize_dtype(dtype)
+    out = st.iota(dt, (n,))
+    if step != 1:
+        out = ew.mul(out, Array._new(np.asarray(step, dt), False))
+    if type(start) is Dim:
+        out = ew.add(out, asarray_weak(size_array(start), dt, False))
+    elif start != 0:
+        out = ew.add(out, Array._new(np.asarray(start, dt), False))
+    return out
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):

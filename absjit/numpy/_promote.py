@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
-from ..core.dims import is_dim, same_shape, unify_sizes
+from ..core.dims import Dim, is_dim, same_shape, unify_sizes
 from ..core.shapes import broadcast_shapes as _broadcast_shapes
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
@@ -91,6 +91,20 @@ def asarray_weak(x, dtype, weak: bool):
     raise TypeError(f"expected an array or scalar, got {type(x).__name__}")
 
 
+def size_array(d):
+    """A symbolic size of the ranked level used as a number (``jnp.sqrt(x.shape[-1])``,
+    ``jnp.asarray(x.shape[0])``): a weakly typed int scalar, as a Python int would be,
+    staged as a ``dim_value`` equation."""
+    from ..ops.shape_values import dim_value
+    dt = dtypes.default_int()
+    return ew.convert_element_type(dim_value(d), dt, True)
+
+
+def _sizes_as_arrays(args):
+    return [size_array(a) if type(a) is Dim else a for a in args] \
+        if any(type(a) is Dim for a in args) else args
+
+
 def promote_dtypes(*args):
     """Cast every argument to the JAX-promoted common dtype (shapes untouched)."""
     dt, weak = dtypes.result_type_and_weak(*args)
@@ -154,6 +168,7 @@ def promote_args(name: str, *args):
                 break
         else:
             return args
+    args = _sizes_as_arrays(args)
     for a in args:
         if not isinstance(a, _arraylike_types):
             check_arraylike(name, *args)
@@ -180,6 +195,7 @@ def promote_args_inexact(name: str, *args):
     first = args[0]
     if type(first) is Array and len(args) == 1 and first._value.dtype.kind in "fc":
         return args  # fast path: one inexact Array needs nothing
+    args = _sizes_as_arrays(args)
     if not all(isinstance(a, _arraylike_types) for a in args):
         check_arraylike(name, *args)
     dt, weak = dtypes.result_type_and_weak(*args)

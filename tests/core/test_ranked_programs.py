@@ -1,0 +1,85 @@
+"""Small real programs at the ``ranked`` level: one compiled entry serves every batch
+size or sequence length, and gives what eager execution gives."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import absjit
+import absjit.numpy as jnp
+from absjit import lax, nn
+
+RNG = np.random.default_rng(11)
+W1 = RNG.standard_normal((8, 16)).astype(np.float32) / 3
+W2 = RNG.standard_normal((16, 4)).astype(np.float32) / 4
+
+
+def _f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def attention(q, k, v):  # the scale is a size used as a number
+    return nn.softmax(q @ k.T / jnp.sqrt(q.shape[-1]), axis=-1) @ v
+
+
+def kmeans_step(x, c):  # one_hot over a symbolic number of clusters
+    a = jnp.argmin(((x[:, None, :] - c[None, :, :]) ** 2).sum(-1), 1)
+    oh = nn.one_hot(a, c.shape[0])
+    return (oh.T @ x) / jnp.maximum(oh.sum(0), 1)[:, None]
+
+
+def running_mean(x):  # arange from 1 to a symbolic size
+    return jnp.cumsum(x, 0) / jnp.arange(1, x.shape[0] + 1)[:, None]
+
+
+def train_step(x, y):
+    def loss(ws):
+        h = nn.relu(x @ ws[0])
+        return -jnp.mean(jnp.sum(nn.log_softmax(h @ ws[1]) * nn.one_hot(y, 4), axis=1))
+    value, grads = absjit.value_and_grad(loss)((W1, W2))
+    return value, [w - 0.1 * g for w, g in zip((W1, W2), grads)]
+
+
+def rnn(xs, w):
+    return lax.scan(lambda h, x: (jnp.tanh(h @ w + x),) * 2, jnp.zeros(xs.shape[1]), xs)[1]
+
+
+PROGRAMS = {
+    "attention": (attention, lambda n: (_f32(n, 8), _f32(n, 8), _f32(n, 8))),
+    "kmeans_step": (kmeans_step, lambda n: (_f32(n, 2), _f32(3, 2))),
+    "running_mean": (running_mean, lambda n: (_f32(n, 3),)),
+    "train_step": (train_step, lambda n: (_f32(n, 8), RNG.integers(0, 4, n).astype(np.int32))),
+    "rnn": (rnn, lambda n: (_f32(n, 4), _f32(4, 4) * 0.3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_one_entry_for_every_batch_size(name):
+    fn, make = PROGRAMS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = absjit.jit(fn, abstraction="ranked", backend="cpu")
+        for n in (7, 30, 129):
+            args = make(n)
+            for got, want in zip(absjit.tree.leaves(f(*args)), absjit.tree.leaves(fn(*args))):
+                np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-5,
+                                           atol=2e-5)
+    assert f._cache_size() == 1
+
+
+def test_sizes_as_numbers_and_ranges():
+    x = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    f = absjit.jit(lambda x: (jnp.sqrt(x.shape[0]), jnp.arange(2, x.shape[0]),
+                              jnp.arange(x.shape[0], 0, -2), jnp.arange(1, 2 * x.shape[1], 3)),
+                   abstraction="ranked")
+    got = [np.asarray(v) for v in f(x)]
+    np.testing.assert_allclose(got[0], 2.0)
+    np.testing.assert_array_equal(got[1], np.arange(2, 4))
+    np.testing.assert_array_equal(got[2], np.arange(4, 0, -2))
+    np.testing.assert_array_equal(got[3], np.arange(1, 6, 3))
+    with pytest.raises(ValueError, match="non-empty range"):
+        f(np.ones((0, 3), np.float32))  # arange(2, 0) would be empty
+    with pytest.raises(TypeError, match="static integer step"):
+        absjit.jit(lambda x: jnp.arange(0, x.shape[0], 0.5), abstraction="ranked")(x)
