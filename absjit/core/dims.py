@@ -43,7 +43,7 @@ import numpy as np
 from ..errors import InconclusiveDimensionError
 
 __all__ = ["Dim", "DimEnv", "is_dim", "is_symbolic", "dim_max", "atoms_of", "unify",
-           "unify_sizes", "same_shape",
+           "unify_sizes", "same_shape", "dim_min",
            "unifying", "evaluate", "slice_indices", "assume_at_least", "entry_checks",
            "first_atom"]
 
@@ -792,6 +792,24 @@ def dim_max(a, b):
     if nlb is not None and nlb >= 0:
         return b
     return _make({(_OpFactor("max", a, b),): 1})
+
+
+def dim_min(a, b):
+    """``min(a, b)`` of sizes: the smaller one when that is known, else
+    ``a + b - max(a, b)``.
+
+    Examples
+    --------
+    >>> env = DimEnv(); n, m = env.atom("x", 0), env.atom("x", 1)
+    >>> dim_min(n, n + 2) is n, str(dim_min(n, m))
+    (True, 'x0 + x1 - max(x0, x1)')
+    """
+    top = dim_max(a, b)
+    if top is a:
+        return b
+    if top is b:
+        return a
+    return a + b - top
 
 
 def is_dim(x) -> bool:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
-from ..core.dims import is_dim, unify
+from ..core.dims import assume_at_least, dim_min, is_dim, unify
 from ..errors import InconclusiveDimensionError
 from ..core.shapes import broadcast_shapes as _broadcast_shapes, size_of
 from ..core.trace import Tracer
@@ -703,17 +703,28 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
         raise ValueError("jnp.diagonal: axis1 and axis2 cannot be the same")
     offset = st.operator_index(offset, "diagonal")
     n1, n2 = shp[ax1], shp[ax2]
-    length = builtins.max(0, builtins.min(n1 + builtins.min(offset, 0),
-                                          n2 - builtins.max(offset, 0)))
-    rows = np.arange(length) - builtins.min(offset, 0)
-    cols = np.arange(length) + builtins.max(offset, 0)
-    if length == 0:
-        from ._creation import zeros
-        rest = tuple(d for i, d in enumerate(shp) if i not in (ax1, ax2))
-        return zeros(rest + (0,), a.dtype)
+    lo, hi = n1 + builtins.min(offset, 0), n2 - builtins.max(offset, 0)
+    length = dim_min(lo, hi) if is_dim(lo) or is_dim(hi) else builtins.min(lo, hi)
     dt = dtypes.default_int()
-    out = gi.gather(a, [Array._new(rows.astype(dt), False), Array._new(cols.astype(dt), False)],
-                    (ax1, ax2))
+    if is_dim(length):
+        # ranked: the diagonal of a square (or offset-trimmed) plane, gathered at iota
+        # indices; ``length >= 0`` is assumed, checked at entry
+        assume_at_least(length, 0, "jnp.diagonal: the offset lies within the plane")
+        idx = st.iota(dt, (length,))
+        rows, cols = idx, idx
+        if offset < 0:
+            rows = ew.add(idx, asarray_weak(-offset, dt, False))
+        elif offset > 0:
+            cols = ew.add(idx, asarray_weak(offset, dt, False))
+    else:
+        length = builtins.max(0, length)
+        if length == 0:
+            from ._creation import zeros
+            rest = tuple(d for i, d in enumerate(shp) if i not in (ax1, ax2))
+            return zeros(rest + (0,), a.dtype)
+        rows = Array._new((np.arange(length) - builtins.min(offset, 0)).astype(dt), False)
+        cols = Array._new((np.arange(length) + builtins.max(offset, 0)).astype(dt), False)
+    out = gi.gather(a, [rows, cols], (ax1, ax2))
     return moveaxis(out, 0, -1)
 
 
