@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
+from ..core.dims import assume_at_least, is_dim, same_shape
 from ..ops import fft as _fft
 from ._creation import asarray
 from ._promote import check_arraylike
@@ -37,6 +38,8 @@ def _resize(x, axis, n):
     from ._padding import pad
     from ._indexing import getitem
     size = x.shape[axis]
+    if same_shape((n,), (size,)):
+        return x
     if n < size:
         idx = [slice(None)] * x.ndim
         idx[axis] = slice(0, n)
@@ -77,11 +80,14 @@ def _fft_core(name, fft_type, a, s, axes, norm):
         s = [x.shape[ax] for ax in axes]
         if fft_type == _fft.FftType.IRFFT:
             s[-1] = 2 * (x.shape[axes[-1]] - 1)
-    s = [operator.index(n) for n in s]
+    s = [n if is_dim(n) else operator.index(n) for n in s]
     if len(s) != len(axes):
         raise ValueError(f"{name}: s {tuple(s)} and axes {axes} must have the same length")
-    if any(n < 1 for n in s):
-        raise ValueError(f"{name}: invalid number of FFT data points {tuple(s)}")
+    for n in s:
+        if is_dim(n):  # ranked: checked at entry
+            assume_at_least(n, 1, f"{name} needs at least one data point")
+        elif n < 1:
+            raise ValueError(f"{name}: invalid number of FFT data points {tuple(s)}")
     for ax, n in zip(axes, s):
         # IRFFT's input holds the n // 2 + 1 non-negative frequencies of its last axis
         last_irfft = fft_type == _fft.FftType.IRFFT and ax == axes[-1]
@@ -96,13 +102,18 @@ def _fft_core(name, fft_type, a, s, axes, norm):
         out = transpose(out, tuple(int(i) for i in np.argsort(perm)))
     n_total = math.prod(s)
     inverse = fft_type in (_fft.FftType.IFFT, _fft.FftType.IRFFT)
-    if norm == "ortho":
-        factor = math.sqrt(n_total) if inverse else 1 / math.sqrt(n_total)
-    elif norm == "forward":
-        factor = n_total if inverse else 1 / n_total
-    else:
+    if norm not in ("ortho", "forward"):
         return out
     real = np.float64 if out.dtype in (np.complex128, np.float64) else np.float32
+    if is_dim(n_total):  # ranked: the count is known at run time
+        from ._ufuncs import sqrt
+        count = asarray(n_total, real)
+        count = sqrt(count) if norm == "ortho" else count
+        return out * count if inverse else out / count
+    if norm == "ortho":
+        factor = math.sqrt(n_total) if inverse else 1 / math.sqrt(n_total)
+    else:
+        factor = n_total if inverse else 1 / n_total
     return out * asarray(factor, real)
 
 

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ..core.avals import ShapedArray
+from ..core.dims import is_dim
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
 from ..interpreters import ad, batching
@@ -55,7 +56,7 @@ def fft(x, fft_type, fft_lengths):
     if fft_type not in _TYPES:
         raise ValueError(f"lax.fft: unknown fft_type {fft_type!r}; use one of {_TYPES}")
     try:
-        lengths = tuple(int(n) for n in fft_lengths)
+        lengths = tuple(n if is_dim(n) else int(n) for n in fft_lengths)
     except TypeError:
         raise TypeError(f"lax.fft: fft_lengths must be a sequence of ints, got "
                         f"{fft_lengths!r}") from None

@@ -45,6 +45,10 @@ WORKS = {
     "unique_size": lambda x: jnp.unique(jnp.round(x), size=3),
     "top_k": lambda x: lax.top_k(x, 2)[0],
     "interp": lambda x: jnp.interp(x[0], jnp.sort(x[1]), x[2]),
+    "fft": lambda x: jnp.abs(jnp.fft.fft(x, axis=1)),
+    "rfft_irfft": lambda x: jnp.fft.irfft(jnp.fft.rfft(x)),
+    "fft2_ortho": lambda x: jnp.fft.fft2(x, norm="ortho").real,
+    "ifft_forward": lambda x: jnp.fft.ifft(x, norm="forward").imag,
     "at_add": lambda x: x.at[0].add(1.0),
     "at_multiply_rows": lambda x: x.at[1:3].multiply(2.0),
     "at_max_column": lambda x: x.at[:, 2].max(0.5),
@@ -64,7 +68,7 @@ def test_ranked_equals_shaped(backend, name):
             for got, want in zip(absjit.tree.leaves(ranked(x)), absjit.tree.leaves(shaped(x))):
                 got, want = np.asarray(got), np.asarray(want)
                 assert got.dtype == want.dtype
-                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-5)
     assert ranked._cache_size() == 1
 
 

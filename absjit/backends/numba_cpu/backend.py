@@ -158,6 +158,17 @@ def _host_dot(stmt):
     return call
 
 
+def _has_dim(x) -> bool:
+    """Whether a parameter value holds a symbolic size (in tuples, lists, dicts)."""
+    if isinstance(x, Dim):
+        return True
+    if isinstance(x, (tuple, list)):
+        return any(_has_dim(e) for e in x)
+    if isinstance(x, dict):
+        return any(_has_dim(e) for e in x.values())
+    return False
+
+
 def _host_call(stmt):
     """The driver's call for a host piece: the primitive's NumPy implementation, its
     results made C-contiguous (what the compiled pieces take)."""
@@ -384,6 +395,10 @@ class NumbaCPUBackend(Backend):
             # way, and no compile); elsewhere it sends the program to ``interpret``.
             unrendered = [s for s in program.body
                           if isinstance(s, ir.Opaque) and s.prim not in array_rules]
+            sized = sorted({s.prim.name for s in unrendered if _has_dim(s.params)})
+            if sized:  # the driver's NumPy call would get symbolic parameters
+                raise Unsupported([f"{n} with symbolic parameters (ranked level)"
+                                   for n in sized])
             skip = {id(s) for s in unrendered}
             _check_renderable([s for s in program.body if id(s) not in skip],
                               program.params)
