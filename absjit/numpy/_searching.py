@@ -91,13 +91,23 @@ def nonzero(a, *, size=None, fill_value=None):
     rank = cumsum(mask, dtype=int_t) - 1
     slot = where(mask & (rank < size), rank, size)
     order = zeros(size, int_t).at[slot].set(arange(n, dtype=int_t))
-    count = rank[-1] + 1 if n else asarray(0, int_t)
+    if is_dim(n):  # ranked: possibly empty at run time
+        count = mask.sum(dtype=int_t)
+    else:
+        count = rank[-1] + 1 if n else asarray(0, int_t)
     valid = arange(size, dtype=int_t) < count
     out = []
-    strides = np.cumprod((x.shape[1:] + (1,))[::-1])[::-1]
-    for dim, (stride, extent) in enumerate(zip(strides, x.shape)):
-        idx = (order // int(stride)) % max(int(extent), 1)
+    stride = 1  # of each axis in the flat index, from the last axis back
+    for dim in range(x.ndim - 1, -1, -1):
+        extent = x.shape[dim]
+        if is_dim(extent) or is_dim(stride):  # sizes known at run time (ranked)
+            # (an empty axis leaves no valid entry: its remainder is never used)
+            idx = (order // asarray(stride, int_t)) % asarray(extent, int_t)
+        else:
+            idx = (order // int(stride)) % max(int(extent), 1)
         out.append(where(valid, idx, asarray(fills[dim]).astype(int_t)))
+        stride = stride * extent
+    out.reverse()
     return tuple(out)
 
 

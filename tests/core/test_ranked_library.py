@@ -44,6 +44,8 @@ WORKS = {
     "percentile": lambda x: jnp.percentile(x, 30, axis=0),
     "unique_size": lambda x: jnp.unique(jnp.round(x), size=3),
     "top_k": lambda x: lax.top_k(x, 2)[0],
+    "nonzero_size": lambda x: jnp.nonzero(x > 0, size=5, fill_value=-1),
+    "argwhere_size": lambda x: jnp.argwhere(x > 0, size=4),
     "interp": lambda x: jnp.interp(x[0], jnp.sort(x[1]), x[2]),
     "fft": lambda x: jnp.abs(jnp.fft.fft(x, axis=1)),
     "rfft_irfft": lambda x: jnp.fft.irfft(jnp.fft.rfft(x)),
@@ -111,4 +113,16 @@ def test_permutation_rounds_follow_the_size_at_run_time():
         x = np.arange(n, dtype=np.float32)
         np.testing.assert_array_equal(np.asarray(f(x)),
                                       np.asarray(random.permutation(random.key(0), x)))
+    assert f._cache_size() == 1
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_nonzero_of_an_empty_array_from_the_same_entry(backend):
+    f = absjit.jit(lambda x: jnp.nonzero(x > 0, size=3, fill_value=-1), abstraction="ranked",
+                   backend=backend)
+    rows, cols = f(np.ones((4, 6), np.float32))
+    np.testing.assert_array_equal(np.asarray(cols), [0, 1, 2])
+    for empty in (np.ones((0, 6), np.float32), np.ones((5, 0), np.float32)):
+        for got in f(empty):
+            np.testing.assert_array_equal(np.asarray(got), [-1, -1, -1])
     assert f._cache_size() == 1
