@@ -713,8 +713,8 @@ def _format_factor(f, name, code):
         return name(f)
     a = _format(f.a, name, code) if isinstance(f.a, Dim) else str(f.a)
     b = _format(f.b, name, code) if isinstance(f.b, Dim) else str(f.b)
-    if f.op == "floordiv":
-        return f"({a} // {b})" if code else f"floordiv({a}, {b})"
+    if f.op == "floordiv":  # (as source, each operand bracketed: ``a // (x0*x1)``)
+        return f"(({a}) // ({b}))" if code else f"floordiv({a}, {b})"
     return f"max({a}, {b})"
 
 

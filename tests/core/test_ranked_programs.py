@@ -83,3 +83,15 @@ def test_sizes_as_numbers_and_ranges():
         f(np.ones((0, 3), np.float32))  # arange(2, 0) would be empty
     with pytest.raises(TypeError, match="static integer step"):
         absjit.jit(lambda x: jnp.arange(0, x.shape[0], 0.5), abstraction="ranked")(x)
+
+
+def test_a_size_divided_by_a_product_of_sizes():
+    # ``100 // x.size`` is written into the kernel as source: a wrong bracket gave
+    # 100 // x0 * x1 (200 on a 2x4 array instead of 12)
+    f = absjit.jit(lambda x: (x * (100 // x.size), jnp.roll(x, 3)), abstraction="ranked",
+                   backend="cpu")
+    for shape in ((2, 4), (3, 5)):
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        scaled, rolled = f(x)
+        np.testing.assert_array_equal(np.asarray(scaled), x * (100 // x.size))
+        np.testing.assert_array_equal(np.asarray(rolled), np.roll(x, 3))

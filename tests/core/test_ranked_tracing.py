@@ -97,6 +97,20 @@ def test_dim_expressions_evaluate_like_ints(a, b, k, c):
         assert evaluate(expr, sizes) == want
 
 
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(-50, 50))
+def test_dim_expressions_as_generated_source_evaluate_like_ints(a, b, c):
+    # the cpu backend writes sizes as source: a quotient by a product of sizes must
+    # keep its brackets (``c // (a0*b0)``, not ``c // a0 * b0``)
+    env = DimEnv()
+    n, m = env.atom("a", 0), env.atom("b", 0)
+    sizes = {"a0": a, "b0": b}
+    names = {"_n_a0": a, "_n_b0": b}
+    for expr in [c // (n * m), (n + c) // (2 * m), (c - n) // (n * m), (n * m) // (m + 1),
+                 c % (n * m), dim_max(c // (n * m), n) // (m * 2), -(c // (n + m))]:
+        if isinstance(expr, Dim):
+            assert eval(expr.code(), {}, names) == evaluate(expr, sizes), expr.code()
+
+
 def test_unification_is_recorded_and_only_where_an_operation_requires_it():
     env = DimEnv()
     n, m = env.atom("x", 0), env.atom("y", 0)
