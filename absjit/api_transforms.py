@@ -13,6 +13,8 @@ import numpy as np
 
 from . import dtypes, tree_util
 from .core.avals import ShapedArray
+from .core.dims import is_dim, unify_shapes, unify_sizes
+from .core.shapes import size_of
 from .core.levels import get_level
 from .core.trace import Tracer, get_aval
 from .interpreters import ad, batching
@@ -42,11 +44,28 @@ def _flatten_fun(fun, in_tree, out_box, has_aux=False):
                                 "must return a pair (output, auxiliary data); got "
                                 f"{type(out).__name__}")
             out, aux = out
-            out_box.append(("aux", aux))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         out_box.append(("tree", out_tree))
+        if has_aux:
+            # The auxiliary data leaves as extra outputs, so the transformation hands
+            # back their values (never its own tracers); :func:`_split_aux` takes them
+            # off again.
+            aux_leaves, aux_tree = tree_util.tree_flatten(aux)
+            out_box.append(("aux", (len(aux_leaves), aux_tree)))
+            return out_leaves + aux_leaves
         return out_leaves
     return flat_fun
+
+
+def _split_aux(box, leaves, has_aux):
+    """``(output leaves, auxiliary pytree or None)`` from a transformed
+    :func:`_flatten_fun`'s outputs."""
+    if not has_aux:
+        return list(leaves), None
+    n, aux_tree = _box_get(box, "aux")
+    k = len(leaves) - n
+    return list(leaves[:k]), tree_util.tree_unflatten(aux_tree, [_as_array(a)
+                                                                 for a in leaves[k:]])
 
 
 def _box_get(box, key):
@@ -138,7 +157,7 @@ def jvp(fun, primals, tangents, has_aux=False, abstraction=None):
             tangents_in.append(None)
             continue
         ta = get_aval(t)
-        if tuple(pa.shape) != tuple(ta.shape):
+        if not unify_shapes(tuple(pa.shape), tuple(ta.shape), "absjit.jvp"):
             raise ValueError("absjit.jvp called with different primal and tangent shapes; "
                              f"got primal shape {tuple(pa.shape)} and tangent shape "
                              f"{tuple(ta.shape)}")
@@ -150,6 +169,8 @@ def jvp(fun, primals, tangents, has_aux=False, abstraction=None):
     flat_fun = _flatten_fun(fun, tree_util.tree_structure(tuple(primals)), box, has_aux)
     p_out, t_out = ad.jvp_flat(flat_fun, p_leaves, tangents_in, concrete=level.knows_values)
     out_tree = _box_get(box, "tree")
+    p_out, aux = _split_aux(box, p_out, has_aux)
+    t_out = t_out[:len(p_out)]
     p_out = [_as_array(p) for p in p_out]
     t_res = []
     for p, t in zip(p_out, t_out):
@@ -161,9 +182,7 @@ def jvp(fun, primals, tangents, has_aux=False, abstraction=None):
         else:
             t_res.append(_as_array(t))
     res = (tree_util.tree_unflatten(out_tree, p_out), tree_util.tree_unflatten(out_tree, t_res))
-    if has_aux:
-        return res + (_box_get(box, "aux"),)
-    return res
+    return res + (aux,) if has_aux else res
 
 
 def _linearize(fun, primals, has_aux, abstraction, transform):
@@ -195,7 +214,8 @@ def linearize(fun, *primals, has_aux=False, abstraction=None):
     lin, mask, in_tree, avals, box = _linearize(fun, primals, has_aux, abstraction,
                                                 "linearize")
     out_tree = _box_get(box, "tree")
-    out = tree_util.tree_unflatten(out_tree, [_as_array(p) for p in lin.out_primals])
+    out_primals, aux = _split_aux(box, lin.out_primals, has_aux)
+    out = tree_util.tree_unflatten(out_tree, [_as_array(p) for p in out_primals])
 
     @api_boundary
     def f_jvp(*tangents):
@@ -206,7 +226,7 @@ def linearize(fun, *primals, has_aux=False, abstraction=None):
         ts = [t for t, m in zip(t_leaves, mask) if m]
         outs = ad.apply_linear(lin, ts)
         res = []
-        for p, t in zip(lin.out_primals, outs):
+        for p, t in zip(out_primals, outs):
             aval = get_aval(p).to_shaped()
             if not ad._is_differentiable(aval):
                 res.append(_float0_zeros(aval))
@@ -214,9 +234,7 @@ def linearize(fun, *primals, has_aux=False, abstraction=None):
                 res.append(ad.zeros_like_aval(aval) if t is None else t)
         return tree_util.tree_unflatten(out_tree, res)
 
-    if has_aux:
-        return out, f_jvp, _box_get(box, "aux")
-    return out, f_jvp
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
 # ---------------------------------------------------------------------------
@@ -245,7 +263,9 @@ def vjp(fun, *primals, has_aux=False, abstraction=None):
 def _vjp(fun, primals, has_aux, abstraction, transform):
     lin, mask, in_tree, avals, box = _linearize(fun, primals, has_aux, abstraction, transform)
     out_tree = _box_get(box, "tree")
-    out_primals = [_as_array(p) for p in lin.out_primals]
+    out_primals, aux = _split_aux(box, lin.out_primals, has_aux)
+    out_primals = [_as_array(p) for p in out_primals]
+    n_aux = len(lin.out_primals) - len(out_primals)
     out = tree_util.tree_unflatten(out_tree, out_primals)
 
     @api_boundary
@@ -257,12 +277,13 @@ def _vjp(fun, primals, has_aux, abstraction, transform):
         cts = []
         for c, p in zip(ct_leaves, out_primals):
             pa, ca = get_aval(p), get_aval(c)
-            if ad._is_differentiable(pa) and tuple(ca.shape) != tuple(pa.shape):
+            if ad._is_differentiable(pa) and not unify_shapes(tuple(ca.shape),
+                                                              tuple(pa.shape), "vjp"):
                 raise ValueError(f"Shape of cotangent input to vjp pullback function "
                                  f"{tuple(ca.shape)} must be the same as the shape of "
                                  f"corresponding primal input {tuple(pa.shape)}.")
             cts.append(c if ad._is_differentiable(pa) else None)
-        cts_in = ad.backward_pass(lin, cts)
+        cts_in = ad.backward_pass(lin, cts + [None] * n_aux)  # (no cotangent for aux)
         it = iter(cts_in)
         res = []
         for aval, m in zip(avals, mask):
@@ -279,9 +300,7 @@ def _vjp(fun, primals, has_aux, abstraction, transform):
             res.append(c)
         return tree_util.tree_unflatten(in_tree, res)
 
-    if has_aux:
-        return out, pullback, _box_get(box, "aux")
-    return out, pullback
+    return (out, pullback, aux) if has_aux else (out, pullback)
 
 
 def _with_args_fixed(fun, args, nums, kwargs=None):
@@ -404,13 +423,19 @@ def grad(fun, argnums=0, has_aux=False, abstraction=None):
 # ---------------------------------------------------------------------------
 def _std_basis(leaves):
     """Rows of the identity for the flattened inputs, split per leaf."""
-    sizes = [int(np.prod(get_aval(x).shape, dtype=np.int64)) for x in leaves]
+    sizes = [size_of(get_aval(x).shape) for x in leaves]
     total = sum(sizes)
     out, off = [], 0
     for x, s in zip(leaves, sizes):
         a = get_aval(x)
-        piece = np.eye(total, dtype=a.dtype)[:, off:off + s]
-        out.append(np.ascontiguousarray(piece).reshape((total,) + tuple(a.shape)))
+        if is_dim(total):  # ranked: the identity of a symbolic size, staged
+            from .numpy import eye
+            from .ops.structural import reshape, slice_in_dim
+            piece = slice_in_dim(eye(total, dtype=a.dtype), off, off + s, axis=1)
+            out.append(reshape(piece, (total,) + tuple(a.shape)))
+        else:
+            piece = np.eye(total, dtype=a.dtype)[:, off:off + s]
+            out.append(np.ascontiguousarray(piece).reshape((total,) + tuple(a.shape)))
         off += s
     return out, total
 
@@ -421,7 +446,7 @@ def _split_jac(batched, in_leaves, in_shapes_first):
     res, off = [], 0
     for x in in_leaves:
         a = get_aval(x)
-        s = int(np.prod(a.shape, dtype=np.int64))
+        s = size_of(a.shape)
         piece = slice_in_dim(batched, off, off + s, axis=0)
         res.append(reshape(piece, tuple(a.shape) + tuple(get_aval(batched).shape[1:])))
         off += s
@@ -634,20 +659,21 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             ax %= len(shape)
             dims.append(ax)
             sizes[nm] = (shape[ax], tuple(shape), ax)
-        size_set = {s for s, _, _ in sizes.values()}
+        mapped = [s for s, _, _ in sizes.values()]
         if axis_size is not None:
-            size_set.add(int(axis_size))
-        if len(size_set) > 1:
+            mapped.append(int(axis_size))
+        # Sizes of the ranked level are equal when the program says so: vmap does.
+        if not all(unify_sizes(s, mapped[0], f"vmap of {name}") for s in mapped[1:]):
             lines = "\n".join(f"  * argument {nm} has shape {shp} and axis {ax} is to be "
                               f"mapped" for nm, (s, shp, ax) in sizes.items())
             if axis_size is not None:
                 lines += f"\n  * axis_size is {axis_size}"
             raise ValueError("vmap got inconsistent sizes for array axes to be mapped "
                              f"(in vmap of {name}):\n{lines}")
-        if not size_set:
+        if not mapped:
             raise ValueError(f"vmap of {name} must have at least one non-None value in "
                              "in_axes, or an axis_size")
-        size = size_set.pop()
+        size = mapped[0]
         box = []
 
         def flat_fun(*flat):

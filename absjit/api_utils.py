@@ -11,6 +11,7 @@ import numpy as np
 
 from . import dtypes, tree_util
 from .core.avals import ShapedArray
+from .core.dims import is_dim
 from .core.levels import get_level
 from .core.trace import Tracer
 from .interpreters.staging import DebugInfo, trace_to_jaxpr
@@ -38,7 +39,7 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape, dtype, *, weak_type: bool = False, sharding=None):
         try:
-            self.shape = tuple(operator.index(d) for d in shape)
+            self.shape = tuple(d if is_dim(d) else operator.index(d) for d in shape)
         except TypeError:
             raise TypeError(f"ShapeDtypeStruct: shape must be a sequence of integers, got "
                             f"{shape!r}") from None

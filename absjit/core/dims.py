@@ -43,7 +43,7 @@ import numpy as np
 from ..errors import InconclusiveDimensionError
 
 __all__ = ["Dim", "DimEnv", "is_dim", "is_symbolic", "dim_max", "atoms_of", "unify",
-           "unify_sizes", "same_shape", "dim_min",
+           "unify_sizes", "unify_shapes", "same_shape", "dim_min",
            "unifying", "evaluate", "slice_indices", "assume_at_least", "entry_checks",
            "first_atom"]
 
@@ -74,6 +74,13 @@ def unify(a, b) -> bool:
             return bool(a == b)
         except TypeError:
             return False
+
+
+def unify_shapes(s, t, what: str) -> bool:
+    """Whether two shapes an operation requires to be equal can be (``jnp.stack``, a
+    square matrix, a tangent's shape): every pair of sizes as :func:`unify_sizes`
+    decides it."""
+    return len(s) == len(t) and all(unify_sizes(a, b, what) for a, b in zip(s, t))
 
 
 def same_shape(s, t) -> bool:

@@ -287,11 +287,11 @@ def _arange_of_sizes(start, stop, step, dtype):
     step = 1 if step is None else step
     ok = all(type(v) is Dim or (isinstance(v, (int, np.integer)) and not isinstance(v, bool))
              for v in (start, stop)) and isinstance(step, (int, np.integer)) \
-        and (dtype is None or np.dtype(dtype).kind in "iu")
+        and (dtype is None or np.dtype(dtypes.to_numpy_dtype(dtype)).kind in "iuf")
     if not ok:
         raise TypeError("jnp.arange of a symbolic size takes integer start and stop, a "
-                        f"static integer step and an integer dtype; got start={start!r}, "
-                        f"stop={stop!r}, step={step!r}, dtype={dtype!r}")
+                        "static integer step and an integer or float dtype; got "
+                        f"start={start!r}, stop={stop!r}, step={step!r}, dtype={dtype!r}")
     step = int(step)
     if step == 0:
         raise ValueError("jnp.arange: step must not be zero")

@@ -8,8 +8,10 @@ import re
 import numpy as np
 
 from .. import dtypes
-from ..core.shapes import broadcast_shapes
 from ..array import Array
+from ..core.dims import is_dim, unify_sizes
+from ..core.shapes import broadcast_shapes
+from ..errors import InconclusiveDimensionError
 from ._creation import asarray
 
 __all__ = ["tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
@@ -22,6 +24,8 @@ def _as_int_arrays(arrays):
 
 
 def _int(name, v):
+    if is_dim(v):  # the indices' count depends on it (ranked level)
+        raise InconclusiveDimensionError(v, f"{name} of a triangle's indices")
     try:
         return operator.index(v)
     except TypeError:
@@ -96,6 +100,9 @@ def diag_indices(n, ndim=2):
     >>> jnp.diag_indices(2)
     (Array([0, 1], dtype=int32), Array([0, 1], dtype=int32))
     """
+    if is_dim(n):  # ranked: ``arange(n)`` per axis
+        from ._creation import arange
+        return (arange(n),) * _int("ndim", ndim)
     n, ndim = _int("n", n), _int("ndim", ndim)
     if n < 0:
         raise ValueError(f"n argument to diag_indices must be nonnegative, got {n}")
@@ -116,7 +123,7 @@ def diag_indices_from(arr):
     shape = np.shape(arr)
     if len(shape) < 2:
         raise ValueError("input array must be at least 2-d")
-    if len(set(shape)) != 1:
+    if not all(unify_sizes(d, shape[0], "jnp.diag_indices_from") for d in shape[1:]):
         raise ValueError("All dimensions of input must be of equal length")
     return diag_indices(shape[0], len(shape))
 

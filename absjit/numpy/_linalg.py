@@ -10,10 +10,10 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..core.dims import is_dim, unify
-from ..errors import InconclusiveDimensionError
+from ..core.dims import is_dim, unify, unify_sizes
 from ..core.shapes import as_size
 from ..core.trace import get_aval
+from ..errors import InconclusiveDimensionError
 from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
@@ -464,11 +464,13 @@ def einsum(subscripts, *operands, optimize=None, precision=None,
     sizes = {}
     for t, s in zip(terms, shapes):
         for c, d in zip(t, s):
-            if c in sizes and d != sizes[c] and d != 1 and sizes[c] != 1:
+            if c in sizes and not (d == 1 or sizes[c] == 1
+                                   or unify_sizes(d, sizes[c], f"einsum {subscripts!r}")):
                 raise ValueError(f"einsum: index {c!r} of {subscripts!r} has inconsistent "
                                  f"sizes {sizes[c]} and {d} (operand shapes "
                                  f"{', '.join(str(x) for x in shapes)})")
-            sizes[c] = max(sizes.get(c, d), d)
+            if c not in sizes or (type(sizes[c]) is int and sizes[c] == 1):
+                sizes[c] = d  # (equal sizes, or a 1 that broadcasts)
 
     items = []
     for x, t in zip(ops, terms):

@@ -14,6 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes
+from ..core.dims import unify_sizes
 from ..core.trace import get_aval
 from ..lax import linalg as lax_linalg
 from ..ops import elementwise as ew
@@ -47,7 +48,7 @@ def _inexact(name, *args):
 
 def _square(name, x):
     shape = shape_of(x)
-    if len(shape) < 2 or shape[-1] != shape[-2]:
+    if len(shape) < 2 or not unify_sizes(shape[-1], shape[-2], name):
         raise ValueError(f"Argument to {name} must have shape [..., n, n], got {shape}.")
     return shape
 
@@ -228,10 +229,10 @@ def solve_shapes(name, a_shape, b_shape):
         raise ValueError(f"{name}: left hand array must be at least two dimensional; got "
                          f"a.shape={a_shape}")
     n = a_shape[-1]
-    if a_shape[-2] != n:
+    if not unify_sizes(a_shape[-2], n, name):
         raise ValueError(f"{name}: a must have shape [..., n, n], got a.shape={a_shape}")
     if len(b_shape) == 1:
-        if b_shape[0] != n:
+        if not unify_sizes(b_shape[0], n, name):
             raise ValueError(f"{name}: b of shape {b_shape} does not match a of shape "
                              f"{a_shape}; b must have shape ({n},) or [..., {n}, k]")
         return tuple(a_shape[:-2]), True
@@ -241,7 +242,7 @@ def solve_shapes(name, a_shape, b_shape):
         raise ValueError(f"Invalid shapes for solve: {a_shape}, {b_shape}. A batch of "
                          "vectors must be written as matrices: use solve(a, b[..., None])"
                          "[..., 0].")
-    if b_shape[-2] != n:
+    if not unify_sizes(b_shape[-2], n, name):
         raise ValueError(f"{name}: b of shape {b_shape} does not match a of shape {a_shape}; "
                          f"b must have shape ({n},) or [..., {n}, k]")
     return broadcast_shapes(name, a_shape[:-2], b_shape[:-2]), False
@@ -423,7 +424,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     if len(sb) not in (1, 2):
         raise TypeError(f"{len(sb)}-dimensional array given. Array must be one or "
                         "two-dimensional")
-    if sa[0] != sb[0]:
+    if not unify_sizes(sa[0], sb[0], "jnp.linalg.lstsq"):
         raise ValueError("Leading dimensions of input arrays must match")
     vector = len(sb) == 1
     if vector:
@@ -570,7 +571,7 @@ def matrix_power(a, n):
     if len(shape) < 2:
         raise TypeError(f"{len(shape)}-dimensional array given. Array must be at least "
                         "two-dimensional")
-    if shape[-2] != shape[-1]:
+    if not unify_sizes(shape[-2], shape[-1], "jnp.linalg.matrix_power"):
         raise TypeError("Last 2 dimensions of the array must be square")
     try:
         n = operator.index(n)

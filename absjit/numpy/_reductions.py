@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
-from ..core.dims import Dim, assume_at_least
+from ..core.dims import Dim, assume_at_least, unify_shapes, unify_sizes
 from ..core.shapes import size_of
 from ..core.trace import get_aval
 from ..ops import elementwise as ew
@@ -545,14 +545,14 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     dt = dtypes.result_type(x, w)
     dt = dt if dtypes.is_inexact(dt) else dtypes.default_float()
     x, w = _cast(x, dt), _cast(w, dt)  # dtypes only: the shapes are checked below
-    if wshape != shape:
+    if not (len(wshape) == len(shape) and unify_shapes(wshape, shape, "average")):
         if axis is None:
             raise ValueError("average: axis must be given when the shapes of a and weights "
                              f"differ ({shape} vs {wshape})")
         if not isinstance(axis, (int, np.integer)) or len(wshape) != 1:
             raise ValueError("average: 1-D weights need a single integer axis")
         (ax,) = canonical_axes("average", axis, len(shape))
-        if wshape[0] != shape[ax]:
+        if not unify_sizes(wshape[0], shape[ax], "average"):
             raise ValueError(f"average: weights of length {wshape[0]} do not match axis "
                              f"{ax} of shape {shape}")
         w = st.broadcast_in_dim(w, shape, (ax,))

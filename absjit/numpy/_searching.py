@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from ..core.avals import ConcreteArray
-from ..core.dims import assume_at_least, is_dim
+from ..core.dims import assume_at_least, is_dim, unify_shapes
 from ..core.trace import Tracer
 from ..errors import ConcretizationTypeError
 from ._creation import arange, asarray, full, zeros, linspace
@@ -267,7 +267,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     else:
         check_arraylike("bincount", weights)
         w = asarray(weights)
-        if w.shape != x.shape:
+        if not unify_shapes(w.shape, x.shape, "jnp.bincount"):
             raise ValueError(f"bincount: weights shape {w.shape} must equal x's {x.shape}")
         out_dtype = w.dtype
     from ._ufuncs import maximum

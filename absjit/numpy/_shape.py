@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
-from ..core.dims import assume_at_least, dim_min, is_dim, unify
+from ..core.dims import (assume_at_least, dim_min, is_dim, same_shape, unify, unify_shapes,
+                         unify_sizes)
 from ..errors import InconclusiveDimensionError
 from ..core.shapes import broadcast_shapes as _broadcast_shapes, size_of
 from ..core.trace import Tracer
@@ -80,10 +81,18 @@ def reshape(a, shape=None, order="C", *, newshape=None):
             raise ValueError(f"cannot reshape array of shape {_shape_of(a)} (size {size}) "
                              f"into shape {tuple(dims)}")
         dims[dims.index(-1)] = size // known
-    if size_of(dims) != size:
+    new_size = size_of(dims)
+    if is_dim(new_size) or is_dim(size):
+        if not same_shape((new_size,), (size,)) and not unify_sizes(
+                new_size, size, f"reshape of {_shape_of(a)} to {tuple(dims)}"):
+            # (``x.reshape(4 * x.shape[0])`` holds only if x1 is 4: not provable)
+            raise InconclusiveDimensionError(
+                new_size if is_dim(new_size) else size,
+                f"reshape of {_shape_of(a)} to {tuple(dims)} (sizes {size} and {new_size})")
+    elif new_size != size:
         raise ValueError(f"cannot reshape array of shape {_shape_of(a)} (size {size}) into "
                          f"shape {tuple(dims)}")
-    if tuple(dims) == _shape_of(a):
+    if same_shape(tuple(dims), _shape_of(a)):
         return a
     return st.reshape(a, dims)
 
@@ -262,7 +271,7 @@ def stack(arrays, axis=0, dtype=None):
     arrs = _promoted(arrays, "stack")
     shp = _shape_of(arrs[0])
     for a in arrs[1:]:
-        if _shape_of(a) != shp:
+        if not unify_shapes(_shape_of(a), shp, "jnp.stack"):
             raise ValueError(f"jnp.stack: all input arrays must have the same shape, got "
                              f"{[_shape_of(b) for b in arrs]}")
     ax = _axis("stack", axis, len(shp) + 1)

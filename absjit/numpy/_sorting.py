@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..core.dims import assume_at_least, is_dim, same_shape
+from ..core.dims import assume_at_least, is_dim, same_shape, unify_shapes
 from ..core.shapes import size_of
 from ..core.trace import get_aval
 from ..ops import elementwise as ew
@@ -112,7 +112,7 @@ def lexsort(keys, axis=-1):
     if not keys:
         raise TypeError("lexsort: need at least one key")
     shape = _shape(keys[0])
-    if any(_shape(k) != shape for k in keys):
+    if not all(unify_shapes(_shape(k), shape, "jnp.lexsort") for k in keys):
         raise ValueError("lexsort: all keys need the same shape, got "
                          f"{', '.join(str(_shape(k)) for k in keys)}")
     if not shape:

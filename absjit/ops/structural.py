@@ -434,18 +434,31 @@ ad.deflinear(slice_p, _slice_transpose)
 batching.batch_rules[slice_p] = _slice_batch
 
 
+def _from_end(i, n):
+    """A static index counted from the end when negative, as JAX's ``*_in_dim`` do."""
+    return i + n if type(i) is not Dim and i < 0 else i
+
+
 def slice_in_dim(x, start, limit, stride=1, axis=0):
-    """``lax.slice`` along one axis."""
+    """``lax.slice`` along one axis; a ``None`` start or limit is the axis's end, a
+    negative one counts from the end (as in JAX)."""
     shape = np.shape(x)
+    axis = operator.index(axis) % max(len(shape), 1)
+    n = shape[axis]
     starts = [0] * len(shape)
     limits = list(shape)
     strides = [1] * len(shape)
-    starts[axis], limits[axis], strides[axis] = start, limit, stride
+    starts[axis] = _from_end(0 if start is None else start, n)
+    limits[axis] = _from_end(n if limit is None else limit, n)
+    strides[axis] = stride
     return slice(x, starts, limits, strides)
 
 
 def index_in_dim(x, index, axis=0, keepdims=True):
-    """Element ``index`` (static) along ``axis``, keeping the axis unless told not to."""
+    """Element ``index`` (static; negative counts from the end) along ``axis``, keeping
+    the axis unless told not to."""
+    axis = operator.index(axis) % max(np.ndim(x), 1)
+    index = _from_end(index, np.shape(x)[axis])
     out = slice_in_dim(x, index, index + 1, 1, axis)
     return out if keepdims else squeeze(out, (axis,))
 
@@ -885,7 +898,7 @@ def iota(dtype, shape, dimension=0):
     >>> iota(np.int32, (3,))
     Array([0, 1, 2], dtype=int32)
     """
-    if isinstance(shape, (int, np.integer)):
+    if isinstance(shape, (int, np.integer, Dim)):
         shape = (shape,)
     dt = dtypes.user_dtype(dtype)
     return iota_p.bind(dtype=dt, shape=tuple(operator_index(s, "iota") for s in shape),

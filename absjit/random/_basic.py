@@ -337,6 +337,8 @@ def permutation(key, x, axis=0, independent=False):
         if n < 0:
             raise ValueError(f"permutation: x must be non-negative, got {n}")
         return _shuffle(key, jnp.arange(n), 0)
+    if is_dim(x):  # a size of the ranked level: ``range(x)``
+        return _shuffle(key, jnp.arange(x), 0)
     x = x if is_tracer(x) else jnp.asarray(x)
     if x.ndim == 0:
         if not dtypes.is_integer(x.dtype):
@@ -368,6 +370,8 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     shape = canonical_shape("choice", shape)
     if isinstance(a, (int, np.integer)) and not is_tracer(a):
         arr, n_inputs = None, int(a)
+    elif is_dim(a):  # a size of the ranked level: ``range(a)``
+        arr, n_inputs = None, a
     else:
         arr = a if is_tracer(a) else jnp.asarray(a)
         if arr.ndim == 0:

@@ -18,7 +18,7 @@ from .. import dtypes
 from .. import lax
 from .. import numpy as jnp
 from ..api_transforms import vmap
-from ..core.dims import is_dim
+from ..core.dims import is_dim, unify_shapes
 from ..core.shapes import broadcast_shapes, size_of
 from ..custom_derivatives import custom_jvp
 from ._basic import (_cast, _exponential, _normal_real, _uniform, check_param_shapes,
@@ -315,7 +315,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     if mean.ndim < 1:
         raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got {mean.ndim}")
     n = mean.shape[-1]
-    if cov.ndim < 2 or cov.shape[-2:] != (n, n):
+    if cov.ndim < 2 or not unify_shapes(cov.shape[-2:], (n, n), "multivariate_normal"):
         raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, "
                          f"but got cov.shape == {cov.shape}.")
     batch = tuple(broadcast_shapes(mean.shape[:-1], cov.shape[:-2]))

@@ -95,3 +95,20 @@ def test_a_size_divided_by_a_product_of_sizes():
         scaled, rolled = f(x)
         np.testing.assert_array_equal(np.asarray(scaled), x * (100 // x.size))
         np.testing.assert_array_equal(np.asarray(rolled), np.roll(x, 3))
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_jacobians_of_symbolic_size(backend):
+    # the basis of a Jacobian is the identity of the (symbolic) input size
+    transforms = {
+        "jacfwd": absjit.jacfwd(lambda b: jnp.sin(b) * b.sum()),
+        "jacrev": absjit.jacrev(lambda b: jnp.sin(b) * b.sum()),
+        "hessian": absjit.hessian(lambda b: (b ** 3).sum()),
+    }
+    for name, t in transforms.items():
+        f = absjit.jit(t, abstraction="ranked", backend=backend)
+        for n in (5, 8):
+            x = np.arange(1.0, n + 1, dtype=np.float32)
+            np.testing.assert_allclose(np.asarray(f(x)), np.asarray(t(x)), rtol=1e-5,
+                                       atol=1e-4, err_msg=name)
+        assert f._cache_size() == 1

@@ -242,6 +242,36 @@ def test_value_and_grad_argnums_has_aux():
     assert float(g) == 12.0
 
 
+@pytest.mark.parametrize("wrap", ["eager", "jit", "ranked"])
+def test_auxiliary_data_computed_from_the_input_comes_back_as_values(wrap):
+    # the aux of grad/vjp/jvp/linearize/jacrev is a plain value at every level, never
+    # a tracer of the transformation (it was returned as one, and leaked under jit)
+    x = np.arange(1.0, 6.0, dtype=np.float32)
+    f = lambda a: (jnp.sum(a ** 2), {"m": a.mean(), "s": a * 2})  # noqa: E731
+    transforms = {
+        "grad": lambda a: absjit.grad(f, has_aux=True)(a),
+        "jvp": lambda a: absjit.jvp(f, (a,), (jnp.ones_like(a),), has_aux=True),
+        "vjp": lambda a: (lambda o, pb, aux: (o, pb(1.0), aux))(
+            *absjit.vjp(f, a, has_aux=True)),
+        "linearize": lambda a: (lambda y, fj, aux: (y, fj(jnp.ones_like(a)), aux))(
+            *absjit.linearize(f, a, has_aux=True)),
+        "jacrev": lambda a: absjit.jacrev(lambda b: (b ** 2, b.sum()), has_aux=True)(a),
+        "jacfwd": lambda a: absjit.jacfwd(lambda b: (b ** 2, b.sum()), has_aux=True)(a),
+    }
+    for name, t in transforms.items():
+        g = t if wrap == "eager" else absjit.jit(
+            t, abstraction="ranked" if wrap == "ranked" else None)
+        out = g(x)
+        aux = out[-1]
+        for leaf in absjit.tree.leaves(aux):
+            assert type(leaf) is absjit.Array, (name, type(leaf))
+        if isinstance(aux, dict):
+            np.testing.assert_allclose(np.asarray(aux["m"]), 3.0)
+            np.testing.assert_allclose(np.asarray(aux["s"]), x * 2)
+        else:
+            np.testing.assert_allclose(np.asarray(aux), x.sum())
+
+
 def test_integer_inputs_get_float0_tangents():
     f = lambda x, n: x * n  # noqa: E731
     _, pullback = absjit.vjp(f, np.float32(2.0), np.int32(3))
