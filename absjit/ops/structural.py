@@ -503,7 +503,7 @@ def dynamic_slice(x, start_indices, slice_sizes):
 
 
 def _dynamic_slice(x, starts, slice_sizes):
-    return dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(int(s) for s in slice_sizes))
+    return dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(as_size(s) for s in slice_sizes))
 
 
 def _wrap_negative(starts, shape):

@@ -112,3 +112,25 @@ def test_jacobians_of_symbolic_size(backend):
             np.testing.assert_allclose(np.asarray(f(x)), np.asarray(t(x)), rtol=1e-5,
                                        atol=1e-4, err_msg=name)
         assert f._cache_size() == 1
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_traced_row_indices(backend):
+    # a window of a symbolic width at a traced start: x[i], x[:, i], a fori_loop over
+    # rows, and their gradients
+    progs = {
+        "row": lambda x, i: x[i],
+        "column": lambda x, i: x[:, i],
+        "window": lambda x, i: lax.dynamic_slice(x, (i, 0), (2, x.shape[1])),
+        "set_row": lambda x, i: jnp.asarray(x).at[i].set(x[0] * 2),
+        "fori_rows": lambda x, i: lax.fori_loop(
+            0, x.shape[0], lambda k, c: c.at[k].set(c[k] * k), jnp.asarray(x)),
+        "grad_row": lambda x, i: absjit.grad(lambda y: (y[i] ** 2).sum())(x),
+    }
+    for name, fn in progs.items():
+        f = absjit.jit(fn, abstraction="ranked", backend=backend)
+        for shape in ((4, 6), (5, 9)):
+            x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+            np.testing.assert_allclose(np.asarray(f(x, np.int32(2))),
+                                       np.asarray(fn(x, np.int32(2))), err_msg=name)
+        assert f._cache_size() == 1
