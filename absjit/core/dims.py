@@ -105,7 +105,8 @@ def unify_sizes(a, b, what: str) -> bool:
     - a bare size against 0 makes the size 0 (``x + jnp.ones(0)``: ``x`` is empty, as
       NumPy requires of a non-unit size; checked at entry), unless the trace already
       assumed that array non-empty;
-    - a product of sizes against a number (``x0 * x1`` against 12) has many answers:
+    - sizes that are neither provably equal nor provably different and have no atom
+      to fix (``x0 * x1`` against 12, ``ceil(x0 / 2)`` against 3) have many answers:
       :class:`~absjit.errors.InconclusiveDimensionError` naming ``what``.
 
     Examples
@@ -134,11 +135,33 @@ def unify_sizes(a, b, what: str) -> bool:
                 return True
     if unify(a, b):
         return True
-    for d, t in ((a, b), (b, a)):
-        if isinstance(d, Dim) and not isinstance(t, Dim) and int(t) > 1 \
-                and isinstance(d.resolved(), Dim) and len(d.atoms()) > 1 and _is_open(d, t):
-            raise InconclusiveDimensionError(d, f"{what}: {d} == {int(t)}")
-    return False
+    if _provably_unequal(a, b):
+        return False
+    # Neither equal nor provably different, and no atom to fix: ``x0 * x1 == 12``,
+    # ``ceil(x0 / 2) == 3`` or ``ceil(x0 / 2) == ceil(y0 / 2)`` have many answers.
+    raise InconclusiveDimensionError(a if isinstance(a, Dim) else b, f"{what}: {a} == {b}")
+
+
+def _provably_unequal(a, b) -> bool:
+    """Whether sizes ``a`` and ``b`` differ for every value of their atoms (and of
+    the bounds the trace assumed): a constant difference, a difference bounded away
+    from 0, or a non-unit size against 1."""
+    diff = _add(_poly_of(_resolved(a)), _poly_of(_resolved(b)), -1)
+    if not diff:
+        return False
+    if len(diff) == 1 and () in diff:
+        return True
+    lb = _recorded_bound(diff, _lower_bound(diff))
+    neg = {m: -c for m, c in diff.items()}
+    nlb = _recorded_bound(neg, _lower_bound(neg))
+    if (lb is not None and lb > 0) or (nlb is not None and nlb > 0):
+        return True
+    solved = _linear_atom(diff)  # ``den*atom == num``: no size when not a whole number
+    if solved is not None and (solved[1] % solved[2] or solved[1] // solved[2] in (-1, 1)
+                               or solved[1] < 0):
+        return True
+    return any(isinstance(x, Dim) and x.atom() is not None and not isinstance(y, Dim)
+               and int(y) == 1 for x, y in ((a, b), (b, a)))
 
 
 class _Atom:
@@ -261,7 +284,10 @@ def _lower_bound(poly):
         else:
             term = c
             for f in m:
-                term *= _factor_lb(f)
+                flb = _factor_lb(f)
+                if flb is None or (flb < 0 and len(m) > 1):
+                    return None  # (a product's bound needs non-negative factors)
+                term *= flb
             lb += term
     return lb
 
@@ -291,14 +317,20 @@ def _factor_ub(f):
     return None
 
 
-def _factor_lb(f) -> int:
+def _factor_lb(f):
+    """A lower bound of the factor ``f``, or None when it is unbounded below (a
+    floordiv of something that may be negative can be negative)."""
     if isinstance(f, _Atom):
         return f.env.atom_lb.get(f.root().name, 0)
-    a = _lower_bound(_poly_of(_resolved(f.a))) or 0
+    a = _lower_bound(_poly_of(_resolved(f.a)))
     if f.op == "max":
-        return max(a, _lower_bound(_poly_of(_resolved(f.b))) or 0)
-    b = f.b
-    return max(a, 0) // b if isinstance(b, int) and b > 0 else 0
+        b = _lower_bound(_poly_of(_resolved(f.b)))
+        return a if b is None else b if a is None else max(a, b)
+    if a is None:
+        return None
+    if isinstance(f.b, int) and f.b > 0:
+        return a // f.b
+    return 0 if a >= 0 else None  # by a symbolic (non-negative) size
 
 
 class Dim:

@@ -111,6 +111,33 @@ def test_dim_expressions_as_generated_source_evaluate_like_ints(a, b, c):
             assert eval(expr.code(), {}, names) == evaluate(expr, sizes), expr.code()
 
 
+def test_bounds_of_quotients_are_sound():
+    # ceil(x0 / 2) as a strided slice writes it: -floordiv(1 - 2*floordiv(x0 + 1, 2), 2).
+    # It is at least 0, but nothing bounds it above: ``<= 0`` and ``< 5`` were answered
+    # True (a quotient of something negative was taken to be at least 0)
+    env = DimEnv()
+    n = env.atom("x", 0)
+    e = -((1 - 2 * ((n + 1) // 2)) // 2)
+    assert e >= 0
+    for compare in (lambda: e > 0, lambda: e <= 0, lambda: e < 5):
+        with pytest.raises(InconclusiveDimensionError):
+            compare()
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda x: jnp.broadcast_to(x[::2][::2], (3, 3)), (np.ones(9, np.float32),)),
+    (lambda x, y: jnp.where(x[::2] > 0, x[::2], y[::2]),
+     (np.ones(5, np.float32), np.ones(5, np.float32))),
+    (lambda x: x.reshape(-1) + jnp.ones(12), (np.ones((3, 4), np.float32),)),
+])
+def test_sizes_with_many_answers_are_inconclusive(fn, args):
+    # ceil(x0 / 2) == 3, ceil(x0 / 2) == ceil(y0 / 2), x0 * x1 == 12: no single size
+    # follows, so the trace cannot assume one (the shaped level decides per shape)
+    with pytest.raises(InconclusiveDimensionError):
+        absjit.jit(fn, abstraction="ranked")(*args)
+    absjit.jit(fn)(*args)
+
+
 def test_unification_is_recorded_and_only_where_an_operation_requires_it():
     env = DimEnv()
     n, m = env.atom("x", 0), env.atom("y", 0)
