@@ -22,7 +22,7 @@ import numpy as np
 from .. import dtypes
 from ..core.avals import ShapedArray
 from ..core.fusion import IndexMap, Value, def_fusion
-from ..core.dims import Dim, assume_ordered
+from ..core.dims import Dim, assume_at_least, assume_ordered, dim_max
 from ..core.shapes import IxClamp, as_size, ix_add, ix_const, ix_scale, size_of
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import Tracer
@@ -747,7 +747,7 @@ def pad(x, padding_value, padding_config):
     >>> pad(jnp.array([1, 2]), 0, ((1, 0, 1),))
     Array([0, 1, 0, 2], dtype=int32)
     """
-    config = tuple((int(lo), int(hi), int(it)) for lo, hi, it in padding_config)
+    config = tuple((as_size(lo), as_size(hi), int(it)) for lo, hi, it in padding_config)
     return pad_p.bind(x, padding_value, padding_config=config)
 
 
@@ -764,8 +764,13 @@ def _pad_abstract(x, v, *, padding_config):
     for d, (lo, hi, it) in zip(x.shape, padding_config):
         if it < 0:
             raise ValueError(f"lax.pad: interior padding must be >= 0, got {padding_config}")
-        n = lo + hi + d + max(d - 1, 0) * it
-        if n < 0:
+        if it:
+            n = lo + hi + d + (dim_max(d - 1, 0) if type(d) is Dim else max(d - 1, 0)) * it
+        else:
+            n = lo + hi + d
+        if type(n) is Dim:  # ranked: checked at entry
+            assume_at_least(n, 0, "lax.pad: the padding removes at most the whole axis")
+        elif n < 0:
             raise ValueError(f"lax.pad: padding_config {padding_config} gives a negative "
                              f"size for an operand of shape {x.shape}")
         shape.append(n)

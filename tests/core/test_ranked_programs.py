@@ -134,3 +134,34 @@ def test_traced_row_indices(backend):
             np.testing.assert_allclose(np.asarray(f(x, np.int32(2))),
                                        np.asarray(fn(x, np.int32(2))), err_msg=name)
         assert f._cache_size() == 1
+
+
+GRADS = {
+    "head": lambda y: (y[:3] ** 2).sum(),
+    "tail": lambda y: (y[1:] ** 2).sum(),
+    "strided": lambda y: (y[::2] ** 2).sum(),
+    "smoothness": lambda y: ((y[1:] - y[:-1]) ** 2).sum() + (jnp.diff(y) ** 2).sum(),
+    "roll": lambda y: (jnp.roll(y, 1) * y).sum(),
+    "pad": lambda y: (jnp.pad(y, 2) ** 2).sum(),
+}
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+@pytest.mark.parametrize("name", sorted(GRADS))
+def test_gradients_of_slices(backend, name):
+    # the backward pass of a slice pads by amounts computed from the sizes
+    g = absjit.grad(GRADS[name])
+    f = absjit.jit(g, abstraction="ranked", backend=backend)
+    for n in (7, 10):
+        x = np.linspace(0.5, 2.0, n).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(f(x)), np.asarray(g(x)), rtol=1e-5, atol=1e-6)
+    assert f._cache_size() == 1
+
+
+def test_gradient_of_strided_2d_slices():
+    g = absjit.grad(lambda y: ((y[:, 1:] - y[:, :-1]) ** 2).sum() + (y[::2, ::3] ** 2).sum())
+    f = absjit.jit(g, abstraction="ranked", backend="cpu")
+    for shape in ((4, 7), (5, 9)):
+        x = np.linspace(0.5, 2.0, np.prod(shape)).astype(np.float32).reshape(shape)
+        np.testing.assert_allclose(np.asarray(f(x)), np.asarray(g(x)), rtol=1e-5, atol=1e-6)
+    assert f._cache_size() == 1
