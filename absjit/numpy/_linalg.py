@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..core.dims import is_dim, unify, unify_sizes
-from ..core.shapes import as_size
+from ..core.shapes import as_size, size_of
 from ..core.trace import get_aval
 from ..errors import InconclusiveDimensionError
 from ..ops import elementwise as ew
@@ -163,8 +163,8 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
     a, b = _promote("vdot", a, b)
     if get_aval(a).dtype.kind == "c":
         a = ew.conj(a)
-    na, nb = int(np.prod(_shape(a))), int(np.prod(_shape(b)))
-    if na != nb:
+    na, nb = size_of(_shape(a)), size_of(_shape(b))
+    if not unify_sizes(na, nb, "jnp.vdot"):
         raise ValueError(f"vdot: operands must have the same size, got shapes {_shape(a)} "
                          f"and {_shape(b)}")
     return dot(_reshape(a, (na,)), _reshape(b, (nb,)), precision=precision,

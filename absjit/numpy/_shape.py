@@ -811,5 +811,5 @@ def size(a, axis=None):
     """Number of elements of ``a`` (along ``axis`` when given)."""
     shp = np.shape(a)
     if axis is None:
-        return int(np.prod(shp, dtype=np.int64))
+        return size_of(shp)  # (symbolic at the ranked level, like ``x.size``)
     return shp[_axis("size", axis, len(shp))]

@@ -95,7 +95,8 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
     # come out in descending original index), reverse, and map indices back.
     idx = sort_p.bind(st.rev(a, (axis,)), iota, dimension=axis, is_stable=True,
                       num_keys=1)[1]
-    n = np.array(shape[axis] - 1, np.int32)
+    last = shape[axis] - 1
+    n = size_value(last, np.int32) if is_dim(last) else np.array(last, np.int32)
     return ew.sub(st.broadcast_in_dim(n, shape, ()), st.rev(idx, (axis,)))
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..core.avals import ShapedArray
+from ..core.dims import Dim, assume_at_least
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..errors import InconclusiveDimensionError
 from ..interpreters import ad, batching
@@ -215,7 +216,11 @@ def _conv_out_shape(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation,
                                          padding, lhs_dilation, rhs_dilation):
         size = _dilate_dim(lhs_shape[li], ld) + lo + hi
         k = _dilate_dim(rhs_shape[ri], rd)
-        spatial.append(max(0, (size - k) // s + 1) if size >= k and k > 0 else 0)
+        if isinstance(size, Dim) or isinstance(k, Dim):  # ranked: the window fits
+            assume_at_least(size - k, 0, "a VALID convolution needs the window to fit")
+            spatial.append((size - k) // s + 1)
+        else:
+            spatial.append(max(0, (size - k) // s + 1) if size >= k and k > 0 else 0)
     logical = [lhs_shape[dn.lhs_spec[0]] // batch_group_count, rhs_shape[dn.rhs_spec[0]]]
     logical += spatial
     out = [0] * len(logical)

@@ -612,7 +612,9 @@ def _dynamic_update_slice(x, update, starts):
 
 def _dynamic_update_slice_abstract(x, update, *idx):
     _check_start_indices("dynamic_update_slice", x, idx)
-    if update.ndim != x.ndim or any(u > d for u, d in zip(update.shape, x.shape)):
+    if update.ndim != x.ndim or not all(
+            assume_ordered((u, d), "lax.dynamic_update_slice needs the update to fit")
+            for u, d in zip(update.shape, x.shape)):
         raise TypeError(f"lax.dynamic_update_slice: update of shape {update.shape} does not "
                         f"fit inside the operand of shape {x.shape}")
     if update.dtype != x.dtype:
