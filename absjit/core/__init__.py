@@ -1,7 +1,7 @@
 """The core: abstract values and levels, primitives, tracing, the jaxpr IR."""
 from .avals import (AbstractValue, ConcreteArray, RankedArray, ShapedArray, StaticArg,
                     raise_to_shaped)
-from .dims import Dim, dim_max
+from .dims import Dim, dim_max, dim_min
 from .jaxpr import (ClosedJaxpr, Jaxpr, JaxprEqn, JaxprTypeError, Literal, Var, eval_jaxpr,
                     jaxpr_as_fun, typecheck)
 from .levels import (ConcreteLevel, Level, RankedLevel, ShapedLevel, StaticLevel, get_level,

@@ -186,7 +186,7 @@ class _Atom:
 
 
 class _OpFactor:
-    """An opaque factor: ``floordiv(a, b)`` or ``max(a, b)`` of sizes."""
+    """An opaque factor: ``floordiv(a, b)``, ``max(a, b)`` or ``min(a, b)`` of sizes."""
 
     __slots__ = ("op", "a", "b")
 
@@ -306,9 +306,20 @@ def _recorded_bound(poly, lb):
     return lb
 
 
+def _ub_of(x):
+    """An upper bound of size ``x``, or None."""
+    if not isinstance(x, Dim):
+        return int(x)
+    nlb = _lower_bound({m: -c for m, c in _poly_of(_resolved(x)).items()})
+    return None if nlb is None else -nlb
+
+
 def _factor_ub(f):
     """An upper bound of the factor ``f`` (a floordiv by a positive int of something
     bounded above), or None."""
+    if isinstance(f, _OpFactor) and f.op == "min":  # below either operand's bound
+        ubs = [u for u in (_ub_of(f.a), _ub_of(f.b)) if u is not None]
+        return min(ubs) if ubs else None
     if isinstance(f, _OpFactor) and f.op == "floordiv" and isinstance(f.b, int) \
             and f.b > 0:
         neg = {m: -c for m, c in _poly_of(_resolved(f.a)).items()}
@@ -323,8 +334,10 @@ def _factor_lb(f):
     if isinstance(f, _Atom):
         return f.env.atom_lb.get(f.root().name, 0)
     a = _lower_bound(_poly_of(_resolved(f.a)))
-    if f.op == "max":
+    if f.op in ("max", "min"):
         b = _lower_bound(_poly_of(_resolved(f.b)))
+        if f.op == "min":
+            return None if a is None or b is None else min(a, b)
         return a if b is None else b if a is None else max(a, b)
     if a is None:
         return None
@@ -703,7 +716,7 @@ def _resolve_factor(f):
         k = r.env.constants.get(r.name)
         return k if k is not None else _make({(r,): 1})
     a, b = _resolved(f.a), _resolved(f.b)
-    return _floordiv(a, b) if f.op == "floordiv" else dim_max(a, b)
+    return {"floordiv": _floordiv, "max": dim_max, "min": dim_min}[f.op](a, b)
 
 
 def _atom_name(a) -> str:
@@ -754,7 +767,7 @@ def _format_factor(f, name, code):
     b = _format(f.b, name, code) if isinstance(f.b, Dim) else str(f.b)
     if f.op == "floordiv":  # (as source, each operand bracketed: ``a // (x0*x1)``)
         return f"(({a}) // ({b}))" if code else f"floordiv({a}, {b})"
-    return f"max({a}, {b})"
+    return f"{f.op}({a}, {b})"
 
 
 def _collect(x, out):
@@ -834,21 +847,23 @@ def dim_max(a, b):
 
 
 def dim_min(a, b):
-    """``min(a, b)`` of sizes: the smaller one when that is known, else
-    ``a + b - max(a, b)``.
+    """``min(a, b)`` of sizes: the smaller one when that is known, else a symbolic
+    ``min``.
 
     Examples
     --------
     >>> env = DimEnv(); n, m = env.atom("x", 0), env.atom("x", 1)
     >>> dim_min(n, n + 2) is n, str(dim_min(n, m))
-    (True, 'x0 + x1 - max(x0, x1)')
+    (True, 'min(x0, x1)')
     """
+    if not (isinstance(a, Dim) or isinstance(b, Dim)):
+        return min(a, b)
     top = dim_max(a, b)
     if top is a:
         return b
     if top is b:
         return a
-    return a + b - top
+    return _make({(_OpFactor("min", a, b),): 1})
 
 
 def is_dim(x) -> bool:
@@ -940,7 +955,8 @@ def evaluate(d, sizes: dict) -> int:
             elif f.op == "floordiv":
                 v *= evaluate(f.a, sizes) // evaluate(f.b, sizes)
             else:
-                v *= max(evaluate(f.a, sizes), evaluate(f.b, sizes))
+                v *= (max if f.op == "max" else min)(evaluate(f.a, sizes),
+                                                     evaluate(f.b, sizes))
         total += v
     return total
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.dims import dim_min
 from ..core.trace import get_aval
 from ..ops import elementwise as ew
 from ..ops import structural as st
@@ -283,7 +284,7 @@ def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_ind
     shape = shape_of(x)
     if len(shape) < 2:
         raise ValueError(f"Argument to svd must have rank >= 2, got shape {shape}")
-    k = min(shape[-2:])
+    k = dim_min(*shape[-2:])
     sub = _subset("svd", subset_by_index, k)
     if sub is not None and full_matrices:
         raise ValueError("svd: full_matrices and subset_by_index cannot both be set")

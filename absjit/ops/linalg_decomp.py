@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.dims import dim_min
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
 from ..interpreters import ad, batching
@@ -280,7 +281,7 @@ def _lu_abstract(x):
     if len(x.shape) < 2:
         raise ValueError(f"Argument to lu must have rank >= 2, got shape {tuple(x.shape)}")
     *batch, m, n = x.shape
-    return [out_aval(x.shape, x.dtype), out_aval((*batch, min(m, n)), np.int32),
+    return [out_aval(x.shape, x.dtype), out_aval((*batch, dim_min(m, n)), np.int32),
             out_aval((*batch, m), np.int32)]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.dims import dim_min
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..interpreters import ad
 from . import elementwise as ew
@@ -54,7 +55,7 @@ def _qr_abstract(x, *, full_matrices):
     if len(x.shape) < 2:
         raise ValueError(f"Argument to qr must have rank >= 2, got shape {tuple(x.shape)}")
     *batch, m, n = x.shape
-    k = m if full_matrices else min(m, n)
+    k = m if full_matrices else dim_min(m, n)
     return [out_aval((*batch, m, k), x.dtype), out_aval((*batch, k, n), x.dtype)]
 
 
@@ -192,7 +193,7 @@ def _svd_abstract(x, *, full_matrices, compute_uv):
     if len(x.shape) < 2:
         raise ValueError(f"Argument to svd must have rank >= 2, got shape {tuple(x.shape)}")
     *batch, m, n = x.shape
-    k = min(m, n)
+    k = dim_min(m, n)
     s = out_aval((*batch, k), real_dtype(x.dtype))
     if not compute_uv:
         return [s]

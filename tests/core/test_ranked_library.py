@@ -40,6 +40,11 @@ WORKS = {
     "diagonal": lambda x: jnp.diagonal(x),
     "diagonal_offsets": lambda x: (jnp.diagonal(x, 2), jnp.diag(x, -1)),
     "trace": lambda x: jnp.trace(x.T @ x),
+    "qr_r": lambda x: jnp.abs(jnp.linalg.qr(x.T)[1]),
+    "svdvals": lambda x: jnp.linalg.svd(x, compute_uv=False),
+    "svd_reconstruct": lambda x: (lambda u, s, vt: (u * s) @ vt)(
+        *jnp.linalg.svd(x, full_matrices=False)),
+    "norm_2": lambda x: jnp.linalg.norm(x, 2),
     "median": lambda x: jnp.median(x, axis=1),
     "percentile": lambda x: jnp.percentile(x, 30, axis=0),
     "unique_size": lambda x: jnp.unique(jnp.round(x), size=3),
