@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtypes
 from ..core.avals import ShapedArray
+from ..core.dims import Dim
 from ..core.fusion import Monoid, Reduction, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
@@ -222,12 +223,31 @@ def _pair_mask(mat, shape, axis):
     return broadcast_in_dim(Array._new(mat), shape, (axis, axis + 1))
 
 
+def _band(n, shape, axis, lo, hi):
+    """``[..., i, j, ...]``: whether ``lo <= j - i <= hi`` (``None``: unbounded), an
+    ``n x n`` mask: from NumPy for a static ``n``, else from iotas (ranked)."""
+    if type(n) is not Dim:
+        ones = np.ones((n, n), bool)
+        mat = ones if lo is None else np.triu(ones, lo)
+        mat = mat if hi is None else mat & np.tril(ones, hi)
+        return _pair_mask(mat, shape, axis)
+    from .structural import iota
+    i, j = iota(np.int32, shape, axis), iota(np.int32, shape, axis + 1)
+    diff = ew.sub(j, i)
+    masks = [ew.ge(diff, broadcast_in_dim(ew._const(lo, diff), shape, ())) if lo is not None
+             else None,
+             ew.le(diff, broadcast_in_dim(ew._const(hi, diff), shape, ())) if hi is not None
+             else None]
+    masks = [m for m in masks if m is not None]
+    return masks[0] if len(masks) == 1 else ew.bitwise_and(*masks)
+
+
 def _prod_others(x, axis):
     """For each element, the product of the *other* elements along ``axis``. Written
     without division so that zeros are exact; costs ``n`` times the operand."""
     aval = get_aval(x)
     shape = _pair_shape(aval, axis)
-    eye = _pair_mask(np.eye(aval.shape[axis], dtype=bool), shape, axis)
+    eye = _band(aval.shape[axis], shape, axis, 0, 0)
     ones = broadcast_in_dim(ew._const(1, x), shape, ())
     return reduce_prod_p.bind(ew.select(eye, ones, _along(x, shape, axis, 1)),
                               axes=(axis + 1,))
@@ -427,11 +447,11 @@ def _cum_matrix_jvp(prim):
             return [ans], [ad.zeros_like_aval(get_aval(ans))]
         n = aval.shape[axis]
         shape = _pair_shape(aval, axis)
-        ones = np.ones((n, n), bool)
         # window[i, j]: x[j] takes part in out[i]; after[i, j]: i comes strictly after j.
-        window = _pair_mask(np.triu(ones) if reverse else np.tril(ones), shape, axis)
-        after = _pair_mask(np.triu(ones, 1) if reverse else np.tril(ones, -1), shape, axis)
-        before = _pair_mask(np.tril(ones, -1) if reverse else np.triu(ones, 1), shape, axis)
+        # (triu(k) is j - i >= k; tril(k) is j - i <= k)
+        window = _band(n, shape, axis, 0, None) if reverse else _band(n, shape, axis, None, 0)
+        after = _band(n, shape, axis, 1, None) if reverse else _band(n, shape, axis, None, -1)
+        before = _band(n, shape, axis, None, -1) if reverse else _band(n, shape, axis, 1, None)
         tj = _along(t, shape, axis, 1)
         zeros = broadcast_in_dim(ew._const(0, x), shape, ())
         if prim is cumprod_p:

@@ -143,6 +143,9 @@ GRADS = {
     "smoothness": lambda y: ((y[1:] - y[:-1]) ** 2).sum() + (jnp.diff(y) ** 2).sum(),
     "roll": lambda y: (jnp.roll(y, 1) * y).sum(),
     "pad": lambda y: (jnp.pad(y, 2) ** 2).sum(),
+    "cumprod": lambda y: jnp.cumprod(y).sum() + jnp.cumprod(y[::-1]).sum(),
+    "cummax": lambda y: absjit.lax.cummax(y, reverse=True).sum(),
+    "prod": lambda y: jnp.prod(y),
 }
 
 
