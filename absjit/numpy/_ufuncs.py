@@ -629,8 +629,10 @@ def _to_bool_strong(x):
 def _logical(name, lax_fn):
     def fn(x1, x2, /):
         check_arraylike(name, x1, x2)
-        a, b = promote_args(name, _to_bool_strong(x1), _to_bool_strong(x2))
-        return lax_fn(a, b)
+        # Promoted first, as in JAX: a Python float meeting a float16 array is rounded
+        # to float16 (2.2e-16 becomes 0, so False) before its truth is taken.
+        a, b = promote_args(name, x1, x2)
+        return lax_fn(_to_bool_strong(a), _to_bool_strong(b))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise ``{name}`` of the truth values of ``x1`` and ``x2``."
     __all__.append(name)

@@ -327,3 +327,13 @@ def test_operators_defer_to_these_functions(mode):
     q, r = divmod(x, 2)
     np.testing.assert_array_equal(q, [3, -4])
     np.testing.assert_array_equal(r, [1, 1])
+
+
+def test_logical_ops_promote_before_taking_truth_values():
+    # a weak Python float meeting float16 is rounded to float16 first (2.2e-16 -> 0),
+    # as in JAX; converting each operand to bool first answered True
+    x = np.float16(0)
+    assert not bool(jnp.logical_xor(x, 2.220446049250313e-16))
+    assert not bool(jnp.logical_or(x, 2.220446049250313e-16))
+    np.testing.assert_array_equal(np.asarray(jnp.logical_xor(np.array([1, 0], np.uint8), -1)),
+                                  [False, True])
