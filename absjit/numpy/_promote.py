@@ -168,10 +168,11 @@ def promote_args(name: str, *args):
                 break
         else:
             return args
-    args = _sizes_as_arrays(args)
     for a in args:
         if not isinstance(a, _arraylike_types):
+            args = _sizes_as_arrays(args)  # a symbolic size is a number
             check_arraylike(name, *args)
+            break
     dt, weak = dtypes.result_type_and_weak(*args)
     out = []
     shapes = []
@@ -195,8 +196,8 @@ def promote_args_inexact(name: str, *args):
     first = args[0]
     if type(first) is Array and len(args) == 1 and first._value.dtype.kind in "fc":
         return args  # fast path: one inexact Array needs nothing
-    args = _sizes_as_arrays(args)
     if not all(isinstance(a, _arraylike_types) for a in args):
+        args = _sizes_as_arrays(args)  # a symbolic size is a number
         check_arraylike(name, *args)
     dt, weak = dtypes.result_type_and_weak(*args)
     if not dtypes.is_inexact(dt):
