@@ -383,21 +383,33 @@ class Dim:
         return None
 
     # -- arithmetic --------------------------------------------------------------------
+    # -- arithmetic with a float or an array: the size as a value ----------------------
+    def value(self):
+        """This size as a weakly typed int scalar (JAX's ``dimension_as_value``): a
+        ``dim_value`` equation in traced code. Arithmetic with a float or an array
+        (``x.shape[0] * 0.5``, ``x.shape[0] / 2``) goes through it."""
+        from .. import dtypes
+        from .dim_value import dim_value_p
+        return dim_value_p.bind(size=self, dtype=dtypes.canonicalize_dtype(np.int64))
+
     def __add__(self, other):
         if not _is_size(other):
-            return NotImplemented
+            return self.value() + other if _is_value(other) else NotImplemented
         return _make(_add(self._terms, _poly_of(other)))
 
-    __radd__ = __add__
+    def __radd__(self, other):
+        if not _is_size(other):
+            return other + self.value() if _is_value(other) else NotImplemented
+        return _make(_add(self._terms, _poly_of(other)))
 
     def __sub__(self, other):
         if not _is_size(other):
-            return NotImplemented
+            return self.value() - other if _is_value(other) else NotImplemented
         return _make(_add(self._terms, _poly_of(other), -1))
 
     def __rsub__(self, other):
         if not _is_size(other):
-            return NotImplemented
+            return other - self.value() if _is_value(other) else NotImplemented
         return _make(_add(_poly_of(other), self._terms, -1))
 
     def __neg__(self):
@@ -405,10 +417,21 @@ class Dim:
 
     def __mul__(self, other):
         if not _is_size(other):
-            return NotImplemented
+            return self.value() * other if _is_value(other) else NotImplemented
         return _make(_mul(self._terms, _poly_of(other)))
 
-    __rmul__ = __mul__
+    def __rmul__(self, other):
+        if not _is_size(other):
+            return other * self.value() if _is_value(other) else NotImplemented
+        return _make(_mul(self._terms, _poly_of(other)))
+
+    def __truediv__(self, other):  # a Python int's ``/`` gives a float: so does a size's
+        return self.value() / other if _is_size(other) or _is_value(other) \
+            else NotImplemented
+
+    def __rtruediv__(self, other):
+        return other / self.value() if _is_size(other) or _is_value(other) \
+            else NotImplemented
 
     def __floordiv__(self, other):
         if not _is_size(other):
@@ -700,6 +723,12 @@ def _linear_atom(diff):
     if den < 0:
         num, den = -num, -den
     return m[0], num, den
+
+
+def _is_value(x) -> bool:
+    """A number or array a size may combine with as a value (not a size itself)."""
+    return isinstance(x, (float, complex, bool, np.bool_, np.floating, np.complexfloating,
+                          np.ndarray)) or hasattr(x, "aval") or hasattr(x, "_value")
 
 
 def _is_size(x) -> bool:

@@ -524,6 +524,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         repeats._value if isinstance(repeats, Array) else repeats.aval.concrete_value())
     if known is not None:
         reps = np.asarray(known)
+        if is_dim(n) and reps.ndim == 1 and unify_sizes(reps.shape[0], n, "jnp.repeat"):
+            n = reps.shape[0]  # ranked: one repeat per element fixes the axis's size
         reps = np.broadcast_to(reps, (n,)) if reps.ndim == 0 else reps
         if reps.shape != (n,):
             raise ValueError(f"jnp.repeat: repeats of shape {reps.shape} must be a scalar or "

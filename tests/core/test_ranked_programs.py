@@ -168,3 +168,29 @@ def test_gradient_of_strided_2d_slices():
         x = np.linspace(0.5, 2.0, np.prod(shape)).astype(np.float32).reshape(shape)
         np.testing.assert_allclose(np.asarray(f(x)), np.asarray(g(x)), rtol=1e-5, atol=1e-6)
     assert f._cache_size() == 1
+
+
+def test_sizes_in_float_and_array_arithmetic():
+    # as JAX's dimension_as_value: a size meeting a float or an array is its value
+    progs = [lambda x: x * (x.shape[0] * 0.5), lambda x: x / (x.shape[0] / 2),
+             lambda x: 1.0 / x.shape[0] + x, lambda x: x.shape[0] * jnp.ones(3),
+             lambda x: x.shape[0] - np.float32(0.5) + x, lambda x: jnp.size(x) * 0.5 + x]
+    for fn in progs:
+        f = absjit.jit(fn, abstraction="ranked")
+        for n in (4, 7):
+            x = np.arange(n, dtype=np.float32)
+            got, want = np.asarray(f(x)), np.asarray(fn(x))
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+        assert f._cache_size() == 1
+
+
+def test_repeats_per_element_fix_the_axis():
+    fn = lambda x: jnp.repeat(x, jnp.array([1, 2, 1, 0]), axis=1,  # noqa: E731
+                              total_repeat_length=4)
+    f = absjit.jit(fn, abstraction="ranked", backend="cpu")
+    for rows in (3, 5):
+        x = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
+        np.testing.assert_array_equal(np.asarray(f(x)), np.asarray(fn(x)))
+    with pytest.raises(ValueError, match=r"x.shape\[1\] must be 4"):
+        f(np.ones((5, 3), np.float32))
