@@ -12,7 +12,6 @@ from .. import dtypes
 from ..array import Array
 from ..core.dims import (assume_at_least, dim_min, is_dim, same_shape, unify, unify_shapes,
                          unify_sizes)
-from ..errors import InconclusiveDimensionError
 from ..core.shapes import broadcast_shapes as _broadcast_shapes, size_of
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
@@ -83,12 +82,12 @@ def reshape(a, shape=None, order="C", *, newshape=None):
         dims[dims.index(-1)] = size // known
     new_size = size_of(dims)
     if is_dim(new_size) or is_dim(size):
+        # Equal, unified, or undecidable (``x.reshape(4 * x.shape[0])`` holds only if
+        # x1 is 4): InconclusiveDimensionError from unify_sizes; else provably unequal.
         if not same_shape((new_size,), (size,)) and not unify_sizes(
                 new_size, size, f"reshape of {_shape_of(a)} to {tuple(dims)}"):
-            # (``x.reshape(4 * x.shape[0])`` holds only if x1 is 4: not provable)
-            raise InconclusiveDimensionError(
-                new_size if is_dim(new_size) else size,
-                f"reshape of {_shape_of(a)} to {tuple(dims)} (sizes {size} and {new_size})")
+            raise ValueError(f"cannot reshape array of shape {_shape_of(a)} (size {size}) "
+                             f"into shape {tuple(dims)}")
     elif new_size != size:
         raise ValueError(f"cannot reshape array of shape {_shape_of(a)} (size {size}) into "
                          f"shape {tuple(dims)}")
