@@ -323,8 +323,10 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     from . import _ufuncs as uf
     from ._promote import promote_args_inexact
     from ._shape import broadcast_arrays, moveaxis
-    num = int(num)
-    if num < 0:
+    symbolic = type(num) is Dim  # ranked: never 1 (unit sizes are static), maybe 0
+    if not symbolic:
+        num = int(num)
+    if not symbolic and num < 0:
         raise ValueError(f"jnp.linspace: number of samples, {num}, must be non-negative")
     out_dt = None if dtype is None else dtypes.user_dtype(dtype)
     start, stop = promote_args_inexact("linspace", start, stop)
@@ -334,7 +336,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     out_dt = out_dt or work_dt
     start, stop = broadcast_arrays(array(start, dtype=work_dt), array(stop, dtype=work_dt))
     div = (num - 1) if endpoint else num
-    traced = isinstance(start, Tracer) or isinstance(stop, Tracer)
+    traced = isinstance(start, Tracer) or isinstance(stop, Tracer) or symbolic
     if not traced:
         lo, hi = start._value, stop._value
         res, step = np.linspace(lo.astype(np.float64) if lo.dtype.kind == "f" else lo,
@@ -346,13 +348,18 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         step = Array._new(np.asarray(step).astype(work_dt), False)
         return (out, step) if retstep else out
     shp = tuple(np.shape(start))
-    step = uf.divide(uf.subtract(stop, start), div) if div > 0 else \
+    positive = symbolic or div > 0  # (a symbolic num is 0 or at least 2)
+    step = uf.divide(uf.subtract(stop, start), div) if positive else \
         uf.multiply(uf.subtract(stop, start), np.nan)
     ramp = st.iota(work_dt, (num,) + shp, 0)
     sb = st.broadcast_in_dim(start, (num,) + shp, tuple(range(1, len(shp) + 1)))
     db = st.broadcast_in_dim(step, (num,) + shp, tuple(range(1, len(shp) + 1)))
-    out = uf.add(sb, uf.multiply(ramp, db)) if div > 0 else sb  # no NaN step at num <= 1
-    if endpoint and num > 1:
+    out = uf.add(sb, uf.multiply(ramp, db)) if positive else sb  # no NaN step at num <= 1
+    if endpoint and symbolic:  # the last sample is ``stop`` exactly (none when num is 0)
+        last = st.broadcast_in_dim(stop, (num,) + shp, tuple(range(1, len(shp) + 1)))
+        final = uf.subtract(asarray_weak(size_array(num), work_dt, False), 1)
+        out = uf.where(uf.equal(ramp, final), last, out)
+    elif endpoint and num > 1:
         from ._shape import concatenate
         last = st.broadcast_in_dim(stop, (1,) + shp, tuple(range(1, len(shp) + 1)))
         out = concatenate([st.slice_in_dim(out, 0, num - 1, 1, 0), last], 0)

@@ -194,3 +194,21 @@ def test_repeats_per_element_fix_the_axis():
         np.testing.assert_array_equal(np.asarray(f(x)), np.asarray(fn(x)))
     with pytest.raises(ValueError, match=r"x.shape\[1\] must be 4"):
         f(np.ones((5, 3), np.float32))
+
+
+@pytest.mark.parametrize("backend", ["interpret", "cpu"])
+def test_linspace_of_a_symbolic_number_of_samples(backend):
+    progs = [lambda x: jnp.linspace(0, 1, x.shape[0]) + x,
+             lambda x: jnp.linspace(-2.0, 3.0, x.shape[0], endpoint=False) * x,
+             lambda x: jnp.linspace(x[0], x[-1], x.shape[0]),
+             lambda x: jnp.logspace(0, 2, x.shape[0]) + x]
+    for fn in progs:
+        f = absjit.jit(fn, abstraction="ranked", backend=backend)
+        for n in (2, 5, 9):
+            x = np.arange(n, dtype=np.float32)
+            np.testing.assert_allclose(np.asarray(f(x)), np.asarray(fn(x)), rtol=1e-6,
+                                       atol=1e-6)
+        assert f._cache_size() == 1
+    f = absjit.jit(lambda x: jnp.linspace(0, 1, x.shape[0]) + x, abstraction="ranked",
+                   backend=backend)
+    assert f(np.ones(0, np.float32)).shape == (0,)  # an empty entry of the same rank
