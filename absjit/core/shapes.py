@@ -27,8 +27,9 @@ from typing import NamedTuple
 
 from .dims import Dim, is_symbolic, unify_sizes
 
-__all__ = ["size_of", "is_static", "size_code", "shape_code", "as_size", "known_at_least", "maybe_more_than", "broadcast_shapes", "IxVar", "IxConst", "IxAdd", "IxScale", "IxClamp",
-           "ix_const", "ix_add", "ix_scale", "ix_vars", "is_ix"]
+__all__ = ["size_of", "is_static", "size_code", "shape_code", "as_size", "known_at_least",
+           "maybe_more_than", "broadcast_shapes", "IxVar", "IxConst", "IxAdd", "IxScale",
+           "IxClamp", "ix_const", "ix_add", "ix_scale", "ix_vars", "is_ix"]
 
 
 def is_static(shape) -> bool:

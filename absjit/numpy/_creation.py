@@ -10,7 +10,7 @@ from ..array import Array
 from ..core.dims import Dim
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
-from ._promote import asarray_weak, reject_masked, size_array
+from ._promote import asarray_weak, reject_masked
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "logspace", "geomspace", "eye",
@@ -51,7 +51,7 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
     if isinstance(object, (Array, Tracer)):
         out = object if want is None else asarray_weak(object, want, False)
     elif type(object) is Dim:  # a size of the ranked level, used as a number
-        out = size_array(object)
+        out = object.value()  # a weak int scalar, as a Python int gives
         out = out if want is None else asarray_weak(out, want, False)
     elif type(object) in (bool, int, float, complex):
         if want is None:
@@ -304,7 +304,7 @@ def _arange_of_sizes(start, stop, step, dtype):
     if step != 1:
         out = ew.mul(out, Array._new(np.asarray(step, dt), False))
     if type(start) is Dim:
-        out = ew.add(out, asarray_weak(size_array(start), dt, False))
+        out = ew.add(out, asarray_weak(start.value(), dt, False))
     elif start != 0:
         out = ew.add(out, Array._new(np.asarray(start, dt), False))
     return out
@@ -357,7 +357,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     out = uf.add(sb, uf.multiply(ramp, db)) if positive else sb  # no NaN step at num <= 1
     if endpoint and symbolic:  # the last sample is ``stop`` exactly (none when num is 0)
         last = st.broadcast_in_dim(stop, (num,) + shp, tuple(range(1, len(shp) + 1)))
-        final = uf.subtract(asarray_weak(size_array(num), work_dt, False), 1)
+        final = uf.subtract(asarray_weak(num.value(), work_dt, False), 1)
         out = uf.where(uf.equal(ramp, final), last, out)
     elif endpoint and num > 1:
         from ._shape import concatenate

@@ -91,17 +91,10 @@ def asarray_weak(x, dtype, weak: bool):
     raise TypeError(f"expected an array or scalar, got {type(x).__name__}")
 
 
-def size_array(d):
-    """A symbolic size of the ranked level used as a number (``jnp.sqrt(x.shape[-1])``,
-    ``jnp.asarray(x.shape[0])``): a weakly typed int scalar, as a Python int would be,
-    staged as a ``dim_value`` equation."""
-    from ..ops.shape_values import dim_value
-    dt = dtypes.default_int()
-    return ew.convert_element_type(dim_value(d), dt, True)
-
-
 def _sizes_as_arrays(args):
-    return [size_array(a) if type(a) is Dim else a for a in args] \
+    """Symbolic sizes of the ranked level among ``args`` as the numbers they are
+    (``jnp.sqrt(x.shape[-1])``): weakly typed int scalars (:meth:`Dim.value`)."""
+    return [a.value() if type(a) is Dim else a for a in args] \
         if any(type(a) is Dim for a in args) else args
 
 

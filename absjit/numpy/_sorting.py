@@ -95,8 +95,7 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
     # come out in descending original index), reverse, and map indices back.
     idx = sort_p.bind(st.rev(a, (axis,)), iota, dimension=axis, is_stable=True,
                       num_keys=1)[1]
-    last = shape[axis] - 1
-    n = size_value(last, np.int32) if is_dim(last) else np.array(last, np.int32)
+    n = size_value(shape[axis] - 1, np.int32)
     return ew.sub(st.broadcast_in_dim(n, shape, ()), st.rev(idx, (axis,)))
 
 
@@ -227,8 +226,7 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan):
                                (len(lead),))
         count = st.broadcast_in_dim(count, lead + (nq,), tuple(range(len(lead))))
     else:
-        count = st.broadcast_in_dim(size_value(n, dt) if is_dim(n) else np.array(n, dt),
-                                    lead + (nq,), ())
+        count = st.broadcast_in_dim(size_value(n, dt), lead + (nq,), ())
     one = np.array(1, dt)
     last = ew.max(ew.sub(count, st.broadcast_in_dim(one, lead + (nq,), ())),
                   st.broadcast_in_dim(np.array(0, dt), lead + (nq,), ()))

@@ -208,6 +208,16 @@ def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, r
                                 preferred_element_type=preferred_element_type)
 
 
+def window_count(size, window, stride):
+    """How many windows of ``window`` elements, ``stride`` apart, fit in ``size``
+    elements (a convolution's or ``reduce_window``'s output length). At the ranked
+    level at least one is assumed to fit, checked at entry."""
+    if isinstance(size, Dim) or isinstance(window, Dim):
+        assume_at_least(size - window, 0, "a VALID window needs the window to fit")
+        return (size - window) // stride + 1
+    return (size - window) // stride + 1 if size >= window and window > 0 else 0
+
+
 def _conv_out_shape(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation,
                     rhs_dilation, dn, batch_group_count):
     """Output shape in out_spec layout."""
@@ -216,11 +226,7 @@ def _conv_out_shape(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation,
                                          padding, lhs_dilation, rhs_dilation):
         size = _dilate_dim(lhs_shape[li], ld) + lo + hi
         k = _dilate_dim(rhs_shape[ri], rd)
-        if isinstance(size, Dim) or isinstance(k, Dim):  # ranked: the window fits
-            assume_at_least(size - k, 0, "a VALID convolution needs the window to fit")
-            spatial.append((size - k) // s + 1)
-        else:
-            spatial.append(max(0, (size - k) // s + 1) if size >= k and k > 0 else 0)
+        spatial.append(window_count(size, k, s))
     logical = [lhs_shape[dn.lhs_spec[0]] // batch_group_count, rhs_shape[dn.rhs_spec[0]]]
     logical += spatial
     out = [0] * len(logical)

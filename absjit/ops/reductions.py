@@ -234,12 +234,12 @@ def _band(n, shape, axis, lo, hi):
     from .structural import iota
     i, j = iota(np.int32, shape, axis), iota(np.int32, shape, axis + 1)
     diff = ew.sub(j, i)
-    masks = [ew.ge(diff, broadcast_in_dim(ew._const(lo, diff), shape, ())) if lo is not None
-             else None,
-             ew.le(diff, broadcast_in_dim(ew._const(hi, diff), shape, ())) if hi is not None
-             else None]
-    masks = [m for m in masks if m is not None]
-    return masks[0] if len(masks) == 1 else ew.bitwise_and(*masks)
+    mask = None
+    for bound, compare in ((lo, ew.ge), (hi, ew.le)):
+        if bound is not None:
+            m = compare(diff, broadcast_in_dim(ew._const(bound, diff), shape, ()))
+            mask = m if mask is None else ew.bitwise_and(mask, m)
+    return mask
 
 
 def _prod_others(x, axis):

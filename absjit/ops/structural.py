@@ -767,7 +767,7 @@ def _pad_abstract(x, v, *, padding_config):
         if it < 0:
             raise ValueError(f"lax.pad: interior padding must be >= 0, got {padding_config}")
         if it:
-            n = lo + hi + d + (dim_max(d - 1, 0) if type(d) is Dim else max(d - 1, 0)) * it
+            n = lo + hi + d + dim_max(d - 1, 0) * it
         else:
             n = lo + hi + d
         if type(n) is Dim:  # ranked: checked at entry

@@ -16,11 +16,11 @@ import operator
 import numpy as np
 
 from .. import tree_util
-from ..core.dims import Dim, assume_at_least, is_symbolic
+from ..core.dims import is_symbolic
 from ..core.trace import get_aval
 from . import elementwise as ew
 from . import structural as st
-from .conv import padtype_to_pads
+from .conv import padtype_to_pads, window_count
 
 __all__ = ["reduce_window", "associative_scan"]
 
@@ -39,15 +39,6 @@ def _ints(name, value, ndim, default):
     if any(v < 1 for v in out):
         raise ValueError(f"reduce_window: {name} must be positive, got {out}")
     return out
-
-
-def _windows(p, w, s):
-    """How many windows of ``w`` elements ``s`` apart fit in ``p`` (ranked: at least
-    one is assumed, checked at entry)."""
-    if isinstance(p, Dim) or isinstance(w, Dim):
-        assume_at_least(p - w, 0, "a VALID window needs the window to fit")
-        return (p - w) // s + 1
-    return max(0, (p - w) // s + 1) if p >= w else 0
 
 
 def reduce_window(operand, init_value, computation, window_dimensions, window_strides,
@@ -101,8 +92,10 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
             raise TypeError(f"reduce_window: padding {padding} must have one (low, high) "
                             f"pair per dimension of the operand (rank {nd})")
     padded_shape = tuple(d + lo + hi for d, (lo, hi) in zip(dilated_shape, pads))
-    out_shape = tuple(_windows(p, w, s) for p, w, s in zip(padded_shape, eff_window, strides))
-    if not is_symbolic(out_shape) and math.prod(out_shape) == 0:  # no window fits: an empty result of the init value
+    out_shape = tuple(window_count(p, w, s)
+                      for p, w, s in zip(padded_shape, eff_window, strides))
+    # no window fits: an empty result of the init value
+    if not is_symbolic(out_shape) and math.prod(out_shape) == 0:
         from .. import numpy as jnp
         return tree_util.tree_unflatten(tree, [jnp.full(out_shape, i, get_aval(x).dtype)
                                                for x, i in zip(flat, inits)])
