@@ -168,7 +168,18 @@ def _div_impl(x, y):
                 q = np.floor_divide(x, safe_y)
             return np.where(y == 0, np.array(-1).astype(x.dtype), q).astype(x.dtype)
     with _quiet():
-        return np.true_divide(x, y)
+        q = np.true_divide(x, y)
+        if q.dtype.kind == "c":
+            # A zero divisor: XLA (and so JAX) divides both parts by the divisor's real
+            # part, keeping its sign; NumPy divides by its absolute value.
+            y = np.broadcast_to(np.asarray(y, q.dtype), q.shape)
+            zero = (y.real == 0) & (y.imag == 0)
+            if zero.any():
+                x = np.broadcast_to(np.asarray(x, q.dtype), q.shape)
+                q = np.array(q)
+                q.real[zero] = x.real[zero] / y.real[zero]
+                q.imag[zero] = x.imag[zero] / y.real[zero]
+        return q
 
 
 def _rem_impl(x, y):

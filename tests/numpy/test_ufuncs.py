@@ -337,3 +337,18 @@ def test_logical_ops_promote_before_taking_truth_values():
     assert not bool(jnp.logical_or(x, 2.220446049250313e-16))
     np.testing.assert_array_equal(np.asarray(jnp.logical_xor(np.array([1, 0], np.uint8), -1)),
                                   [False, True])
+
+
+def test_complex_division_by_signed_zero(mode):
+    """A zero divisor divides both parts by its signed real part (XLA's rule), in every
+    mode; NumPy would use the absolute value and give the opposite infinities."""
+    x = np.array([1 + 1j, -1 + 2j, 2 + 0j, 1 + 1j, 3 + 4j], np.complex64)
+    y = np.array([-0.0, complex(-0.0, -0.0), -0.0, 0.0, 1 + 2j], np.complex64)
+    inf, nan = np.inf, np.nan
+    expected = np.array([complex(-inf, -inf), complex(inf, -inf), complex(-inf, nan),
+                         complex(inf, inf), (3 + 4j) / (1 + 2j)], np.complex64)
+    got = np.asarray(mode(jnp.divide)(x, y))
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert np.array_equal(np.signbit(got.real[:4]), np.signbit(expected.real[:4]))
+    if jax is not None:
+        np.testing.assert_allclose(np.asarray(jax_numpy.divide(x, y)), expected, rtol=1e-6)

@@ -77,13 +77,14 @@ def _cle(a, b):
 
 @numba.njit(inline="always", cache=False)
 def _cdiv(a, b):
-    """NumPy's complex division (Smith's method; division by zero gives inf/nan, where
-    Numba's raises ``ZeroDivisionError``)."""
+    """Complex division by Smith's method, as NumPy. A zero divisor divides both parts
+    by its signed real part, as XLA does (NumPy uses the absolute value; Numba raises
+    ``ZeroDivisionError``)."""
     ar, ai, br, bi = a.real, a.imag, b.real, b.imag
     abr, abi = abs(br), abs(bi)
     if abr >= abi:
         if abr == 0 and abi == 0:
-            return complex(ar / abr, ai / abr)
+            return complex(ar / br, ai / br)
         rat = bi / br
         scl = 1.0 / (br + bi * rat)
         return complex((ar + ai * rat) * scl, (ai - ar * rat) * scl)
