@@ -183,6 +183,11 @@ def _monoid_reductions(computation, tree, avals, inits):
 def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - lax name
     """Reduce ``operands`` over ``dimensions`` with the binary ``computation``.
 
+    A single ``add``/``mul``/``max``/``min``/``and``/``or`` per operand runs as the
+    matching reduction (``lax.reduce_sum`` …), a non-identity initial value combined
+    with its result once; anything else folds the elements in order from the initial
+    value.
+
     Parameters
     ----------
     operands : array (or a pytree of equally shaped arrays, reduced together)
@@ -193,10 +198,6 @@ def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - lax 
         structure, e.g. ``lax.add`` or ``lax.max``.
     dimensions : sequence of int
         The axes to reduce.
-
-    A single ``add``/``mul``/``max``/``min``/``and``/``or`` per operand whose initial value
-    is its identity runs as the matching reduction (``lax.reduce_sum`` …); anything else
-    folds the elements in order from the initial value.
 
     Examples
     --------
