@@ -445,7 +445,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
     if n == 0 or v.shape[0] == 0 or size == 0:
         return a
     vals = astype(_cyclic(v, n), a.dtype)
-    idt = dtypes.default_int() if _fits(size, ind.dtype) is False else ind.dtype
+    idt = ind.dtype if _fits(size, ind.dtype) else dtypes.default_int()
     ind = asarray_weak(ind, idt, False)
     if mode == "clip":
         ind = clip(ind, _const(0, idt), _const(size - 1, idt))
@@ -469,12 +469,12 @@ def _bit_axis(name, a, axis, bitorder):
     if bitorder not in ("big", "little"):
         raise ValueError(f"{name}: bitorder must be 'big' or 'little', got {bitorder!r}")
     if axis is None:
-        return ravel(a), 0, True
+        return ravel(a), 0
     axis = operator.index(axis)
     if not -a.ndim <= axis < max(a.ndim, 1) or a.ndim == 0:
         raise ValueError(f"{name}: axis {axis} is out of bounds for an array of rank "
                          f"{a.ndim}")
-    return a, axis % a.ndim, False
+    return a, axis % a.ndim
 
 
 def _weights(bitorder):
@@ -496,7 +496,7 @@ def packbits(a, axis=None, bitorder="big"):
     if not (dtypes.is_integer(a.dtype) or a.dtype == np.bool_):
         raise TypeError(f"packbits needs an integer or boolean array, got "
                         f"{np.dtype(a.dtype).name}")
-    a, axis, _ = _bit_axis("packbits", a, axis, bitorder)
+    a, axis = _bit_axis("packbits", a, axis, bitorder)
     u8 = np.dtype(np.uint8)
     bits = ew.convert_element_type(a != 0, u8, False)
     bits = moveaxis(bits, axis, -1)
@@ -524,7 +524,7 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     u8 = np.dtype(np.uint8)
     if np.dtype(a.dtype) != u8:
         raise TypeError(f"unpackbits needs a uint8 array, got {np.dtype(a.dtype).name}")
-    a, axis, _ = _bit_axis("unpackbits", a, axis, bitorder)
+    a, axis = _bit_axis("unpackbits", a, axis, bitorder)
     a = moveaxis(a, axis, -1)
     shifts = asarray_weak(np.log2(_weights(bitorder)).astype(np.uint8), u8, False)
     bits = right_shift(expand_dims(a, -1), shifts) & _const(1, u8)

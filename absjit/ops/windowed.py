@@ -276,7 +276,7 @@ def _fold(flat, inits, avals, tree, computation, dims, shape):
                              f"operands {tree}, got {out_tree}")
         return [jnp.asarray(o).astype(a.dtype) for o, a in zip(out_flat, avals)]
 
-    vstep = vmap(lambda acc, x: step(acc, x))
+    vstep = vmap(step)
     if n == 0 or m == 0:
         res = carry
     else:
