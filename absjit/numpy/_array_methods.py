@@ -67,12 +67,14 @@ def _astype(self, dtype, copy=False):
 
 
 def _reshape(self, *shape, order="C"):
-    if order != "C":
-        raise NotImplementedError("only order='C' reshapes are supported")
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) and \
             not hasattr(shape[0], "__index__"):
         shape = shape[0]
-    return _module().reshape(self, shape)
+    return _module().reshape(self, shape, order)
+
+
+def _ravel(self, order="C"):
+    return _module().ravel(self, order)
 
 
 def _transpose(self, *axes):
@@ -170,8 +172,8 @@ def install(cls) -> None:
     cls.imag = property(lambda self: _module().imag(self))
     cls.at = property(_IndexUpdateHelper)
     for name in _METHODS:
-        if name == "flatten":
-            cls.flatten = _defer("ravel")
+        if name in ("flatten", "ravel"):
+            setattr(cls, name, _ravel)
         else:
             setattr(cls, name, _defer(name))
 

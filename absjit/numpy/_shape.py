@@ -56,15 +56,24 @@ def _shape_of(x):
 def reshape(a, shape=None, order="C", *, newshape=None):
     """Gives ``a`` a new shape with the same number of elements; one entry may be -1.
 
+    ``order='F'`` reads and writes the elements in column-major order.
+
     Examples
     --------
     >>> jnp.reshape(jnp.arange(6), (2, -1)).shape
     (2, 3)
     """
-    if order != "C":
-        raise NotImplementedError("jnp.reshape: only order='C' is supported")
     shape = newshape if shape is None else shape
     a = _arr(a, "reshape")
+    if order != "C":
+        _check_order("reshape", order)
+        # Column-major: reverse the axes, reshape row-major to the reversed shape, and
+        # reverse the axes of the result.
+        if isinstance(shape, (tuple, list)):
+            rshape = tuple(shape)[::-1]
+        else:
+            rshape = shape
+        return transpose(reshape(transpose(a), rshape))
     if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__") and \
             not isinstance(shape, (tuple, list)) and np.ndim(shape) == 0:
         shape = (shape,)
@@ -96,8 +105,25 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     return st.reshape(a, dims)
 
 
+def _check_order(name, order):
+    if order == "A" or (order == "K" and name == "ravel"):
+        raise NotImplementedError(f"jnp.{name}: order={order!r} is not supported; use "
+                                  "'C' or 'F'")
+    if order != "F":
+        raise ValueError(f"jnp.{name}: order must be 'C' or 'F', got {order!r}")
+
+
 def ravel(a, order="C"):
-    """The elements of ``a`` as a 1-D array (row-major)."""
+    """The elements of ``a`` as a 1-D array (row-major, or column-major for
+    ``order='F'``).
+
+    Examples
+    --------
+    >>> jnp.ravel(jnp.arange(4).reshape(2, 2), order="F")
+    Array([0, 2, 1, 3], dtype=int32)
+    """
+    if order not in ("C", "F"):
+        _check_order("ravel", order)
     return reshape(a, (-1,), order)
 
 

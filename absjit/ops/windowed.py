@@ -1,5 +1,11 @@
-"""``lax.reduce_window`` and ``lax.associative_scan``, as composites of slices, pads and
-the user's binary operation.
+"""``lax.reduce``, ``lax.reduce_window`` and ``lax.associative_scan``, as composites of
+slices, pads, reductions and the user's binary operation.
+
+``reduce`` traces the computation on scalars: one known monoid per operand (``add``,
+``mul``, ``max``, ``min``, ``and``, ``or``) becomes the matching reduction primitive
+(a non-identity initial value is combined with its result once); any other
+computation is a sequential fold (``lax.scan``) from the initial values, so
+non-associative ones give the left fold, as JAX does on the CPU.
 
 ``reduce_window`` pads the operand with the initial value, then folds the
 ``prod(window_dimensions)`` strided slices that make up the windows with the
@@ -15,14 +21,15 @@ import operator
 
 import numpy as np
 
-from .. import tree_util
+from .. import dtypes, tree_util
 from ..core.dims import is_symbolic
-from ..core.trace import get_aval
+from ..core.trace import Tracer, get_aval
 from . import elementwise as ew
+from . import reductions as red
 from . import structural as st
 from .conv import padtype_to_pads, window_count
 
-__all__ = ["reduce_window", "associative_scan"]
+__all__ = ["reduce", "reduce_window", "associative_scan"]
 
 
 def _ints(name, value, ndim, default):
@@ -118,6 +125,165 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
                           tree_util.tree_unflatten(tree, pieces))
         acc = tree_util.tree_leaves(res)
     return tree_util.tree_unflatten(tree, acc)
+
+
+# The monoids ``reduce`` recognises: the primitive's name in a traced computation ->
+# (the reduction, its identity's name for ``reduction_identity``).
+_MONOIDS = {"add": (red.reduce_sum, "sum"), "mul": (red.reduce_prod, "prod"),
+            "max": (red.reduce_max, "max"), "min": (red.reduce_min, "min"),
+            "and": (red.reduce_and, "and"), "or": (red.reduce_or, "or")}
+
+
+def _known_init(init):
+    """The value of an initial value when it is known at trace time, else None."""
+    if isinstance(init, Tracer):
+        try:
+            return np.asarray(init.aval.val) if hasattr(init.aval, "val") else None
+        except Exception:  # noqa: BLE001 - an abstract value has no value
+            return None
+    return np.asarray(init)
+
+
+def _monoid_reductions(computation, tree, avals, inits):
+    """For each operand, the reduction ``computation`` is and the primitive that folds
+    in a non-identity initial value (None for the identity); None when it is not one
+    known monoid per operand."""
+    from ..interpreters.staging import make_jaxpr
+    n = len(avals)
+    scalars = [np.zeros((), a.dtype) for a in avals]
+    try:
+        closed = make_jaxpr(lambda a, b: computation(tree_util.tree_unflatten(tree, a),
+                                                     tree_util.tree_unflatten(tree, b)))(
+            scalars, scalars)
+    except Exception:  # noqa: BLE001 - not traceable on scalars: use the general fold
+        return None
+    jaxpr = closed.jaxpr
+    if closed.consts or len(jaxpr.outvars) != n or len(jaxpr.eqns) != n:
+        return None
+    producers = {v: e for e in jaxpr.eqns for v in e.outvars}
+    out = []
+    for i, (v, aval, init) in enumerate(zip(jaxpr.outvars, avals, inits)):
+        eqn = producers.get(v)
+        if eqn is None or eqn.primitive.name not in _MONOIDS or eqn.params or \
+                set(eqn.invars) != {jaxpr.invars[i], jaxpr.invars[n + i]} or \
+                len(eqn.invars) != 2 or v.aval.dtype != aval.dtype:
+            return None
+        fn, name = _MONOIDS[eqn.primitive.name]
+        if name in ("and", "or") and not (dtypes.is_integer(aval.dtype)
+                                          or aval.dtype == np.bool_):
+            return None
+        known = _known_init(init)
+        identity = red.reduction_identity(name, aval.dtype)
+        is_identity = known is not None and known.shape == () and \
+            np.array_equal(known.astype(aval.dtype), identity)
+        out.append((fn, None if is_identity else eqn.primitive))
+    return out
+
+
+def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - lax name
+    """Reduce ``operands`` over ``dimensions`` with the binary ``computation``.
+
+    A single ``add``/``mul``/``max``/``min``/``and``/``or`` per operand runs as the
+    matching reduction (``lax.reduce_sum`` …), a non-identity initial value combined
+    with its result once; anything else folds the elements in order from the initial
+    value.
+
+    Parameters
+    ----------
+    operands : array (or a pytree of equally shaped arrays, reduced together)
+    init_values : scalar (or a matching pytree of scalars)
+        The value the reduction starts from (the result where ``dimensions`` are empty).
+    computation : callable
+        ``computation(acc, x)`` on scalars, returning a new accumulator of the same
+        structure, e.g. ``lax.add`` or ``lax.max``.
+    dimensions : sequence of int
+        The axes to reduce.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> from absjit import lax
+    >>> lax.reduce(jnp.arange(6.0).reshape(2, 3), 0.0, lax.add, (1,))
+    Array([ 3., 12.], dtype=float32)
+    """
+    from .. import numpy as jnp
+    flat, tree = tree_util.tree_flatten(operands)
+    inits, init_tree = tree_util.tree_flatten(init_values)
+    if init_tree != tree:
+        raise ValueError("reduce: operands and init_values must have the same structure, "
+                         f"got {tree} and {init_tree}")
+    if not flat:
+        raise ValueError("reduce: operands has no arrays")
+    flat = [jnp.asarray(x) for x in flat]
+    shapes = {tuple(get_aval(x).shape) for x in flat}
+    if len(shapes) != 1:
+        raise ValueError(f"reduce: operands must have equal shapes, got {sorted(shapes)}")
+    shape = shapes.pop()
+    nd = len(shape)
+    try:
+        dims = tuple(operator.index(d) for d in dimensions)
+    except TypeError:
+        raise TypeError(f"reduce: dimensions must be a sequence of integers, got "
+                        f"{dimensions!r}") from None
+    if any(not 0 <= d < nd for d in dims):
+        raise ValueError(f"reduce: dimensions {dims} are out of bounds for operands of "
+                         f"shape {shape}")
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"reduce: dimensions {dims} has duplicates")
+    if not dims:
+        return tree_util.tree_unflatten(tree, flat)
+    avals = [get_aval(x) for x in flat]
+    for i, init in enumerate(inits):
+        if np.ndim(init) != 0:
+            raise ValueError(f"reduce: init_values must be scalars, got shape "
+                             f"{np.shape(init)}")
+    monoids = _monoid_reductions(computation, tree, avals, inits)
+    if monoids is not None:
+        out = []
+        for (fn, combine), x, init, a in zip(monoids, flat, inits, avals):
+            r = fn(x, tuple(sorted(dims)))
+            if combine is not None:  # associative: init . (x1 . x2 ...) is the left fold
+                init = jnp.asarray(init).astype(a.dtype)
+                r = combine.bind(st.broadcast_in_dim(init, get_aval(r).shape, ()), r)
+                r = r[0] if isinstance(r, (list, tuple)) else r
+            out.append(r)
+        return tree_util.tree_unflatten(tree, out)
+    return tree_util.tree_unflatten(tree, _fold(flat, inits, avals, tree, computation,
+                                                dims, shape))
+
+
+def _fold(flat, inits, avals, tree, computation, dims, shape):
+    """The elements over ``dims`` (in row-major order) folded into the initial values
+    one at a time with ``lax.scan``; the computation runs element-wise on the kept
+    positions (through ``vmap``, as it is written for scalars)."""
+    from ..api_transforms import vmap
+    from .scan import scan
+    from .. import numpy as jnp
+    kept = tuple(d for d in range(len(shape)) if d not in dims)
+    kept_shape = tuple(shape[d] for d in kept)
+    n = math.prod(shape[d] for d in dims)
+    m = math.prod(kept_shape)
+    xs = [jnp.reshape(jnp.transpose(x, tuple(sorted(dims)) + kept), (n, m)) for x in flat]
+    carry = [jnp.full((m,), init, a.dtype) for init, a in zip(inits, avals)]
+    weak = [a.weak_type for a in avals]
+
+    def step(acc, x):
+        out = computation(tree_util.tree_unflatten(tree, list(acc)),
+                          tree_util.tree_unflatten(tree, list(x)))
+        out_flat, out_tree = tree_util.tree_flatten(out)
+        if out_tree != tree:
+            raise ValueError(f"reduce: computation must return the structure of the "
+                             f"operands {tree}, got {out_tree}")
+        return [jnp.asarray(o).astype(a.dtype) for o, a in zip(out_flat, avals)]
+
+    vstep = vmap(step)
+    if n == 0 or m == 0:
+        res = carry
+    else:
+        res, _ = scan(lambda acc, x: (vstep(acc, x), None), carry, xs)
+    out = [jnp.reshape(r, kept_shape) for r in res]
+    return [ew.convert_element_type(o, a.dtype, True) if w else o
+            for o, a, w in zip(out, avals, weak)]
 
 
 def _interleave(a, b, axis):
