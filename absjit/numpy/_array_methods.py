@@ -132,6 +132,13 @@ class _IndexUpdateRef:
         return self._update("max", values)
 
 
+def _compress(self, condition, axis=None, *, size=None, fill_value=0, out=None):
+    """``a.compress(condition)``: the method takes the condition first, unlike
+    ``jnp.compress(condition, a)``."""
+    return _module().compress(condition, self, axis, size=size, fill_value=fill_value,
+                              out=out)
+
+
 def _getitem(self, idx):
     from ._indexing import getitem
     return getitem(self, idx)
@@ -171,6 +178,7 @@ def install(cls) -> None:
     cls.real = property(lambda self: _module().real(self))
     cls.imag = property(lambda self: _module().imag(self))
     cls.at = property(_IndexUpdateHelper)
+    cls.compress = _compress
     for name in _METHODS:
         if name in ("flatten", "ravel"):
             setattr(cls, name, _ravel)

@@ -1,5 +1,5 @@
 """Where things are and how many: ``nonzero``, ``argwhere``, ``flatnonzero``, ``isin``,
-``select``, ``piecewise``, ``bincount``, ``histogram`` and ``interp``.
+``select``, ``piecewise``, ``bincount``, ``histogram`` (also 2-D and N-D) and ``interp``.
 
 Functions whose result size depends on values (``nonzero`` and friends, ``bincount``)
 take ``size=``/``length=`` so they trace at a fixed shape under ``jit``; without it
@@ -7,6 +7,7 @@ they need a concrete value, as boolean masks do.
 """
 from __future__ import annotations
 
+import builtins
 import operator
 
 import numpy as np
@@ -22,7 +23,8 @@ from ._indexing import size_value
 from ._promote import check_arraylike, promote_dtypes
 
 __all__ = ["nonzero", "argwhere", "flatnonzero", "isin", "select", "piecewise",
-           "bincount", "histogram", "histogram_bin_edges", "interp"]
+           "bincount", "histogram", "histogram_bin_edges", "histogram2d", "histogramdd",
+           "interp"]
 
 
 def _concrete(x, fn, what):
@@ -331,6 +333,92 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
         widths = edges[1:] - edges[:-1]
         counts = counts / widths / _sum(counts)
     return counts, edges
+
+
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """Counts of the ``(N, D)`` points of ``sample`` in a D-dimensional grid of bins,
+    and the edges along each dimension (each as ``histogram_bin_edges`` makes them; the
+    last bin of each dimension includes its right edge). Without weights the counts are
+    integers, as in JAX.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> pts = jnp.array([[0.0, 0.0], [0.1, 0.9], [1.0, 1.0]])
+    >>> counts, edges = jnp.histogramdd(pts, bins=2)
+    >>> counts
+    Array([[1, 1],
+           [0, 1]], dtype=int32)
+    """
+    check_arraylike("histogramdd", sample)
+    pts = asarray(sample)
+    if pts.ndim == 1:
+        pts = pts[:, None]
+    if pts.ndim != 2:
+        raise ValueError(f"histogramdd: sample must be (N, D), got shape {pts.shape}")
+    d = pts.shape[1]
+    if is_dim(d):
+        raise NotImplementedError("histogramdd: the number of dimensions must be known")
+    per_dim_bins = isinstance(bins, (list, tuple)) or np.ndim(bins) == 2
+    if per_dim_bins and len(bins) != d:
+        raise ValueError(f"histogramdd: bins must have one entry per dimension ({d}), got "
+                         f"{len(bins)}")
+    if range is not None and len(range) != d:
+        raise ValueError(f"histogramdd: range must have one entry per dimension ({d}), "
+                         f"got {len(range)}")
+    from ._sorting import searchsorted
+    from ._ufuncs import where
+    edges, flat, shape = [], None, []
+    for k in builtins.range(d):
+        x = pts[:, k]
+        e = histogram_bin_edges(x, bins[k] if per_dim_bins else bins,
+                                None if range is None else range[k])
+        nb = e.shape[0]
+        # 0: left of the first edge, nb: right of the last one (both dropped below)
+        idx = where(x == e[-1], nb - 1, searchsorted(e, x, side="right"))
+        flat = idx if flat is None else flat * (nb + 1) + idx
+        edges.append(e)
+        shape.append(nb + 1)
+    if weights is None:   # integer counts, as JAX gives (histogram's are floats)
+        dt = dtypes.default_int()
+        w = asarray(1, dt)
+    else:
+        check_arraylike("histogramdd", weights)
+        w = asarray(weights)
+        dt = w.dtype
+    size = int(np.prod(shape))
+    counts = zeros(size, dt).at[flat].add(w).reshape(shape)
+    counts = counts[tuple(slice(1, n - 1) for n in shape)]
+    if density:
+        from ._reductions import sum as _sum
+        volume = asarray(1.0, counts.dtype)
+        for k, e in enumerate(edges):
+            width = e[1:] - e[:-1]
+            volume = volume * width.reshape([-1 if j == k else 1 for j in builtins.range(d)])
+        counts = counts / volume / _sum(counts)
+    return counts, edges
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa: A002
+    """Counts of the points ``(x[i], y[i])`` in a 2-D grid of bins, and the x and y
+    edges (``bins``: a number or edges for both, or one per axis).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> counts, xe, ye = jnp.histogram2d(jnp.array([0.0, 1.0]), jnp.array([0.0, 1.0]),
+    ...                                  bins=2)
+    >>> counts
+    Array([[1, 0],
+           [0, 1]], dtype=int32)
+    """
+    check_arraylike("histogram2d", x, y)
+    from ._shape import stack
+    xa, ya = promote_dtypes(x, y)
+    if np.ndim(bins) == 1 and len(bins) != 2:
+        bins = [bins, bins]   # one array of edges for both axes
+    counts, (xe, ye) = histogramdd(stack([xa, ya], axis=1), bins, range, weights, density)
+    return counts, xe, ye
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):

@@ -1,8 +1,9 @@
 """``absjit.numpy`` sorting and order statistics, and 1-D convolution.
 
 sort argsort lexsort searchsorted median quantile percentile nanmedian nanquantile
-nanpercentile unique convolve correlate: all written with ``lax.sort``,
-``conv_general_dilated`` and a few structural/reduction ops.
+nanpercentile convolve correlate: all written with ``lax.sort``,
+``conv_general_dilated`` and a few structural/reduction ops (``unique`` and the set
+operations live in ``_setops``).
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ from ._indexing import size_value
 from ._promote import asarray_weak, check_arraylike, promote_dtypes
 
 __all__ = ["sort", "argsort", "lexsort", "searchsorted", "median", "quantile",
-           "percentile", "nanmedian", "nanquantile", "nanpercentile", "unique",
-           "convolve", "correlate"]
+           "percentile", "nanmedian", "nanquantile", "nanpercentile", "convolve",
+           "correlate"]
 
 
 def _asarray(name, x):
@@ -351,65 +352,6 @@ def _percent(q):
     if not dtypes.is_inexact(dt):
         q = asarray_weak(q, dtypes.default_float(), get_aval(q).weak_type)
     return ew.div(q, np.array(100, get_aval(q).dtype))
-
-
-def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
-           *, equal_nan=True, size=None, fill_value=None):
-    """Sorted unique values of the flattened ``ar``.
-
-    Without ``size`` the result's length depends on the values, so ``ar`` must be
-    concrete (eager, or the ``concrete`` level); the ``return_*`` options and ``axis``
-    follow NumPy there. With ``size`` (as in JAX) it works on traced values too: the
-    first ``size`` unique values, padded with ``fill_value`` (default: the smallest
-    value); only the values are returned in that form.
-
-    Examples
-    --------
-    >>> import absjit.numpy as jnp
-    >>> jnp.unique(jnp.array([3, 1, 3, 2]))
-    Array([1, 2, 3], dtype=int32)
-    >>> jnp.unique(jnp.array([3, 1, 3]), size=3, fill_value=0)
-    Array([1, 3, 0], dtype=int32)
-    """
-    from ..array import Array
-    check_arraylike("unique", ar)
-    if size is not None:
-        if return_index or return_inverse or return_counts or axis is not None:
-            raise NotImplementedError("unique: with size=, only the values are supported "
-                                      "(no return_index/return_inverse/return_counts/axis)")
-        return _unique_sized(_asarray("unique", ar), int(size), fill_value)
-    value = np.asarray(ar)   # concrete tracers convert; abstract ones raise
-    res = np.unique(value, return_index=return_index, return_inverse=return_inverse,
-                    return_counts=return_counts, axis=axis, equal_nan=equal_nan)
-    dt = dtypes.canonicalize_dtype(value.dtype)
-    if not isinstance(res, tuple):
-        return Array._new(np.asarray(res, dt), False)
-    out = [Array._new(np.asarray(res[0], dt), False)]
-    out += [Array._new(np.asarray(r, np.int32), False) for r in res[1:]]
-    return tuple(out)
-
-
-def _unique_sized(a, size, fill_value):
-    from ..ops.indexing import scatter
-    flat = _ravel(a)
-    n = _shape(flat)[0]
-    dt = get_aval(flat).dtype
-    if n == 0:
-        if fill_value is None:
-            raise ValueError("unique: an empty array needs an explicit fill_value with size=")
-        return st.broadcast_in_dim(asarray_weak(fill_value, dt, False), (size,), ())
-    s = sort_p.bind(flat, dimension=0, is_stable=True, num_keys=1)[0]
-    # A value starts a run where it differs from its predecessor; runs are numbered by
-    # a running count and written to their slot (slots >= size are dropped).
-    differs = ew.ne(st.slice(s, (1,), (n,)), st.slice(s, (0,), (n - 1,)))
-    first = st.concatenate([st.broadcast_in_dim(np.array(True), (1,), ()), differs], 0)
-    slot = ew.sub(red.cumsum(ew.convert_element_type(first, np.int32), 0),
-                  st.broadcast_in_dim(np.array(1, np.int32), (n,), ()))
-    slot = ew.select(first, slot, st.broadcast_in_dim(np.array(size, np.int32), (n,), ()))
-    fill = st.slice(s, (0,), (1,)) if fill_value is None else \
-        st.broadcast_in_dim(asarray_weak(fill_value, dt, False), (1,), ())
-    base = st.broadcast_in_dim(st.reshape(fill, ()), (size,), ())
-    return scatter(base, s, [slot], (0,))
 
 
 # ---------------------------------------------------------------------------

@@ -485,24 +485,26 @@ def clip(arr, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
 
 
 @_public
-def where(condition, x=None, y=None, /):
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """``x`` where ``condition`` else ``y``, broadcasting all three.
 
-    The one-argument form (``nonzero``) has a data-dependent shape: it works on concrete
-    values and raises a ``ConcretizationTypeError`` under ``jit``.
+    The one-argument form is ``nonzero(condition, size=size, fill_value=fill_value)``:
+    its shape depends on the values, so under ``jit`` it needs ``size``.
 
     Examples
     --------
     >>> jnp.where(jnp.array([True, False]), 1., 0)  # doctest: +SKIP
     Array([1., 0.], dtype=float32, weak_type=True)
+    >>> jnp.where(jnp.array([0, 3, 5]), size=3, fill_value=-1)  # doctest: +SKIP
+    (Array([ 1,  2, -1], dtype=int32),)
     """
     if x is None and y is None:
-        if isinstance(condition, Tracer) and not hasattr(condition.aval, "val"):
-            np.asarray(condition)  # raises the trace's ConcretizationTypeError
-        idx = np.nonzero(np.asarray(condition))
-        return tuple(Array._new(np.asarray(i, dtypes.default_int())) for i in idx)
+        from ._searching import nonzero
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("where: either both or neither of x and y must be given")
+    if size is not None or fill_value is not None:
+        raise ValueError("where: size and fill_value only apply to the one-argument form")
     check_arraylike("where", condition, x, y)
     (c,) = promote_args("where", condition)
     if not dtypes.is_bool(_dt(c)):

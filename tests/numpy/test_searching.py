@@ -141,3 +141,35 @@ def test_nonzero_with_size_edge_cases():
         jnp.nonzero(X, size=2, fill_value=(1, 2, 3))
     with pytest.raises(ValueError, match="non-negative"):
         jnp.nonzero(X, size=-1)
+
+
+@pytest.mark.parametrize("kw", [{}, {"bins": [2, 4]}, {"bins": np.array([-1., 0., 1.5])},
+                                {"bins": 3, "range": [(-1, 1), (0, 2)]},
+                                {"bins": 3, "density": True}, {"bins": 3, "weights": True}])
+def test_histogram2d_and_histogramdd(mode, kw):
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(2, 25)).astype(np.float32)
+    kw = dict(kw)
+    if kw.get("weights") is True:
+        kw["weights"] = rng.random(25).astype(np.float32)
+    got = mode(lambda a, b: jnp.histogram2d(a, b, **kw))(x, y)
+    want = np.histogram2d(x, y, **kw)
+    assert_close(got, tuple(np.asarray(w).astype(np.asarray(g).dtype)
+                            for g, w in zip(got, want)))
+    if jax is not None:
+        for g, j in zip(got, jax.numpy.histogram2d(x, y, **kw)):
+            assert g.dtype == j.dtype
+    pts = np.stack([x, y, x * y], axis=1)
+    counts, edges = mode(lambda s: jnp.histogramdd(s, bins=[2, 3, 2]))(pts)
+    want_c, want_e = np.histogramdd(pts, bins=[2, 3, 2])
+    assert_close(counts, want_c.astype(np.int32))
+    assert_close(edges, [e.astype(np.float32) for e in want_e])
+
+
+def test_histogramdd_errors():
+    with pytest.raises(ValueError, match="one entry per dimension"):
+        jnp.histogramdd(np.ones((4, 2)), bins=[2, 3, 4])
+    with pytest.raises(ValueError, match="one entry per dimension"):
+        jnp.histogramdd(np.ones((4, 2)), range=[(0, 1)])
+    with pytest.raises(ValueError, match=r"\(N, D\)"):
+        jnp.histogramdd(np.ones((2, 2, 2)))

@@ -169,8 +169,8 @@ def test_unique_size_defaults_and_errors():
                  np.array([2, 4, 2], np.int32))   # padded with the smallest value
     with pytest.raises(ValueError, match="fill_value"):
         jnp.unique(np.zeros(0, np.int32), size=2)
-    with pytest.raises(NotImplementedError, match="only the values"):
-        jnp.unique(np.ones(3), size=2, return_counts=True)
+    with pytest.raises(NotImplementedError, match="axis"):
+        jnp.unique(np.ones((3, 2)), size=2, axis=0)
 
 
 # ---------------------------------------------------------------------------
