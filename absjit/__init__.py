@@ -34,6 +34,8 @@ from .api_utils import (ShapeDtypeStruct, eval_shape, checkpoint, remat, Device,
                         devices, local_devices, device_count, local_device_count,
                         device_get, process_index, process_count, default_backend)
 from ._callbacks import pure_callback  # noqa: E402
+from .api_contexts import (disable_jit, ensure_compile_time_eval, named_scope,  # noqa: E402
+                           named_call, typeof, linear_transpose, print_environment_info)
 from . import debug  # noqa: E402,F401
 from . import backends  # noqa: E402,F401  (callable: absjit.backends() lists them)
 from .backends import interpret as _interpret_backend  # noqa: E402,F401
@@ -57,4 +59,6 @@ __all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "nu
            "ShapeDtypeStruct", "checkpoint", "remat", "pure_callback", "Device", "devices",
            "local_devices", "device_count", "local_device_count", "device_get",
            "process_index", "process_count", "default_backend", "nn", "tree",
-           "jit", "clear_caches", "block_until_ready", "device_put", "backends"]
+           "jit", "clear_caches", "block_until_ready", "device_put", "backends",
+           "disable_jit", "ensure_compile_time_eval", "named_scope", "named_call", "typeof",
+           "linear_transpose", "print_environment_info"]

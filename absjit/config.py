@@ -62,6 +62,8 @@ class Config:
         self._lock = threading.Lock()
         self.enable_x64: bool = _env_bool("ABSJIT_ENABLE_X64", False)
         self.explain_cache_misses: bool = _env_bool("ABSJIT_EXPLAIN_CACHE_MISSES", False)
+        # ``jit`` runs functions as plain Python (``absjit.disable_jit()`` per context).
+        self.disable_jit: bool = _env_bool("ABSJIT_DISABLE_JIT", False)
         self.default_backend: str | None = os.environ.get("ABSJIT_DEFAULT_BACKEND") or None
         self.recompile_warning_threshold: int = _env_int("ABSJIT_RECOMPILE_WARNING_THRESHOLD", 32)
         # "auto": tracebacks of errors raised through absjit's API leave out absjit's own
@@ -71,7 +73,7 @@ class Config:
 
     @property
     def _flags(self) -> tuple:
-        return ("enable_x64", "explain_cache_misses", "default_backend",
+        return ("enable_x64", "explain_cache_misses", "disable_jit", "default_backend",
                 "recompile_warning_threshold", "traceback_filtering")
 
     # What each flag accepts: a description and a check. Booleans must be real
@@ -79,6 +81,7 @@ class Config:
     _accepts = {
         "enable_x64": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
         "explain_cache_misses": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
+        "disable_jit": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
         "default_backend": ("a backend name (str) or None",
                             lambda v: v is None or isinstance(v, str)),
         "recompile_warning_threshold": (

@@ -25,6 +25,7 @@ import weakref
 import numpy as np
 
 from .. import _traceback, tree_util
+from ..api_contexts import jit_disabled
 from ..array import Array, CudaArray
 from ..backends.base import CompileOptions, select_backend
 from ..config import config
@@ -517,7 +518,8 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
 
     def jitted(*args, **kwargs):
         fast_key = None
-        if not kwargs and state.get() is base_state and len(args) <= fast_limit:
+        if not kwargs and state.get() is base_state and len(args) <= fast_limit \
+                and not config.disable_jit:
             # The hit path. The one-array case builds its key inline; it equals what
             # _fast_key returns for it.
             if len(args) == 1 and type(args[0]) is Array and key_of is _fast_key:
@@ -531,6 +533,8 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
                 if run is not None:
                     cache.hits += 1
                     return run(*args)
+        if jit_disabled():
+            return fun(*args, **kwargs)
         try:  # the miss path traces the user's function: filter its tracebacks
             call = _process(spec, args, kwargs)
             if call.has_tracer or state.get().dynamic is not EVAL_MAIN:
