@@ -29,7 +29,7 @@ from . import nn  # noqa: E402,F401
 from .api_transforms import (grad, value_and_grad, jvp, vjp, linearize, jacfwd,  # noqa: E402
                              jacrev, hessian, vmap)
 jacobian = jacrev  # JAX's name for the reverse-mode Jacobian
-from .custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
+from .custom_derivatives import custom_jvp, custom_vjp, custom_gradient  # noqa: E402
 from .api_utils import (ShapeDtypeStruct, eval_shape, checkpoint, remat, Device,  # noqa: E402
                         devices, local_devices, device_count, local_device_count,
                         device_get, process_index, process_count, default_backend)
@@ -55,7 +55,7 @@ jit.compile_cache = _compile_cache  # ``absjit.jit`` names the function, not the
 __all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "numpy", "lax",
            "register_level", "get_level", "Level", "ShapedArray", "ConcreteArray", "random",
            "grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "hessian",
-           "vmap", "custom_jvp", "custom_vjp", "debug", "jacobian", "eval_shape",
+           "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "debug", "jacobian", "eval_shape",
            "ShapeDtypeStruct", "checkpoint", "remat", "pure_callback", "Device", "devices",
            "local_devices", "device_count", "local_device_count", "device_get",
            "process_index", "process_count", "default_backend", "nn", "tree",

@@ -18,11 +18,12 @@ from . import tree_util
 from .core.jaxpr import eval_jaxpr
 from .core.fusion import Call, def_fusion
 from .core.primitive import Primitive, abstract_eval_rules, impl_rules
+from .core.dims import is_dim, same_shape
 from .core.trace import get_aval
 from .interpreters import ad, batching
 from .ops.call import eval_jaxpr_numpy, hoist_consts
 
-__all__ = ["custom_jvp", "custom_vjp"]
+__all__ = ["custom_jvp", "custom_vjp", "custom_gradient"]
 
 
 def _trace_flat(fun, args):
@@ -209,20 +210,52 @@ class custom_vjp:
             res_l, res_tree = tree_util.tree_flatten(res)
             return out_l, res_l, res_tree
 
+        arg_trees = [tree_util.tree_structure(a) for a in args]
+        arg_avals = [get_aval(x) for x in leaves]
+
         def flat_bwd(res_tree):
             def run(res_l, cts):
                 ct_out = tree_util.tree_unflatten(out_tree, cts)
                 cts_in = bwd(tree_util.tree_unflatten(res_tree, res_l), ct_out)
-                if not isinstance(cts_in, (tuple, list)):
-                    raise TypeError(f"custom_vjp bwd of {name} must return a tuple with one "
-                                    f"cotangent per argument, got {type(cts_in).__name__}")
-                leaves_in, _ = tree_util.tree_flatten(tuple(cts_in))
-                return [None] * nconsts + list(leaves_in)
+                return [None] * nconsts + _bwd_leaves(name, cts_in, arg_trees, arg_avals)
             return run
 
         outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=closed, fwd=flat_fwd,
                                       bwd=flat_bwd)
         return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _bwd_leaves(name, cts_in, arg_trees, arg_avals) -> list:
+    """The flat input cotangents of a custom bwd result: one entry per argument, each
+    with that argument's structure and leaf shapes (``None`` for a zero cotangent of a
+    whole argument); anything else raises, as a wrong shape would corrupt the
+    gradient."""
+    if not isinstance(cts_in, (tuple, list)):
+        raise TypeError(f"custom_vjp bwd of {name} must return a tuple with one "
+                        f"cotangent per argument, got {type(cts_in).__name__}")
+    if len(cts_in) != len(arg_trees):
+        raise TypeError(f"custom_vjp bwd of {name} must return one cotangent per argument: "
+                        f"got {len(cts_in)} for {len(arg_trees)} arguments")
+    out, k = [], 0
+    for i, (ct, tree) in enumerate(zip(cts_in, arg_trees)):
+        avals = arg_avals[k:k + tree.num_leaves]
+        k += tree.num_leaves
+        if ct is None:
+            out += [None] * tree.num_leaves
+            continue
+        ct_leaves, ct_tree = tree_util.tree_flatten(ct)
+        if ct_tree != tree:
+            raise TypeError(f"custom_vjp bwd of {name}: the cotangent of argument {i} has "
+                            f"structure {ct_tree}, the argument {tree}")
+        for leaf, aval in zip(ct_leaves, avals):
+            shape = tuple(get_aval(leaf).shape)
+            if not same_shape(shape, tuple(aval.shape)) and not (
+                    any(map(is_dim, shape + tuple(aval.shape)))):
+                raise ValueError(f"custom_vjp bwd of {name}: the cotangent of argument {i} "
+                                 f"has shape {shape}, the argument has shape "
+                                 f"{tuple(aval.shape)}")
+        out += ct_leaves
+    return out
 
 
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd):
@@ -263,3 +296,54 @@ def _custom_vjp_call_batch(vals, dims, *, call_jaxpr, fwd, bwd):
 
 
 batching.batch_rules[custom_vjp_call_p] = _custom_vjp_call_batch
+
+
+def custom_gradient(fun):
+    """A function with its own gradient, written as one Python function:
+    ``fun(*args)`` returns ``(value, vjp)``, where ``vjp(cotangent)`` gives one
+    cotangent per positional argument (a tuple; a single value for a single argument).
+
+    Built on :class:`custom_vjp`: the residuals are the arguments, and the backward
+    pass calls ``fun`` again to rebuild ``vjp`` (``fun`` must be pure; its forward
+    computation runs twice when differentiated).
+
+    Examples
+    --------
+    >>> import absjit, absjit.numpy as jnp
+    >>> @absjit.custom_gradient
+    ... def f(x):
+    ...     return x ** 2, lambda g: (10.0 * g,)
+    >>> f(3.0), absjit.grad(f)(3.0)
+    (Array(9., dtype=float32, weak_type=True), Array(10., dtype=float32, weak_type=True))
+    """
+    if not callable(fun):
+        raise TypeError(f"custom_gradient: fun must be callable, got {type(fun).__name__}")
+
+    def split(args):
+        result = fun(*args)
+        if not (isinstance(result, (tuple, list)) and len(result) == 2
+                and callable(result[1])):
+            raise TypeError(f"custom_gradient: {getattr(fun, '__name__', 'fun')} must "
+                            "return a pair (value, vjp function)")
+        return result
+
+    @custom_vjp
+    def wrapped(*args):
+        return split(args)[0]
+
+    def fwd(*args):
+        return split(args)[0], args
+
+    def bwd(args, ct):
+        cts = split(args)[1](ct)
+        if not isinstance(cts, (tuple, list)):
+            cts = (cts,)
+        if len(cts) != len(args):
+            raise TypeError(f"custom_gradient: the vjp of "
+                            f"{getattr(fun, '__name__', 'fun')} returned {len(cts)} "
+                            f"cotangents for {len(args)} arguments")
+        return tuple(cts)
+
+    wrapped.defvjp(fwd, bwd)
+    functools.update_wrapper(wrapped, fun)
+    return wrapped

@@ -9,7 +9,7 @@ import pytest
 import absjit
 import absjit.numpy as jnp
 from absjit import lax
-from tests.checks import assert_close, jax
+from tests.checks import assert_close, jax, jax_numpy
 
 
 @absjit.custom_jvp
@@ -130,3 +130,76 @@ def test_debug_print_in_two_loops_compiles(capsys):
         warnings.simplefilter("ignore", RuntimeWarning)  # may fall back to interpret
         absjit.jit(g)(np.float32(1.0))
     assert capsys.readouterr().out.split("\n")[:4] == ["a 1.0", "a 2.0", "b 4.0", "b 12.0"]
+
+
+def _custom_gradient_fn(lib, np_):
+    @lib.custom_gradient
+    def f(x, y):
+        return np_.sin(x) * y, lambda g: (g * 2.0 * y, jnp_sum(np_, g * x))
+    return f
+
+
+def jnp_sum(np_, v):
+    return np_.sum(v)
+
+
+def test_custom_gradient_against_jax():
+    x = np.linspace(0, 1, 4).astype(np.float32)
+    y = np.float32(3)
+    f = _custom_gradient_fn(absjit, jnp)
+    loss = lambda a, b: f(a, b).sum()  # noqa: E731
+    gx, gy = absjit.jit(absjit.grad(loss, argnums=(0, 1)))(x, y)
+    assert_close(gx, np.full(4, 6.0, np.float32))
+    assert_close(gy, np.float32(x.sum()))
+    assert_close(absjit.jit(f)(x, y), np.sin(x) * y, rtol=1e-6)
+    g_rows = absjit.vmap(absjit.grad(lambda a: f(a, y)))(x)
+    assert_close(g_rows, np.full(4, 6.0, np.float32))
+    if jax is not None:
+        fj = _custom_gradient_fn(jax, jax_numpy)
+        jx, jy = jax.grad(lambda a, b: fj(a, b).sum(), argnums=(0, 1))(x, y)
+        assert_close(gx, jx)
+        assert_close(gy, jy)
+
+
+def test_custom_gradient_single_argument_and_bad_rules():
+    @absjit.custom_gradient
+    def sq(x):
+        return x * x, lambda g: 10.0 * g          # a bare cotangent for one argument
+    assert_close(absjit.grad(sq)(2.0), np.float32(10.0), check_dtype=False)
+
+    @absjit.custom_gradient
+    def not_pair(x):
+        return x
+    with pytest.raises(TypeError, match="pair"):
+        not_pair(1.0)
+
+    @absjit.custom_gradient
+    def too_many(x):
+        return x, lambda g: (g, g)
+    with pytest.raises(TypeError, match="2 cotangents for 1 arguments"):
+        absjit.grad(too_many)(1.0)
+
+
+def test_custom_vjp_bwd_results_are_checked_and_none_means_zero():
+    @absjit.custom_vjp
+    def f(x, y):
+        return x * y
+    f.defvjp(lambda x, y: (x * y, (x, y)), lambda r, g: (g * r[1], None))
+    x = np.arange(3, dtype=np.float32)
+    gx, gy = absjit.grad(lambda a, b: f(a, b).sum(), argnums=(0, 1))(x, x + 1)
+    assert_close(gx, x + 1)
+    assert_close(gy, np.zeros(3, np.float32))
+
+    @absjit.custom_vjp
+    def g(x, s):
+        return x * s
+    g.defvjp(lambda x, s: (x * s, (x, s)), lambda r, c: (c * r[1], c * r[0]))  # s: shape 3
+    with pytest.raises(ValueError, match="argument 1 has shape \\(3,\\)"):
+        absjit.grad(lambda a, b: g(a, b).sum(), argnums=(0, 1))(x, np.float32(2))
+
+    @absjit.custom_vjp
+    def h(p):
+        return p["a"] * 2
+    h.defvjp(lambda p: (p["a"] * 2, None), lambda r, c: ((c,),))
+    with pytest.raises(TypeError, match="structure"):
+        absjit.grad(lambda p: h(p).sum())({"a": x})
