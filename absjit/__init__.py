@@ -47,6 +47,7 @@ except ImportError:  # pragma: no cover
     pass
 from .backends import xla as _xla_backend  # noqa: E402,F401  (jax is imported on first use)
 from .jit import jit, clear_caches  # noqa: E402
+from .jit.pmap import pmap  # noqa: E402
 from .jit import compile_cache as _compile_cache  # noqa: E402
 from .jit.runtime import block_until_ready, device_put  # noqa: E402
 
@@ -61,4 +62,4 @@ __all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "nu
            "process_index", "process_count", "default_backend", "nn", "tree",
            "jit", "clear_caches", "block_until_ready", "device_put", "backends",
            "disable_jit", "ensure_compile_time_eval", "named_scope", "named_call", "typeof",
-           "linear_transpose", "print_environment_info"]
+           "linear_transpose", "print_environment_info", "pmap"]

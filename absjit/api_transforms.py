@@ -607,7 +607,7 @@ def _broadcast_prefix(prefix, tree, what: str, fn_name: str) -> list:
     return out
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_name=None):
     """Vectorise ``fun`` over a mapped axis of its arguments.
 
     Parameters
@@ -621,6 +621,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         Where the mapped axis appears in each output.
     axis_size : int, optional
         Needed only when no argument is mapped.
+    axis_name : hashable, optional
+        A name for the mapped axis: collectives (``lax.psum``, ``lax.pmean``,
+        ``lax.all_gather``, ``lax.axis_index`` …) inside ``fun`` combine the members of
+        the axis they name.
+    spmd_axis_name : optional
+        Accepted for JAX compatibility; absjit runs on one device and ignores it.
 
     Examples
     --------
@@ -683,7 +689,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             box.append((out, out_tree))
             return out_leaves
 
-        outs, odims = batching.batch_flat(flat_fun, leaves, dims, size)
+        outs, odims = batching.batch_flat(flat_fun, leaves, dims, size, axis_name)
         out_struct, out_tree = box[-1]
         o_axes = _broadcast_prefix(out_axes, out_struct, "out_axes", name)
         res = []

@@ -18,6 +18,7 @@ from absjit.interpreters import ad, batching
 NO_JVP = {
     "iota": "takes no array operands: nothing to differentiate",
     "custom_lin": "the linear part of a custom_vjp: transposed, never differentiated again",
+    "axis_index": "takes no array operands: its value is an integer position",
 }
 NO_BATCH = {
     "iota": "takes no array operands: nothing is ever batched",

@@ -16,6 +16,10 @@ __all__ = ["batch_rules", "not_mapped", "moveaxis", "bdim_at_front", "defvectori
 
 batch_rules: dict = {}
 not_mapped = None
+#: Primitives that act across the members of a named axis (``psum`` …): their batching
+#: rules run even when no operand is batched, and receive the trace's axis name and
+#: size as ``batch_axis_name``/``batch_axis_size`` (rules marked ``needs_axis_name``).
+collective_primitives: set = set()
 
 
 def moveaxis(x, src: int, dst: int):
@@ -97,7 +101,13 @@ def defbroadcasting(primitive):
 # ---------------------------------------------------------------------------
 # The batching trace
 # ---------------------------------------------------------------------------
+import contextvars  # noqa: E402
+
 from ..core.trace import Trace, Tracer, get_aval, new_main  # noqa: E402
+
+# The name of the axis whose batching rule is running (see BatchTrace.process_primitive).
+_AXIS_NAME: contextvars.ContextVar = contextvars.ContextVar("absjit_batch_axis_name",
+                                                            default=None)
 
 
 class BatchInfo:
@@ -153,17 +163,29 @@ class BatchTrace(Trace):
     def process_primitive(self, primitive, tracers, params):
         vals = [t.val for t in tracers]
         dims = [t.bdim for t in tracers]
-        if all(d is None for d in dims):
+        if all(d is None for d in dims) and primitive not in collective_primitives:
             outs = primitive.bind(*vals, **params)
             outs = outs if primitive.multiple_results else [outs]
             return [BatchTracer(self, o, None) for o in outs]
         rule = batch_rules.get(primitive)
         if rule is None:
             raise NotImplementedError(f"Batching rule for '{primitive.name}' not implemented")
-        if getattr(rule, "needs_axis_size", False):
-            outs, dims_out = rule(vals, dims, axis_size=self.axis_size, **params)
-        else:
-            outs, dims_out = rule(vals, dims, **params)
+        name = self.main.payload.name
+        # Rules of higher-order primitives batch their bodies in a trace of their own:
+        # it takes this axis's name, so collectives in the body find it.
+        token = _AXIS_NAME.set(name) if name is not None or _AXIS_NAME.get() is not None \
+            else None
+        try:
+            if getattr(rule, "needs_axis_name", False):
+                outs, dims_out = rule(vals, dims, batch_axis_name=name,
+                                      batch_axis_size=self.axis_size, **params)
+            elif getattr(rule, "needs_axis_size", False):
+                outs, dims_out = rule(vals, dims, axis_size=self.axis_size, **params)
+            else:
+                outs, dims_out = rule(vals, dims, **params)
+        finally:
+            if token is not None:
+                _AXIS_NAME.reset(token)
         return [BatchTracer(self, o, d) for o, d in zip(outs, dims_out)]
 
     def describe_origin(self, tracer) -> str:
@@ -172,9 +194,16 @@ class BatchTrace(Trace):
         return describe(v) if describe is not None else ""
 
 
-def batch_flat(fun, vals, dims, size: int):
-    """Run ``fun`` (flat -> flat) on batched ``vals``; returns ``(outs, out_dims)``."""
-    with new_main(BatchTrace, payload=BatchInfo(size)) as main:
+_INHERIT = object()
+
+
+def batch_flat(fun, vals, dims, size: int, axis_name=_INHERIT):
+    """Run ``fun`` (flat -> flat) on batched ``vals``; returns ``(outs, out_dims)``.
+    ``axis_name`` names the axis for collectives; by default a body batched by a rule
+    takes the name of the axis whose rule is running."""
+    if axis_name is _INHERIT:
+        axis_name = _AXIS_NAME.get()
+    with new_main(BatchTrace, payload=BatchInfo(size, axis_name)) as main:
         trace = BatchTrace(main)
         ins = [BatchTracer(trace, v, d) if d is not None else v for v, d in zip(vals, dims)]
         outs = [trace.full_raise(o) for o in fun(*ins)]

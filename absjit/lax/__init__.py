@@ -23,18 +23,19 @@ from ..ops.conv_transpose import *  # noqa: F401,F403
 from ..ops.elementwise import bitwise_and as and_, bitwise_not as not_  # noqa: E402,F401
 from ..ops.elementwise import bitwise_or as or_, bitwise_xor as xor  # noqa: E402,F401
 from ..ops.special import *  # noqa: F401,F403,E402
+from ..ops.collectives import *  # noqa: F401,F403,E402
 
 from ..ops import (conv as _conv, control_flow as _control_flow,  # noqa: E402
                    elementwise as _elementwise, indexing as _indexing, linalg as _linalg,
                    reductions as _reductions, sorting as _sorting, structural as _structural,
                    windowed as _windowed, fft as _fft, conv_transpose as _conv_transpose,
-                   special as _special)
+                   special as _special, collectives as _collectives)
 
 # The public names: each ops module's ``__all__`` and the aliases above (so helpers
 # imported for internal use, like ``annotations``, never leak).
 __all__ = sorted({name for m in (_elementwise, _structural, _indexing, _reductions, _linalg,
                                  _conv, _sorting, _control_flow, _windowed, _fft,
-                                 _conv_transpose, _special)
+                                 _conv_transpose, _special, _collectives)
                   for name in m.__all__} | {"and_", "not_", "or_", "xor"})
 
 from . import linalg  # noqa: E402,F401  (absjit.lax.linalg: the matrix decompositions)

@@ -24,6 +24,9 @@ NOT_LOWERED = {
     "custom_lin": "appears only inside linearised jaxprs, which are transposed, never run "
                   "(its NumPy rule raises the same error a jvp of a custom_vjp function does)",
 }
+NOT_LOWERED.update((name, "a collective over a named vmap axis: vmap removes it before any "
+                          "backend sees it") for name in ("psum", "pmax", "pmin",
+                                                          "all_gather", "axis_index"))
 
 xla_rules: dict = {}
 
