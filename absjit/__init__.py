@@ -35,7 +35,9 @@ from .api_utils import (ShapeDtypeStruct, eval_shape, checkpoint, remat, Device,
                         device_get, process_index, process_count, default_backend)
 from ._callbacks import pure_callback  # noqa: E402
 from .api_contexts import (disable_jit, ensure_compile_time_eval, named_scope,  # noqa: E402
-                           named_call, typeof, linear_transpose, print_environment_info)
+                           named_call, typeof, linear_transpose, closure_convert,
+                           print_environment_info)
+from .dtypes import float0  # noqa: E402
 from . import debug  # noqa: E402,F401
 from . import backends  # noqa: E402,F401  (callable: absjit.backends() lists them)
 from .backends import interpret as _interpret_backend  # noqa: E402,F401
@@ -62,4 +64,5 @@ __all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "nu
            "process_index", "process_count", "default_backend", "nn", "tree",
            "jit", "clear_caches", "block_until_ready", "device_put", "backends",
            "disable_jit", "ensure_compile_time_eval", "named_scope", "named_call", "typeof",
-           "linear_transpose", "print_environment_info", "pmap"]
+           "linear_transpose", "print_environment_info", "pmap", "closure_convert",
+           "float0"]

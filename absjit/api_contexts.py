@@ -23,7 +23,8 @@ from .core.avals import ShapedArray
 from .core.trace import _STATE, EVAL_MAIN, _TraceState, get_aval
 
 __all__ = ["disable_jit", "jit_disabled", "ensure_compile_time_eval", "named_scope",
-           "named_call", "typeof", "linear_transpose", "print_environment_info"]
+           "named_call", "typeof", "linear_transpose", "closure_convert",
+           "print_environment_info"]
 
 _JIT_DISABLED: contextvars.ContextVar = contextvars.ContextVar("absjit_jit_disabled",
                                                                default=False)
@@ -189,6 +190,55 @@ def linear_transpose(fun, *primals, reduce_axes=()):
                             f"{out_tree}")
         return pullback(ct)
     return transposed
+
+
+def closure_convert(fun, *example_args):
+    """``fun`` with the floating-point values it closes over made explicit: returns
+    ``(converted, consts)`` where ``converted(*args, *consts)`` equals ``fun(*args)``
+    for arguments shaped like ``example_args``. Higher-order custom derivatives pass
+    ``consts`` as ordinary arguments, so their cotangents are computed.
+
+    Examples
+    --------
+    >>> import absjit, absjit.numpy as jnp
+    >>> def outer(w):
+    ...     f, consts = closure_convert(lambda x: x * w, 1.0)
+    ...     return f(2.0, *consts)
+    >>> absjit.grad(outer)(3.0)
+    Array(2., dtype=float32, weak_type=True)
+    """
+    from .core.jaxpr import eval_jaxpr
+    from .interpreters.staging import make_jaxpr
+    box = []
+
+    def flat_out(*args):
+        out_leaves, tree = tree_util.tree_flatten(fun(*args))
+        box.append(tree)
+        return out_leaves
+    closed = make_jaxpr(flat_out)(*example_args)
+    in_tree = tree_util.tree_structure(example_args)
+    out_tree = box[-1]
+    consts = list(closed.consts)
+    hoist = [i for i, c in enumerate(consts)
+             if np.issubdtype(np.dtype(get_aval(c).dtype), np.inexact)]
+    kept = {i: c for i, c in enumerate(consts) if i not in hoist}
+    n_args = len(closed.jaxpr.invars)
+
+    def converted(*args_and_consts):
+        args, hoisted = args_and_consts[:len(example_args)], \
+            args_and_consts[len(example_args):]
+        if len(hoisted) != len(hoist):
+            raise TypeError(f"closure_convert: expected {len(hoist)} constants after the "
+                            f"arguments, got {len(hoisted)}")
+        leaves, tree = tree_util.tree_flatten(tuple(args))
+        if tree != in_tree or len(leaves) != n_args:
+            raise TypeError(f"closure_convert: arguments {tree} do not match the example "
+                            f"arguments {in_tree}")
+        it = iter(hoisted)
+        full = [kept[i] if i in kept else next(it) for i in range(len(consts))]
+        return tree_util.tree_unflatten(out_tree, eval_jaxpr(closed.jaxpr, full, *leaves))
+
+    return converted, [consts[i] for i in hoist]
 
 
 def print_environment_info(return_string: bool = False):

@@ -159,3 +159,24 @@ def test_print_environment_info(capsys):
     assert text.splitlines()[0].startswith("absjit:") and "numpy:" in text
     assert absjit.print_environment_info() is None
     assert capsys.readouterr().out.strip() == text
+
+
+def _closure_outer(lib, w, with_count=False):
+    f, consts = lib.closure_convert(lambda x, y: x * w + y * w ** 2, 1.0, 2.0)
+    out = f(2.0, 3.0, *consts)
+    return (out, len(consts)) if with_count else out
+
+
+def test_closure_convert_hoists_traced_floats_for_gradients():
+    assert _closure_outer(absjit, 3.0, True)[1] == 0            # nothing traced: nothing hoisted
+    seen = []
+    g = absjit.grad(lambda w: seen.append(_closure_outer(absjit, w, True)[1])
+                    or _closure_outer(absjit, w))(3.0)
+    assert seen == [1]
+    assert_close(g, np.float32(20.0), check_dtype=False)
+    if jax is not None:
+        assert_close(g, jax.grad(lambda w: _closure_outer(jax, w))(3.0), check_dtype=False)
+    f, consts = absjit.closure_convert(lambda x: x * 2.0, 1.0)
+    with pytest.raises(TypeError, match="constants"):
+        f(1.0, 2.0)
+    assert absjit.float0 == np.dtype([("float0", np.void, 0)])
