@@ -1,0 +1,237 @@
+"""``absjit.scipy.signal``: SciPy's convolutions and detrending with JAX's semantics.
+
+The direct convolutions are one ``lax.conv_general_dilated`` each (a correlation, so
+the kernel is flipped); ``fftconvolve`` multiplies spectra from ``absjit.numpy.fft``.
+Integer and boolean input is promoted to the default float, as in JAX.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import lax
+from .. import numpy as jnp
+from ..numpy._linalg_decomp import _inexact
+
+__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend"]
+
+_MODES = ("full", "same", "valid")
+
+
+def _check_mode(name, mode):
+    if mode not in _MODES:
+        raise ValueError(f"{name}: mode must be 'full', 'same' or 'valid', got {mode!r}")
+
+
+def _valid_swap(name, s1, s2):
+    """Whether 'valid' mode needs the inputs swapped (in2 larger in every dimension)."""
+    if all(a >= b for a, b in zip(s1, s2)):
+        return False
+    if all(a <= b for a, b in zip(s1, s2)):
+        return True
+    raise ValueError(f"{name}: in 'valid' mode one input must be at least as large as the "
+                     f"other in every dimension, got shapes {tuple(s1)} and {tuple(s2)}")
+
+
+def _convolve_nd(name, in1, in2, mode, precision):
+    _check_mode(name, mode)
+    in1, in2 = _inexact(name, in1, in2)
+    if in1.ndim != in2.ndim:
+        raise ValueError(f"{name}: in1 and in2 must have the same number of dimensions, got "
+                         f"{in1.ndim} and {in2.ndim}")
+    if in1.size == 0 or in2.size == 0:
+        raise ValueError(f"{name}: inputs cannot be empty, got shapes {in1.shape} and "
+                         f"{in2.shape}")
+    if mode == "valid" and _valid_swap(name, in1.shape, in2.shape):
+        in1, in2 = in2, in1
+    nd = in1.ndim
+    if mode == "full":
+        pads = [(m - 1, m - 1) for m in in2.shape]
+    elif mode == "same":
+        pads = [(m // 2, (m - 1) // 2) for m in in2.shape]
+    else:
+        pads = [(0, 0)] * nd
+    kernel = jnp.flip(in2)
+    out = lax.conv_general_dilated(in1[None, None], kernel[None, None], (1,) * nd, pads,
+                                   precision=precision)
+    return out[0, 0]
+
+
+def _check_method(name, method):
+    if method not in ("auto", "fft", "direct"):
+        raise ValueError(f"{name}: got method={method!r}; expected 'auto', 'fft', or "
+                         f"'direct'.")
+
+
+def convolve(in1, in2, mode="full", method="auto", precision=None):
+    """N-dimensional convolution of two arrays of the same rank.
+
+    ``mode`` is ``'full'``, ``'same'`` (the shape of ``in1``) or ``'valid'``.
+    ``method='fft'`` computes it with :func:`fftconvolve`; ``'auto'`` and ``'direct'``
+    with a direct convolution (JAX does the same rather than estimating which is
+    faster, as SciPy's ``'auto'`` does).
+
+    Examples
+    --------
+    >>> from absjit.scipy import signal
+    >>> signal.convolve(jnp.array([1., 2., 3.]), jnp.array([0., 1., 0.5]))
+    Array([0. , 1. , 2.5, 4. , 1.5], dtype=float32)
+    """
+    _check_method("convolve", method)
+    if method == "fft":
+        return fftconvolve(in1, in2, mode=mode)
+    return _convolve_nd("convolve", in1, in2, mode, precision)
+
+
+def correlate(in1, in2, mode="full", method="auto", precision=None):
+    """N-dimensional cross-correlation: ``convolve(in1, flip(conj(in2)))``.
+
+    Examples
+    --------
+    >>> from absjit.scipy import signal
+    >>> signal.correlate(jnp.array([1., 2., 3.]), jnp.array([0., 1., 0.5]))
+    Array([0.5, 2. , 3.5, 3. , 0. ], dtype=float32)
+    """
+    _check_method("correlate", method)
+    (in2,) = _inexact("correlate", in2)
+    in2 = jnp.flip(jnp.conj(in2))
+    if method == "fft":
+        return fftconvolve(in1, in2, mode=mode)
+    return _convolve_nd("correlate", in1, in2, mode, precision)
+
+
+def _check_2d(name, in1, in2, boundary, fillvalue):
+    if boundary != "fill" or fillvalue != 0:
+        raise NotImplementedError(f"{name}() only supports boundary='fill', fillvalue=0")
+    if jnp.ndim(in1) != 2 or jnp.ndim(in2) != 2:
+        raise ValueError(f"{name}() only supports 2-dimensional inputs, got ranks "
+                         f"{jnp.ndim(in1)} and {jnp.ndim(in2)}")
+
+
+def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0, precision=None):
+    """Two-dimensional convolution; only ``boundary='fill'`` with ``fillvalue=0`` (as JAX).
+
+    Examples
+    --------
+    >>> from absjit.scipy import signal
+    >>> signal.convolve2d(jnp.ones((3, 3)), jnp.ones((2, 2)), mode="valid")
+    Array([[4., 4.],
+           [4., 4.]], dtype=float32)
+    """
+    _check_2d("convolve2d", in1, in2, boundary, fillvalue)
+    return _convolve_nd("convolve2d", in1, in2, mode, precision)
+
+
+def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, precision=None):
+    """Two-dimensional cross-correlation; only ``boundary='fill'`` with ``fillvalue=0``.
+
+    Examples
+    --------
+    >>> from absjit.scipy import signal
+    >>> signal.correlate2d(jnp.eye(3), jnp.array([[1., 0.], [0., 0.]]), mode="valid")
+    Array([[1., 0.],
+           [0., 1.]], dtype=float32)
+    """
+    _check_2d("correlate2d", in1, in2, boundary, fillvalue)
+    (in2,) = _inexact("correlate2d", in2)
+    return _convolve_nd("correlate2d", in1, jnp.flip(jnp.conj(in2)), mode, precision)
+
+
+def fftconvolve(in1, in2, mode="full", axes=None):
+    """Convolution by FFT: the product of zero-padded spectra, transformed back and
+    cropped to ``mode``. Along axes not in ``axes`` the inputs broadcast.
+
+    Examples
+    --------
+    >>> from absjit.scipy import signal
+    >>> r = signal.fftconvolve(jnp.array([1., 2., 3.]), jnp.array([0., 1., 0.5]))
+    >>> print(np.round(np.asarray(r), 4))
+    [0.  1.  2.5 4.  1.5]
+    """
+    _check_mode("fftconvolve", mode)
+    in1, in2 = _inexact("fftconvolve", in1, in2)
+    if in1.ndim != in2.ndim:
+        raise ValueError(f"fftconvolve: in1 and in2 should have the same dimensionality, "
+                         f"got {in1.ndim} and {in2.ndim}")
+    nd = in1.ndim
+    if in1.size == 0 or in2.size == 0:
+        raise ValueError(f"fftconvolve: inputs cannot be empty, got shapes {in1.shape} and "
+                         f"{in2.shape}")
+    if axes is None:
+        axes = tuple(range(nd))
+    else:
+        axes = tuple(sorted({operator.index(a) % nd if -nd <= a < nd else _bad_axis(a, nd)
+                             for a in np.atleast_1d(axes).tolist()}))
+    for ax in range(nd):
+        if ax not in axes and in1.shape[ax] != in2.shape[ax] and 1 not in (
+                in1.shape[ax], in2.shape[ax]):
+            raise ValueError(f"fftconvolve: incompatible shapes {in1.shape} and {in2.shape} "
+                             f"along axis {ax}, which is not convolved")
+    if mode == "valid" and _valid_swap("fftconvolve", [in1.shape[a] for a in axes],
+                                       [in2.shape[a] for a in axes]):
+        in1, in2 = in2, in1
+    full = [in1.shape[a] + in2.shape[a] - 1 for a in axes]
+    if jnp.issubdtype(in1.dtype, jnp.complexfloating):
+        sp = jnp.fft.fftn(in1, full, axes) * jnp.fft.fftn(in2, full, axes)
+        out = jnp.fft.ifftn(sp, full, axes)
+    else:
+        sp = jnp.fft.rfftn(in1, full, axes) * jnp.fft.rfftn(in2, full, axes)
+        out = jnp.fft.irfftn(sp, full, axes)
+    index = [slice(None)] * nd
+    for a, n_full in zip(axes, full):
+        n1, n2 = in1.shape[a], in2.shape[a]
+        if mode == "same":
+            start = (n_full - n1) // 2
+            index[a] = slice(start, start + n1)
+        elif mode == "valid":
+            index[a] = slice(n2 - 1, n1)
+    return out[tuple(index)]
+
+
+def _bad_axis(a, nd):
+    raise ValueError(f"fftconvolve: axis {a} is out of bounds for arrays of rank {nd}")
+
+
+def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
+    """Remove the mean (``type='constant'``) or the least-squares line
+    (``type='linear'``, piecewise between the breakpoints ``bp``) along ``axis``.
+
+    ``bp`` must be concrete (Python ints or a NumPy array): it decides the shapes of the
+    segments.
+
+    Examples
+    --------
+    >>> from absjit.scipy import signal
+    >>> signal.detrend(jnp.array([1., 2., 4.]), type="constant")
+    Array([-1.3333333, -0.3333333,  1.6666667], dtype=float32)
+    """
+    if type not in ("linear", "l", "constant", "c"):
+        raise ValueError(f"detrend: trend type must be 'linear' or 'constant', got {type!r}")
+    (data,) = _inexact("detrend", data)
+    if type in ("constant", "c"):
+        return data - jnp.mean(data, axis=axis, keepdims=True)
+    data = jnp.moveaxis(data, axis, -1)
+    n = data.shape[-1]
+    try:
+        breaks = np.unique(np.concatenate([[0], np.atleast_1d(np.asarray(bp, int)), [n]]))
+    except Exception as e:  # a traced bp
+        raise TypeError("detrend: bp must be concrete integers (it decides the segment "
+                        "shapes), not a traced value") from e
+    if breaks.min() < 0 or breaks.max() > n:
+        raise ValueError(f"detrend: breakpoints must lie in [0, {n}], got {bp!r}")
+    pieces = []
+    for lo, hi in zip(breaks[:-1].tolist(), breaks[1:].tolist()):
+        seg = data[..., lo:hi]
+        t = np.arange(hi - lo, dtype=np.float64)
+        t -= t.mean()
+        denom = float((t * t).sum())
+        t = jnp.asarray(t, dtype=data.real.dtype)
+        mean = jnp.mean(seg, axis=-1, keepdims=True)
+        if denom == 0.0:
+            pieces.append(seg - mean)
+            continue
+        slope = jnp.sum(seg * t, axis=-1, keepdims=True) / denom
+        pieces.append(seg - mean - slope * t)
+    out = jnp.concatenate(pieces, axis=-1) if len(pieces) > 1 else pieces[0]
+    return jnp.moveaxis(out, -1, axis)
