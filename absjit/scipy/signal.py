@@ -34,7 +34,7 @@ def _valid_swap(name, s1, s2):
                      f"other in every dimension, got shapes {tuple(s1)} and {tuple(s2)}")
 
 
-def _convolve_nd(name, in1, in2, mode, precision):
+def _convolve_nd(name, in1, in2, mode, precision, late_center=False):
     _check_mode(name, mode)
     in1, in2 = _inexact(name, in1, in2)
     if in1.ndim != in2.ndim:
@@ -49,7 +49,8 @@ def _convolve_nd(name, in1, in2, mode, precision):
     if mode == "full":
         pads = [(m - 1, m - 1) for m in in2.shape]
     elif mode == "same":
-        pads = [(m // 2, (m - 1) // 2) for m in in2.shape]
+        pads = [((m - 1) // 2, m // 2) if late_center else (m // 2, (m - 1) // 2)
+                for m in in2.shape]
     else:
         pads = [(0, 0)] * nd
     kernel = jnp.flip(in2)
@@ -135,7 +136,10 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, precision=N
     """
     _check_2d("correlate2d", in1, in2, boundary, fillvalue)
     (in2,) = _inexact("correlate2d", in2)
-    return _convolve_nd("correlate2d", in1, jnp.flip(jnp.conj(in2)), mode, precision)
+    # SciPy (and JAX) centre correlate2d's 'same' window one sample later than
+    # correlate's when the kernel has an even length.
+    return _convolve_nd("correlate2d", in1, jnp.flip(jnp.conj(in2)), mode, precision,
+                        late_center=True)
 
 
 def fftconvolve(in1, in2, mode="full", axes=None):
