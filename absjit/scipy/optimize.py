@@ -134,7 +134,7 @@ def _line_search(value_and_grad_fn, x, p, f0, g0, maxiter, c1=1e-4, c2=0.9):
             g_star=jnp.where(new_done, g, s.g_star))
 
     one = jnp.ones_like(f0)
-    start = _Search(i=jnp.asarray(0, jnp.int32), done=jnp.asarray(False),
+    start = _Search(i=jnp.asarray(0), done=jnp.asarray(False),
                     zoom=jnp.asarray(False), a_prev=zero, f_prev=f0, d_prev=d0, a_next=one,
                     a_lo=zero, f_lo=f0, d_lo=d0, g_lo=g0, a_hi=zero, f_hi=f0, d_hi=d0,
                     a_star=zero, f_star=f0, g_star=g0)
