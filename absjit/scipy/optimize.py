@@ -23,12 +23,24 @@ class OptimizeResults(NamedTuple):
 
     Attributes
     ----------
-    x : the final point. success : whether the gradient norm fell below ``gtol`` without
-    a line-search failure. status : 0 converged, 1 the iteration limit was reached,
-    3 the line search failed. fun, jac : the objective and its gradient at ``x``.
-    hess_inv : the BFGS estimate of the inverse Hessian. nfev, njev : evaluations of the
-    objective and of its gradient (always equal: each evaluation gives both).
-    nit : iterations taken.
+    x : Array
+        The final point.
+    success : Array
+        Whether the gradient norm fell below ``gtol`` without a line-search failure.
+    status : Array
+        0 converged, 1 the iteration limit was reached, 3 the line search failed.
+    fun : Array
+        The objective at ``x``.
+    jac : Array
+        The gradient at ``x``.
+    hess_inv : Array
+        The BFGS estimate of the inverse Hessian.
+    nfev : Array
+        Evaluations of the objective.
+    njev : Array
+        Evaluations of the gradient (equal to ``nfev``: each evaluation gives both).
+    nit : Array
+        Iterations taken.
     """
     x: Any
     success: Any

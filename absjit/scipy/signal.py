@@ -207,8 +207,8 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
     Examples
     --------
     >>> from absjit.scipy import signal
-    >>> signal.detrend(jnp.array([1., 2., 4.]), type="constant")
-    Array([-1.3333333, -0.3333333,  1.6666667], dtype=float32)
+    >>> signal.detrend(jnp.array([1., 2., 3., 6.]), type="constant")
+    Array([-2., -1.,  0.,  3.], dtype=float32)
     """
     if type not in ("linear", "l", "constant", "c"):
         raise ValueError(f"detrend: trend type must be 'linear' or 'constant', got {type!r}")
