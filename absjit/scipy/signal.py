@@ -13,8 +13,10 @@ import numpy as np
 from .. import lax
 from .. import numpy as jnp
 from ..numpy._linalg_decomp import _inexact
+from ._spectral import median_bias, spectral
 
-__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend"]
+__all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend",
+           "stft", "csd", "welch"]
 
 _MODES = ("full", "same", "valid")
 
@@ -239,3 +241,81 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
         pieces.append(seg - mean - slope * t)
     out = jnp.concatenate(pieces, axis=-1) if len(pieces) > 1 else pieces[0]
     return jnp.moveaxis(out, -1, axis)
+
+
+def stft(x, fs=1.0, window="hann", nperseg=256, noverlap=None, nfft=None, detrend=False,
+         return_onesided=True, boundary="zeros", padded=True, axis=-1):
+    """Short-time Fourier transform: ``(f, t, Zxx)``, the spectra of overlapping windowed
+    segments of ``x`` along ``axis``, scaled by the window's sum (SciPy's
+    ``scaling='spectrum'``).
+
+    ``window`` is a name (or tuple) for ``scipy.signal.get_window`` or a 1-D array;
+    ``boundary`` extends the signal by half a segment (``'zeros'``, ``'even'``,
+    ``'odd'``, ``'constant'`` or ``None``) and ``padded`` zero-pads its end to a whole
+    number of segments. Complex input gives two-sided spectra.
+
+    Examples
+    --------
+    >>> from absjit.scipy import signal
+    >>> f, t, Z = signal.stft(jnp.ones(8), nperseg=4)
+    >>> f.shape, t.shape, Z.shape, Z.dtype
+    ((3,), (5,), (3, 5), dtype('complex64'))
+    """
+    freqs, times, result = spectral("stft", x, None, fs, window, nperseg, noverlap, nfft,
+                                    detrend, return_onesided, "spectrum", axis, "stft",
+                                    boundary=boundary, padded=padded)
+    return freqs, times, result
+
+
+def _average(name, result, average):
+    if average not in ("mean", "median"):
+        raise ValueError(f"{name}: average must be 'median' or 'mean', got {average!r}")
+    nseg = result.shape[-1]
+    if nseg == 1:
+        return result[..., 0]
+    if average == "mean":
+        return jnp.mean(result, axis=-1)
+    bias = median_bias(nseg)
+    if jnp.issubdtype(result.dtype, jnp.complexfloating):
+        med = jnp.median(result.real, axis=-1) + 1j * jnp.median(result.imag, axis=-1)
+    else:
+        med = jnp.median(result, axis=-1)
+    return med / bias
+
+
+def csd(x, y, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
+        detrend="constant", return_onesided=True, scaling="density", axis=-1,
+        average="mean"):
+    """Cross power spectral density of ``x`` and ``y`` by Welch's method: ``(f, Pxy)``,
+    the average over segments of ``conj(X) * Y``, scaled by ``scaling`` (``'density'``
+    or ``'spectrum'``). ``y=None`` means ``y = x`` (and a real result, as :func:`welch`).
+    ``nperseg`` defaults to 256, or the signal's length when that is shorter.
+
+    Examples
+    --------
+    >>> from absjit.scipy import signal
+    >>> f, p = signal.csd(jnp.arange(8.), jnp.ones(8), nperseg=4)
+    >>> f
+    Array([0.  , 0.25, 0.5 ], dtype=float32)
+    """
+    freqs, _, result = spectral("csd", x, y, fs, window, nperseg, noverlap, nfft, detrend,
+                                return_onesided, scaling, axis, "psd")
+    return freqs, _average("csd", result, average)
+
+
+def welch(x, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
+          detrend="constant", return_onesided=True, scaling="density", axis=-1,
+          average="mean"):
+    """Power spectral density by Welch's method: ``(f, Pxx)``, :func:`csd` of ``x`` with
+    itself.
+
+    Examples
+    --------
+    >>> from absjit.scipy import signal
+    >>> f, p = signal.welch(jnp.ones(16), nperseg=8)
+    >>> p
+    Array([0., 0., 0., 0., 0.], dtype=float32)
+    """
+    freqs, _, result = spectral("welch", x, None, fs, window, nperseg, noverlap, nfft,
+                                detrend, return_onesided, scaling, axis, "psd")
+    return freqs, _average("welch", result, average)

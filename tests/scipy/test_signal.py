@@ -155,3 +155,101 @@ def test_bad_input():
         signal.detrend(x, bp=[9])
     with pytest.raises(TypeError):
         signal.convolve("abc", x)
+
+
+def _compare_all(ours, ref, msg):
+    assert len(ours) == len(ref)
+    for o, r in zip(ours, ref):
+        assert_close(o, np.asarray(r).astype(np.asarray(o).dtype), rtol=1e-4, atol=1e-5,
+                     err_msg=msg)
+
+
+STFT_KWARGS = [dict(nperseg=16), dict(nperseg=16, noverlap=4, nfft=20),
+               dict(nperseg=15, boundary="even"), dict(nperseg=15, boundary="odd", padded=False),
+               dict(nperseg=16, boundary="constant", detrend="linear"),
+               dict(nperseg=16, boundary=None), dict(nperseg=16, window=("tukey", 0.3),
+                                                     return_onesided=False),
+               dict(nperseg=16, fs=3.0)]
+PSD_KWARGS = [dict(), dict(nperseg=16), dict(nperseg=16, scaling="spectrum", fs=2.0),
+              dict(nperseg=16, average="median"), dict(nperseg=17, nfft=21, detrend="linear"),
+              dict(nperseg=16, return_onesided=False), dict(nperseg=16, detrend=False),
+              dict(nperseg=8, average="median", window="boxcar")]
+
+
+@pytest.mark.filterwarnings("ignore:nperseg")
+def test_spectral_against_scipy(rng):
+    x = rng.standard_normal((2, 50)).astype(np.float32)
+    y = rng.standard_normal((2, 50)).astype(np.float32)
+    for kw in STFT_KWARGS:
+        _compare_all(signal.stft(x, **kw), ss.stft(x, **kw), f"stft {kw}")
+    for kw in PSD_KWARGS:
+        _compare_all(signal.welch(x, **kw), ss.welch(x, **kw), f"welch {kw}")
+        _compare_all(signal.csd(x, y, **kw), ss.csd(x, y, **kw), f"csd {kw}")
+    _compare_all(signal.stft(x.T, nperseg=16, axis=0), ss.stft(x.T, nperseg=16, axis=0),
+                 "stft axis=0")
+    _compare_all(signal.welch(x.T, nperseg=16, axis=0), ss.welch(x.T, nperseg=16, axis=0),
+                 "welch axis=0")
+    _compare_all(signal.csd(x, y[:, :40], nperseg=16), ss.csd(x, y[:, :40], nperseg=16),
+                 "csd of unequal lengths")
+    window = np.hanning(12).astype(np.float32)
+    _compare_all(signal.welch(x, window=window), ss.welch(x, window=window), "array window")
+
+
+@pytest.mark.filterwarnings("ignore:Input data is complex")
+def test_spectral_complex_and_dtypes(rng):
+    z = (rng.standard_normal(40) + 1j * rng.standard_normal(40)).astype(np.complex64)
+    _compare_all(signal.stft(z, nperseg=8), ss.stft(z, nperseg=8, return_onesided=False),
+                 "complex stft")
+    _compare_all(signal.welch(z, nperseg=8), ss.welch(z, nperseg=8, return_onesided=False),
+                 "complex welch")
+    if jss is not None:
+        x = rng.standard_normal(40).astype(np.float32)
+        for name, args in (("stft", (np.arange(20),)), ("csd", (x, x[::-1])),
+                           ("welch", (z,))):
+            ours = getattr(signal, name)(*args, nperseg=8)
+            theirs = getattr(jss, name)(*args, nperseg=8)
+            assert [(o.dtype, o.weak_type) for o in ours] == \
+                [(t.dtype, t.weak_type) for t in theirs], name
+            assert_close(list(ours), list(theirs), rtol=1e-4, atol=1e-5)
+
+
+def test_spectral_every_mode(mode, rng):
+    x = rng.standard_normal(40).astype(np.float32)
+    y = rng.standard_normal(40).astype(np.float32)
+
+    def program(x, y, fs):
+        return (*signal.stft(x, fs, nperseg=8), *signal.welch(x, fs, nperseg=8,
+                                                              average="median"),
+                *signal.csd(x, y, fs, nperseg=8, scaling="spectrum"))
+
+    out = mode(program)(x, y, np.float32(2.0))
+    expected = (*ss.stft(x, 2.0, nperseg=8), *ss.welch(x, 2.0, nperseg=8, average="median"),
+                *ss.csd(x, y, 2.0, nperseg=8, scaling="spectrum"))
+    _compare_all(out, expected, "one program")
+
+
+def test_spectral_grad_vmap(rng):
+    x = rng.standard_normal(24)
+    check_grads(lambda x: signal.welch(x, nperseg=8)[1], [x])
+    check_grads(lambda x: jnp.abs(signal.stft(x, nperseg=8)[2]) ** 2, [x])
+    batch = rng.standard_normal((3, 24)).astype(np.float32)
+    out = absjit.vmap(lambda v: signal.welch(v, nperseg=8)[1])(batch)
+    assert_close(out, ss.welch(batch, nperseg=8)[1].astype(np.float32), rtol=1e-4, atol=1e-5)
+
+
+def test_spectral_bad_input():
+    x = jnp.ones(32)
+    with pytest.raises(ValueError, match="noverlap"):
+        signal.stft(x, nperseg=8, noverlap=8)
+    with pytest.raises(ValueError, match="nfft"):
+        signal.welch(x, nperseg=8, nfft=4)
+    with pytest.raises(ValueError, match="boundary"):
+        signal.stft(x, nperseg=8, boundary="periodic")
+    with pytest.raises(ValueError, match="scaling"):
+        signal.welch(x, nperseg=8, scaling="power")
+    with pytest.raises(ValueError, match="average"):
+        signal.csd(x, x, nperseg=8, average="mode")
+    with pytest.raises(ValueError, match="differs"):
+        signal.welch(x, window=jnp.ones(8), nperseg=4)
+    with pytest.raises(ValueError, match="1-D"):
+        signal.welch(x, window=jnp.ones((2, 4)))
