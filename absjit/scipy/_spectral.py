@@ -42,6 +42,18 @@ def _window(name, window, nperseg, n, default_nperseg, dtype):
     return win.astype(dtype), win.shape[0]
 
 
+def istft_window(window, nperseg, dtype):
+    if isinstance(window, (str, tuple)):
+        import scipy.signal  # a slow import, needed only to build named windows
+        return jnp.asarray(scipy.signal.get_window(window, nperseg), dtype=dtype)
+    win = jnp.asarray(window)
+    if win.ndim != 1:
+        raise ValueError("istft: window must be 1-D")
+    if win.shape[0] != nperseg:
+        raise ValueError(f"istft: window must have length of {nperseg}")
+    return win.astype(dtype)
+
+
 def _extend(x, width, boundary):
     if boundary == "zeros":
         return jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(width, width)])

@@ -13,10 +13,10 @@ import numpy as np
 from .. import lax
 from .. import numpy as jnp
 from ..numpy._linalg_decomp import _inexact
-from ._spectral import median_bias, spectral
+from ._spectral import istft_window, median_bias, spectral
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend",
-           "stft", "csd", "welch"]
+           "stft", "istft", "csd", "welch"]
 
 _MODES = ("full", "same", "valid")
 
@@ -265,6 +265,69 @@ def stft(x, fs=1.0, window="hann", nperseg=256, noverlap=None, nfft=None, detren
                                     detrend, return_onesided, "spectrum", axis, "stft",
                                     boundary=boundary, padded=padded)
     return freqs, times, result
+
+
+def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None,
+          input_onesided=True, boundary=True, time_axis=-1, freq_axis=-2):
+    """Inverse of :func:`stft` by weighted overlap-add: ``(t, x)``.
+
+    The inverse transforms of the segments are windowed, added at their offsets and
+    divided by the summed squared window (where it is not tiny). ``nperseg`` defaults to
+    the segment length the frequency axis implies. As in SciPy and JAX, ``t`` counts the
+    samples along the *first* axis of ``x`` (``arange(x.shape[0]) / fs``).
+
+    Examples
+    --------
+    >>> from absjit.scipy import signal
+    >>> _, _, Z = signal.stft(jnp.arange(8.), nperseg=4)
+    >>> t, x = signal.istft(Z, nperseg=4)
+    >>> print(np.round(np.asarray(x), 4))
+    [0. 1. 2. 3. 4. 5. 6. 7.]
+    """
+    Zxx = jnp.asarray(Zxx)
+    if Zxx.ndim < 2:
+        raise ValueError("istft: input stft must be at least 2d")
+    nd = Zxx.ndim
+    freq_axis, time_axis = operator.index(freq_axis) % nd, operator.index(time_axis) % nd
+    if freq_axis == time_axis:
+        raise ValueError("istft: must specify differing time and frequency axes")
+    dtype = jnp.result_type(Zxx.dtype, jnp.complex64)
+    Zxx = Zxx.astype(dtype)
+    nseg, nfreq = Zxx.shape[time_axis], Zxx.shape[freq_axis]
+    n_default = 2 * (nfreq - 1) if input_onesided else nfreq
+    nperseg = n_default if nperseg is None else operator.index(nperseg)
+    if nperseg < 1:
+        raise ValueError("istft: nperseg must be a positive integer")
+    if nfft is None:
+        nfft = nperseg if input_onesided and nperseg == n_default + 1 else n_default
+    elif nfft < nperseg:
+        raise ValueError("istft: nfft must be greater than or equal to nperseg")
+    noverlap = nperseg // 2 if noverlap is None else operator.index(noverlap)
+    if noverlap >= nperseg:
+        raise ValueError("istft: noverlap must be less than nperseg")
+    step = nperseg - noverlap
+    outer = [a for a in range(nd) if a not in (freq_axis, time_axis)]
+    Zxx = jnp.transpose(Zxx, outer + [time_axis, freq_axis])      # (..., time, freq)
+    real_dtype = jnp.zeros((), dtype).real.dtype
+    win = istft_window(window, nperseg, real_dtype)
+    if input_onesided:
+        segs = jnp.fft.irfft(Zxx, nfft, axis=-1)[..., :nperseg]
+    else:
+        segs = jnp.fft.ifft(Zxx, nfft, axis=-1)[..., :nperseg]
+    segs = segs * jnp.sum(win) * win
+    length = nperseg + (nseg - 1) * step
+    index = (np.arange(nseg)[:, None] * step + np.arange(nperseg)[None, :]).ravel()
+    x = jnp.zeros(segs.shape[:-2] + (length,), segs.dtype)
+    x = x.at[..., index].add(segs.reshape(segs.shape[:-2] + (-1,)))
+    norm = jnp.zeros(length, real_dtype).at[index].add(jnp.tile(win * win, nseg))
+    if boundary:
+        x = x[..., nperseg // 2:length - nperseg // 2]
+        norm = norm[nperseg // 2:length - nperseg // 2]
+    x = x / jnp.where(norm > 1e-10, norm, 1.0)
+    if x.ndim > 1 and time_axis != nd - 1:
+        x = jnp.moveaxis(x, -1, time_axis - 1 if freq_axis < time_axis else time_axis)
+    t = jnp.arange(x.shape[0], dtype=real_dtype) / fs
+    return t.astype(real_dtype), x
 
 
 def _average(name, result, average):

@@ -195,6 +195,45 @@ def test_spectral_against_scipy(rng):
     _compare_all(signal.welch(x, window=window), ss.welch(x, window=window), "array window")
 
 
+ISTFT_KWARGS = [dict(nperseg=16), dict(nperseg=15), dict(nperseg=16, noverlap=10, nfft=20),
+                dict(nperseg=16, boundary=None), dict(nperseg=16, return_onesided=False)]
+
+
+@pytest.mark.parametrize("kw", ISTFT_KWARGS)
+def test_istft_against_scipy(rng, kw):
+    x = rng.standard_normal((2, 50)).astype(np.float32)
+    z = ss.stft(x, **kw)[2].astype(np.complex64)
+    inverse = dict(kw)
+    if "boundary" in inverse:
+        inverse["boundary"] = False
+    if "return_onesided" in inverse:
+        inverse["input_onesided"] = inverse.pop("return_onesided")
+    ours = signal.istft(z, **inverse)
+    _compare_all(ours, ss.istft(z, **inverse), f"istft {kw}")
+    if "boundary" not in kw:  # the round trip
+        assert_close(ours[1][:, :50].real, x, rtol=1e-4, atol=1e-5)
+    if jss is not None and kw == ISTFT_KWARGS[0]:
+        theirs = jss.istft(z, **inverse)
+        assert [(o.dtype, o.weak_type) for o in ours] == \
+            [(t.dtype, t.weak_type) for t in theirs]
+
+
+def test_istft_axes(rng):
+    x = rng.standard_normal((2, 50)).astype(np.float32)
+    z = ss.stft(x.T, nperseg=16, axis=0)[2]
+    _compare_all(signal.istft(z, nperseg=16, time_axis=-1, freq_axis=0),
+                 ss.istft(z, nperseg=16, time_axis=-1, freq_axis=0), "freq axis 0")
+    z = np.moveaxis(ss.stft(x, nperseg=16)[2], -1, 0)
+    _compare_all(signal.istft(z, nperseg=16, time_axis=0, freq_axis=-1),
+                 ss.istft(z, nperseg=16, time_axis=0, freq_axis=-1), "time axis 0")
+    with pytest.raises(ValueError, match="2d"):
+        signal.istft(jnp.ones(4))
+    with pytest.raises(ValueError, match="differing"):
+        signal.istft(z, time_axis=0, freq_axis=0)
+    with pytest.raises(ValueError, match="length"):
+        signal.istft(z, nperseg=16, window=jnp.ones(8))
+
+
 @pytest.mark.filterwarnings("ignore:Input data is complex")
 def test_spectral_complex_and_dtypes(rng):
     z = (rng.standard_normal(40) + 1j * rng.standard_normal(40)).astype(np.complex64)
@@ -218,12 +257,15 @@ def test_spectral_every_mode(mode, rng):
     y = rng.standard_normal(40).astype(np.float32)
 
     def program(x, y, fs):
-        return (*signal.stft(x, fs, nperseg=8), *signal.welch(x, fs, nperseg=8,
-                                                              average="median"),
+        f, t, z = signal.stft(x, fs, nperseg=8)
+        return (f, t, z, *signal.istft(z, fs, nperseg=8),
+                *signal.welch(x, fs, nperseg=8, average="median"),
                 *signal.csd(x, y, fs, nperseg=8, scaling="spectrum"))
 
     out = mode(program)(x, y, np.float32(2.0))
-    expected = (*ss.stft(x, 2.0, nperseg=8), *ss.welch(x, 2.0, nperseg=8, average="median"),
+    f, t, z = ss.stft(x, 2.0, nperseg=8)
+    expected = (f, t, z, *ss.istft(z, 2.0, nperseg=8),
+                *ss.welch(x, 2.0, nperseg=8, average="median"),
                 *ss.csd(x, y, 2.0, nperseg=8, scaling="spectrum"))
     _compare_all(out, expected, "one program")
 
