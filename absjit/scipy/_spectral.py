@@ -9,6 +9,7 @@ window array may be traced.
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -139,6 +140,9 @@ def spectral(name, x, y, fs, window, nperseg, noverlap, nfft, detrend, return_on
     complex_input = jnp.issubdtype(x.dtype, jnp.complexfloating) or (
         not same and jnp.issubdtype(y.dtype, jnp.complexfloating))
     onesided = return_onesided and not complex_input
+    if return_onesided and complex_input:
+        warnings.warn("Input data is complex, switching to return_onesided=False",
+                      stacklevel=3)
 
     def transform(v):
         seg = _detrend_segments(v[..., index], detrend) * win

@@ -12,6 +12,10 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as jnp
+from ..array import Array
+from ..core.avals import ConcreteArray
+from ..core.trace import Tracer
+from ..errors import ConcretizationTypeError
 from ..numpy._linalg_decomp import _inexact
 from ._spectral import istft_window, median_bias, spectral
 
@@ -199,6 +203,19 @@ def _bad_axis(a, nd):
     raise ValueError(f"fftconvolve: axis {a} is out of bounds for arrays of rank {nd}")
 
 
+def _concrete_bp(bp):
+    """The NumPy value of the breakpoints: they decide the segments' shapes."""
+    if isinstance(bp, Array):
+        return np.asarray(bp)
+    if isinstance(bp, Tracer):
+        if isinstance(bp.aval, ConcreteArray):
+            return bp.aval.concrete_value()
+        raise ConcretizationTypeError(
+            bp, "detrend's breakpoints bp decide the shapes of its segments, so they must "
+                "be concrete: pass Python ints or a NumPy array (or mark bp static).")
+    return np.asarray(bp)
+
+
 def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
     """Remove the mean (``type='constant'``) or the least-squares line
     (``type='linear'``, piecewise between the breakpoints ``bp``) along ``axis``.
@@ -219,11 +236,8 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
         return data - jnp.mean(data, axis=axis, keepdims=True)
     data = jnp.moveaxis(data, axis, -1)
     n = data.shape[-1]
-    try:
-        breaks = np.unique(np.concatenate([[0], np.atleast_1d(np.asarray(bp, int)), [n]]))
-    except Exception as e:  # a traced bp
-        raise TypeError("detrend: bp must be concrete integers (it decides the segment "
-                        "shapes), not a traced value") from e
+    breaks = np.unique(np.concatenate([[0], np.atleast_1d(_concrete_bp(bp)).astype(int),
+                                       [n]]))
     if breaks.min() < 0 or breaks.max() > n:
         raise ValueError(f"detrend: breakpoints must lie in [0, {n}], got {bp!r}")
     pieces = []

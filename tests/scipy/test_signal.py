@@ -295,3 +295,12 @@ def test_spectral_bad_input():
         signal.welch(x, window=jnp.ones(8), nperseg=4)
     with pytest.raises(ValueError, match="1-D"):
         signal.welch(x, window=jnp.ones((2, 4)))
+
+
+def test_detrend_traced_breakpoints():
+    x = jnp.arange(8.0)
+    with pytest.raises(absjit.errors.ConcretizationTypeError, match="bp"):
+        absjit.jit(lambda x, bp: signal.detrend(x, bp=bp))(x, jnp.array([3]))
+    out = absjit.jit(lambda x: signal.detrend(x ** 2, bp=np.array([3])))(x)
+    assert_close(out, ss.detrend(np.arange(8.0) ** 2, bp=[3]).astype(np.float32), rtol=1e-4,
+                 atol=1e-4)
