@@ -1,6 +1,9 @@
 """``absjit.scipy``: SciPy's API with JAX's semantics (``jax.scipy``): ``linalg``,
-``special`` functions and ``stats`` distributions, written on ``absjit.numpy`` and
-``absjit.lax``."""
-from . import linalg, special, stats  # noqa: F401
+``special`` functions, ``stats`` distributions, ``signal`` convolutions, ``fft`` cosine
+transforms, ``integrate``, ``optimize`` (BFGS), ``ndimage``, ``interpolate`` and
+``cluster``, written on ``absjit.numpy`` and ``absjit.lax``."""
+from . import (cluster, fft, integrate, interpolate, linalg, ndimage, optimize,  # noqa: F401
+               signal, special, stats)
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
+           "signal", "special", "stats"]
