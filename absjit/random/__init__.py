@@ -35,10 +35,14 @@ from ._basic import (bernoulli, categorical, cauchy, choice, exponential, gumbel
                      randint, truncated_normal, uniform, weibull_min)
 from ._gamma import (ball, beta, chisquare, dirichlet, gamma, loggamma,  # noqa: F401
                      multivariate_normal, orthogonal, poisson, t)
+from ._more import (binomial, clone, double_sided_maxwell, f, generalized_normal,  # noqa: F401
+                    geometric, key_dtype, maxwell, multinomial, rayleigh, triangular, wald)
 
 __all__ = ["PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in", "bits",
            "threefry_2x32", "uniform", "normal", "randint", "bernoulli", "categorical",
            "choice", "permutation", "truncated_normal", "exponential", "gumbel", "laplace",
            "logistic", "rademacher", "cauchy", "lognormal", "pareto", "weibull_min",
            "gamma", "loggamma", "beta", "dirichlet", "poisson", "t", "chisquare", "ball",
-           "multivariate_normal", "orthogonal"]
+           "multivariate_normal", "orthogonal", "binomial", "geometric", "multinomial",
+           "maxwell", "double_sided_maxwell", "rayleigh", "triangular", "wald", "f",
+           "generalized_normal", "clone", "key_dtype"]
