@@ -26,6 +26,8 @@ SAMPLERS = {
     "rayleigh": (lambda r, k: r.rayleigh(k, 2.0, (2000,)), "ulp"),
     "maxwell": (lambda r, k: r.maxwell(k, (2000,)), "ulp"),
     "double_sided_maxwell": (lambda r, k: r.double_sided_maxwell(k, 0.5, 2.0, (2000,)), "ulp"),
+    "double_sided_maxwell_params": (lambda r, k: r.double_sided_maxwell(
+        k, np.array([0.0, 1.0, -2.0], np.float32), 2.0, (400,)), "ulp"),
     "wald": (lambda r, k: r.wald(k, 1.5, (2000,)), "ulp"),
     "f": (lambda r, k: r.f(k, 3.0, 5.0, (2000,)), "gamma"),
     "generalized_normal": (lambda r, k: r.generalized_normal(k, 1.5, (2000,)), "gamma"),

@@ -67,7 +67,9 @@ def maxwell(key, shape=(), dtype=None):
 
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     """Double-sided Maxwell samples ``loc + scale * sign * maxwell`` (a random sign),
-    equal to ``jax.random.double_sided_maxwell``.
+    equal to ``jax.random.double_sided_maxwell``. As in JAX, the result has shape
+    ``shape + broadcast(loc, scale).shape``; with ``shape=()`` and array parameters
+    JAX 0.10 uses the parameters' shape twice, absjit once.
 
     Examples
     --------
@@ -78,9 +80,9 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     key = check_key("double_sided_maxwell", key)
     dt = float_dtype("double_sided_maxwell", dtype)
     shape = canonical_shape("double_sided_maxwell", shape)
-    params = [np.empty(np.shape(p)) if not is_tracer(p) else p for p in (loc, scale)]
-    shape = tuple(np.broadcast_shapes(shape, *[np.shape(p) if not is_tracer(p)
-                                               else get_aval(p).shape for p in params]))
+    pshape = tuple(np.broadcast_shapes(*[get_aval(p).shape if is_tracer(p) else np.shape(p)
+                                         for p in (loc, scale)]))
+    shape = shape + pshape
     k_m, k_s = split(key)
     m = maxwell(k_m, shape, dt)
     s = rademacher(k_s, shape, dt)
@@ -245,6 +247,7 @@ def _binomial_btrs(key, n, p, dt):
         us = 0.5 - jnp.abs(u)
         k = jnp.floor((2 * a / us + b) * u + c)
         inside = jnp.logical_and(k >= 0, k <= n)
+        k = jnp.where(inside, k, m)  # a rejected candidate: keep lgamma finite
         quick = jnp.logical_and(us >= 0.07, v <= v_r)
         lv = jnp.log(v * alpha / (a / (us * us) + b))
         bound = h - lax.lgamma(k + 1) - lax.lgamma(n - k + 1) + (k - m) * lpq
