@@ -19,7 +19,7 @@ from ..core.trace import get_aval, is_tracer
 from ._basic import (_cast, _normal_real, _uniform, bernoulli, check_param_shapes,
                      float_dtype, rademacher)
 from ._gamma import _gamma_linear, _gamma_log
-from ._keyarray import _KEY_DTYPE, KeyArray
+from ._keyarray import _KEY_DTYPE
 from ._keys import _check_impl, canonical_shape, check_key, key_words, split, split_words
 
 __all__ = ["rayleigh", "maxwell", "double_sided_maxwell", "wald", "f", "geometric",
@@ -288,8 +288,8 @@ def binomial(key, n, p, shape=None, dtype=None):
     Hormann's BTRS rejection sampler is used above. This follows the distribution of
     ``jax.random.binomial``, not its draws (its key schedule is not reproduced);
     ``tests/test_random_more.py`` tests it against the exact law. Invalid parameters
-    (``n < 0``, ``p`` outside ``[0, 1]``, NaN) give NaN, as in JAX. Not
-    differentiable.
+    (``n < 0``, ``p`` outside ``[0, 1]``, NaN) give NaN, as in JAX. ``n`` and ``p``
+    pass through ``stop_gradient`` (a count has no useful derivative).
 
     Examples
     --------
