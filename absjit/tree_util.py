@@ -3,10 +3,15 @@
 Built-in nodes: ``tuple``, ``list``, ``dict`` (keys sorted), ``None`` (no leaves),
 ``namedtuple``, ``collections.OrderedDict`` (insertion order) and
 ``collections.defaultdict`` (keys sorted); more with :func:`register_pytree_node`,
-:func:`register_pytree_with_keys`, :func:`register_pytree_node_class` and
-:func:`register_dataclass`. Everything else is a leaf. The ``*_with_path`` functions
+:func:`register_pytree_with_keys`, :func:`register_pytree_node_class`,
+:func:`register_pytree_with_keys_class`, :func:`register_dataclass` and
+:func:`register_static`. Everything else is a leaf. The ``*_with_path`` functions
 pair every leaf with its key path (``DictKey``, ``SequenceKey``, ``GetAttrKey``,
 ``FlattenedIndexKey``), as in ``jax.tree_util``.
+
+The core (registry, ``PyTreeDef``, flattening, ``tree_map``) lives in ``_pytree``;
+this module adds the helpers built on it (one-level flattening, treedef
+construction, ``tree_broadcast``, ``tree_reduce_associative``, the registry object).
 
 Examples
 --------
@@ -20,709 +25,242 @@ Examples
 """
 from __future__ import annotations
 
-import collections
-import dataclasses
-import functools
+from typing import Any, Tuple, Union
 
-from ._tree_paths import (DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey, keystr,
-                          _path_walk)
+from ._pytree import (_MISSING, _NODE_KINDS, _REGISTRY, DictKey, FlattenedIndexKey,  # noqa: F401
+                      GetAttrKey, Partial, PyTreeDef, SequenceKey, _flatten_up_to,
+                      _is_namedtuple, _node, all_leaves, keystr, leaf_paths,
+                      register_dataclass, register_pytree_node, register_pytree_node_class,
+                      register_pytree_with_keys, tree_all, tree_flatten,
+                      tree_flatten_with_path, tree_leaves, tree_leaves_with_path, tree_map,
+                      tree_map_with_path, tree_reduce, tree_structure, tree_transpose,
+                      tree_unflatten, treedef_is_leaf)
 
 __all__ = ["PyTreeDef", "register_pytree_node", "register_pytree_with_keys",
            "register_pytree_node_class", "register_dataclass", "tree_flatten",
            "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "tree_reduce",
            "tree_all", "tree_transpose", "tree_flatten_with_path", "tree_leaves_with_path",
            "tree_map_with_path", "keystr", "DictKey", "SequenceKey", "GetAttrKey",
-           "FlattenedIndexKey", "Partial", "leaf_paths", "treedef_is_leaf", "all_leaves"]
+           "FlattenedIndexKey", "Partial", "leaf_paths", "treedef_is_leaf", "all_leaves",
+           "tree_broadcast", "tree_reduce_associative", "treedef_children", "treedef_tuple",
+           "flatten_one_level", "flatten_one_level_with_keys", "is_tree_node",
+           "register_pytree_with_keys_class", "register_static", "default_registry",
+           "KeyEntry", "KeyPath"]
 
-# type -> (flatten, unflatten, flatten_with_keys or None)
-_REGISTRY: dict = {}
+# One entry of a key path, and a key path (type aliases for annotations).
+KeyEntry = Union[SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey, Any]
+KeyPath = Tuple[KeyEntry, ...]
 
 
-def _register(nodetype, flatten_func, unflatten_func, flatten_with_keys):
-    if nodetype in _REGISTRY or nodetype in (tuple, list, dict, type(None)):
-        raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype}.")
-    _REGISTRY[nodetype] = (flatten_func, unflatten_func, flatten_with_keys)
-
-
-def register_pytree_node(nodetype, flatten_func, unflatten_func) -> None:
-    """Make ``nodetype`` a pytree node.
-
-    ``flatten_func(x) -> (children, aux_data)`` and
-    ``unflatten_func(aux_data, children) -> x``; ``aux_data`` must be hashable.
-    Registering a type twice is a ``ValueError``. Paths through such a node use
-    ``FlattenedIndexKey``.
+def register_pytree_with_keys_class(cls):
+    """Class decorator: ``cls.tree_flatten_with_keys() -> (((key, child), ...), aux)``
+    and ``cls.tree_unflatten(aux, children)`` (``cls.tree_flatten`` is used for
+    flattening without keys when defined).
 
     Examples
     --------
-    >>> class Pair:
-    ...     def __init__(self, a, b):
-    ...         self.a, self.b = a, b
-    >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None),
-    ...                      lambda aux, ch: Pair(*ch))
-    >>> tree_leaves(Pair(1, [2, 3]))
-    [1, 2, 3]
-    """
-    _register(nodetype, flatten_func, unflatten_func, None)
-
-
-def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func,
-                              flatten_func=None) -> None:
-    """Make ``nodetype`` a pytree node whose children have keys.
-
-    ``flatten_with_keys(x) -> (((key, child), ...), aux_data)``; ``flatten_func``
-    (children without keys, for speed) is derived from it when not given.
-
-    Examples
-    --------
-    >>> class Named:
-    ...     def __init__(self, x):
-    ...         self.x = x
-    >>> register_pytree_with_keys(Named, lambda n: (((GetAttrKey("x"), n.x),), None),
-    ...                           lambda aux, ch: Named(*ch))
-    >>> keystr(tree_flatten_with_path(Named(1))[0][0][0])
-    '.x'
-    """
-    if flatten_func is None:
-        def flatten_func(x):
-            pairs, aux = flatten_with_keys(x)
-            return [c for _, c in pairs], aux
-    _register(nodetype, flatten_func, unflatten_func, flatten_with_keys)
-
-
-def register_pytree_node_class(cls):
-    """Class decorator: ``cls.tree_flatten()`` and ``cls.tree_unflatten(aux, children)``.
-
-    Examples
-    --------
-    >>> @register_pytree_node_class
-    ... class Box:
+    >>> @register_pytree_with_keys_class
+    ... class Cell:
     ...     def __init__(self, v):
     ...         self.v = v
-    ...     def tree_flatten(self):
-    ...         return (self.v,), None
+    ...     def tree_flatten_with_keys(self):
+    ...         return ((GetAttrKey("v"), self.v),), None
     ...     @classmethod
     ...     def tree_unflatten(cls, aux, children):
     ...         return cls(*children)
-    >>> tree_leaves(Box(3))
-    [3]
+    >>> keystr(tree_leaves_with_path(Cell(3))[0][0])
+    '.v'
     """
-    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    flat = getattr(cls, "tree_flatten", None)
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten,
+                              None if flat is None else (lambda x: x.tree_flatten()))
     return cls
 
 
-def register_dataclass(nodetype, data_fields=None, meta_fields=None, drop_fields=()):
-    """Make a dataclass a pytree: ``data_fields`` are children, ``meta_fields`` static
-    (part of the structure, hashable).
-
-    With neither given, the dataclass's fields are used: those with
-    ``field(metadata=dict(static=True))`` are meta fields, the others data fields.
-    Works as a decorator. Paths through the node use ``GetAttrKey``.
+def register_static(cls):
+    """Class decorator: instances of ``cls`` become nodes without children, kept whole
+    in the tree structure (so they must be hashable), as static values.
 
     Examples
     --------
-    >>> import dataclasses
-    >>> @register_dataclass
-    ... @dataclasses.dataclass
-    ... class Params:
-    ...     w: float
-    ...     name: str = dataclasses.field(default="p", metadata=dict(static=True))
-    >>> tree_leaves(Params(1.0))
-    [1.0]
+    >>> @register_static
+    ... class Tag(str):
+    ...     pass
+    >>> tree_leaves([Tag("a"), 1])
+    [1]
     """
-    if data_fields is None and meta_fields is None:
-        if not dataclasses.is_dataclass(nodetype):
-            raise TypeError(f"register_dataclass: {nodetype.__name__} is not a dataclass; "
-                            "pass data_fields and meta_fields explicitly")
-        data_fields, meta_fields = [], []
-        for f in dataclasses.fields(nodetype):
-            if f.name in drop_fields or not f.init:
-                continue
-            (meta_fields if f.metadata.get("static", False) else data_fields).append(f.name)
-    elif data_fields is None or meta_fields is None:
-        raise TypeError("register_dataclass: pass both data_fields and meta_fields, or "
-                        "neither (to infer them from the dataclass's fields)")
-    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
-    if dataclasses.is_dataclass(nodetype):
-        init_fields = {f.name for f in dataclasses.fields(nodetype) if f.init}
-        missing = init_fields - set(data_fields) - set(meta_fields) - set(drop_fields)
-        if missing:
-            raise ValueError(f"register_dataclass: fields {sorted(missing)} of "
-                             f"{nodetype.__name__} are in neither data_fields nor "
-                             "meta_fields nor drop_fields")
-
-    def flatten(x):
-        return ([getattr(x, n) for n in data_fields],
-                tuple(getattr(x, n) for n in meta_fields))
-
-    def flatten_with_keys(x):
-        return ([(GetAttrKey(n), getattr(x, n)) for n in data_fields],
-                tuple(getattr(x, n) for n in meta_fields))
-
-    def unflatten(meta, children):
-        kwargs = dict(zip(data_fields, children))
-        kwargs.update(zip(meta_fields, meta))
-        return nodetype(**kwargs)
-
-    _register(nodetype, flatten, unflatten, flatten_with_keys)
-    return nodetype
+    register_pytree_node(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
 
 
-class PyTreeDef:
-    """The structure of a pytree (hashable, compares by value).
+def is_tree_node(typ) -> bool:
+    """Whether instances of the type ``typ`` are pytree nodes (built-in or registered
+    containers, namedtuples, ``NoneType``).
 
     Examples
     --------
-    >>> tree_structure({"a": (1, None)}).num_leaves
-    1
+    >>> is_tree_node(list), is_tree_node(type(None)), is_tree_node(int)
+    (True, True, False)
     """
-
-    __slots__ = ("kind", "data", "children", "num_leaves", "_hash", "_interned", "_build",
-                 "_uses")
-
-    # kinds
-    LEAF, NONE, TUPLE, LIST, DICT, NAMEDTUPLE, CUSTOM = range(7)
-
-    def __init__(self, kind, data, children):
-        self.kind = kind
-        self.data = data
-        self.children = children
-        if kind == PyTreeDef.LEAF:
-            self.num_leaves = 1
-        else:
-            self.num_leaves = sum(c.num_leaves for c in children)
-        self._hash = hash((kind, data if kind != PyTreeDef.CUSTOM else (data[0], data[1]),
-                           children))
-        self._interned = False
-        self._build = None  # a compiled unflatten, made when the tree is reused
-        self._uses = 0
-
-    def __eq__(self, other):
-        return (self is other) or (type(other) is PyTreeDef and self._hash == other._hash
-                                   and self.kind == other.kind and self.data == other.data
-                                   and self.children == other.children)
-
-    def __hash__(self):
-        return self._hash
-
-    def __repr__(self):
-        return f"PyTreeDef({self._pp()})"
-
-    @property
-    def num_nodes(self) -> int:
-        """Nodes in the tree, leaves and ``None`` included."""
-        return 1 + sum(c.num_nodes for c in self.children)
-
-    def _pp(self):
-        k = self.kind
-        if k == PyTreeDef.LEAF:
-            return "*"
-        if k == PyTreeDef.NONE:
-            return "None"
-        inner = ", ".join(c._pp() for c in self.children)
-        if k == PyTreeDef.TUPLE:
-            return f"({inner}{',' if len(self.children) == 1 else ''})"
-        if k == PyTreeDef.LIST:
-            return f"[{inner}]"
-        if k == PyTreeDef.DICT:
-            return "{" + ", ".join(f"{key!r}: {c._pp()}"
-                                   for key, c in zip(self.data, self.children)) + "}"
-        if k == PyTreeDef.NAMEDTUPLE:
-            return f"{self.data.__name__}({inner})"
-        return f"{self.data[0].__name__}[{self.data[1]!r}]({inner})"
-
-    def unflatten(self, leaves):
-        return tree_unflatten(self, leaves)
+    if not isinstance(typ, type):
+        raise TypeError(f"is_tree_node takes a type, got {typ!r}")
+    return (typ in _NODE_KINDS or typ is type(None) or typ in _REGISTRY
+            or (issubclass(typ, tuple) and hasattr(typ, "_fields")))
 
 
-_LEAF = PyTreeDef(PyTreeDef.LEAF, None, ())
-_NONE = PyTreeDef(PyTreeDef.NONE, None, ())
-_LEAF._interned = _NONE._interned = True
-
-
-def _is_namedtuple(x) -> bool:
-    return isinstance(x, tuple) and hasattr(type(x), "_fields")
-
-
-def _node(kind, data, children):
-    """The interned ``PyTreeDef`` of a tuple, list or namedtuple node: a structure seen
-    before is found by one dict lookup instead of being rebuilt (and re-hashed).
-
-    Only these kinds are interned: their ``data`` (a length, a class) equals another's
-    only when it is the same thing, whereas dict keys and custom aux data may compare
-    equal across types (``1 == 1.0``) and must be kept as given; so a node is interned
-    only when all its children are (then equal children are the same objects).
-    """
-    for c in children:
-        if not c._interned:
-            return PyTreeDef(kind, data, children)
-    key = (kind, data, children)
-    td = _INTERNED.get(key)
-    if td is not None:
-        return td
-    if len(_INTERNED) >= _INTERN_LIMIT:
-        _INTERNED.clear()
-    td = _INTERNED[key] = PyTreeDef(kind, data, children)
-    td._interned = True
-    return td
-
-
-_INTERNED: dict = {}
-_INTERN_LIMIT = 1 << 16
-
-
-def _flatten(x, leaves, is_leaf):
-    if is_leaf is not None and is_leaf(x):
-        leaves.append(x)
-        return _LEAF
-    t = type(x)
-    # Arrays are the common case: one dict lookup decides they are not nodes.
-    node = _NODE_KINDS.get(t)
-    if node is None:
-        if x is None:
-            return _NONE
-        reg = _REGISTRY.get(t)
-        if reg is not None:
-            children, aux = reg[0](x)
-            return PyTreeDef(PyTreeDef.CUSTOM, (t, aux),
-                             tuple([_flatten(c, leaves, is_leaf) for c in children]))
-        if _is_namedtuple(x):
-            return _node(PyTreeDef.NAMEDTUPLE, t,
-                         tuple([_flatten(c, leaves, is_leaf) for c in x]))
-        leaves.append(x)
-        return _LEAF
-    if node is not PyTreeDef.DICT:
-        return _node(node, len(x), tuple([_flatten(c, leaves, is_leaf) for c in x]))
-    try:
-        keys = tuple(sorted(x))
-    except TypeError:
-        raise TypeError(f"dict keys of a pytree must be sortable; got {list(x)!r}") from None
-    return PyTreeDef(PyTreeDef.DICT, keys, tuple([_flatten(x[k], leaves, is_leaf) for k in keys]))
-
-
-_NODE_KINDS = {tuple: PyTreeDef.TUPLE, list: PyTreeDef.LIST, dict: PyTreeDef.DICT}
-
-
-def tree_flatten(tree, is_leaf=None):
-    """``(leaves, treedef)``: the leaves in order and the structure.
-
-    ``is_leaf(x) -> bool`` stops the descent at ``x`` (``None`` included).
-
-    Examples
-    --------
-    >>> tree_flatten([1, (2, None)])
-    ([1, 2], PyTreeDef([*, (*, None)]))
-    """
-    leaves: list = []
-    treedef = _flatten(tree, leaves, is_leaf)
-    return leaves, treedef
-
-
-def _unflatten(treedef, it):
-    k = treedef.kind
-    if k == PyTreeDef.LEAF:
-        return next(it)
-    if k == PyTreeDef.NONE:
-        return None
-    children = [_unflatten(c, it) for c in treedef.children]
-    if k == PyTreeDef.TUPLE:
-        return tuple(children)
-    if k == PyTreeDef.LIST:
-        return children
-    if k == PyTreeDef.DICT:
-        return dict(zip(treedef.data, children))
-    if k == PyTreeDef.NAMEDTUPLE:
-        return treedef.data(*children)
-    cls, aux = treedef.data
-    return _REGISTRY[cls][1](aux, children)
-
-
-def _compile_builder(treedef):
-    """A function ``leaves -> tree`` for ``treedef``, generated as one expression
-    (``lambda l: (l[0], [l[1], l[2]])``): no recursion or iterator per call. Dict keys,
-    classes and custom aux data are bound by name, never printed into the source."""
-    env: dict = {}
-    counter = [0]
-
-    def name_of(value):
-        n = f"_v{len(env)}"
-        env[n] = value
-        return n
-
-    def expr(td):
-        k = td.kind
-        if k == PyTreeDef.LEAF:
-            i = counter[0]
-            counter[0] += 1
-            return f"l[{i}]"
-        if k == PyTreeDef.NONE:
-            return "None"
-        parts = [expr(c) for c in td.children]
-        if k == PyTreeDef.TUPLE:
-            return "(" + "".join(p + ", " for p in parts) + ")"
-        if k == PyTreeDef.LIST:
-            return "[" + ", ".join(parts) + "]"
-        if k == PyTreeDef.DICT:
-            return "{" + ", ".join(f"{name_of(key)}: {p}" for key, p in
-                                   zip(td.data, parts)) + "}"
-        if k == PyTreeDef.NAMEDTUPLE:
-            return f"{name_of(td.data)}(" + ", ".join(parts) + ")"
-        cls, aux = td.data
-        return f"{name_of(_REGISTRY[cls][1])}({name_of(aux)}, [" + ", ".join(parts) + "])"
-
-    source = "lambda l: " + expr(treedef)
-    return eval(source, env)  # noqa: S307 - source built above from the structure only
-
-
-# Deeper or bigger trees keep the recursive path (the generated expression would hit
-# Python's parser limits; such trees are not on a per-call hot path).
-_BUILD_MAX_LEAVES, _BUILD_MAX_DEPTH = 1000, 50
-
-
-def _depth(td) -> int:
-    return 1 + max((_depth(c) for c in td.children), default=0)
-
-
-def tree_unflatten(treedef: PyTreeDef, leaves):
-    """The pytree of structure ``treedef`` holding ``leaves``.
-
-    A structure unflattened more than once (a jitted function's output tree, say) gets
-    a generated builder, so later calls cost one function call.
-
-    Examples
-    --------
-    >>> tree_unflatten(tree_structure((0, [0])), [1, 2])
-    (1, [2])
-    """
-    if type(leaves) is not list:
-        leaves = list(leaves)
-    if len(leaves) != treedef.num_leaves:
-        raise ValueError(f"tree {treedef} has {treedef.num_leaves} leaves, got {len(leaves)}")
-    build = treedef._build
-    if build is not None:
-        return build(leaves)
-    treedef._uses += 1
-    if treedef._uses >= 2 and treedef.num_leaves <= _BUILD_MAX_LEAVES \
-            and _depth(treedef) <= _BUILD_MAX_DEPTH:
-        build = treedef._build = _compile_builder(treedef)
-        return build(leaves)
-    return _unflatten(treedef, iter(leaves))
-
-
-def tree_leaves(tree, is_leaf=None) -> list:
-    """The leaves of ``tree``, in flattening order.
-
-    Examples
-    --------
-    >>> tree_leaves({"b": 1, "a": [2, None]})
-    [2, 1]
-    """
-    return tree_flatten(tree, is_leaf)[0]
-
-
-def tree_structure(tree, is_leaf=None) -> PyTreeDef:
-    """The ``PyTreeDef`` of ``tree``.
-
-    Examples
-    --------
-    >>> tree_structure((1, 2))
-    PyTreeDef((*, *))
-    """
-    return tree_flatten(tree, is_leaf)[1]
-
-
-def treedef_is_leaf(treedef: PyTreeDef) -> bool:
-    """Whether ``treedef`` is the structure of a single leaf.
-
-    Examples
-    --------
-    >>> treedef_is_leaf(tree_structure(1.0)), treedef_is_leaf(tree_structure([1.0]))
-    (True, False)
-    """
-    return treedef.kind == PyTreeDef.LEAF
-
-
-def all_leaves(iterable, is_leaf=None) -> bool:
-    """Whether every element of ``iterable`` is a leaf.
-
-    Examples
-    --------
-    >>> all_leaves([1, 2.0]), all_leaves([1, (2,)])
-    (True, False)
-    """
-    return all(treedef_is_leaf(tree_structure(x, is_leaf)) for x in iterable)
-
-
-def _flatten_up_to(treedef, tree, path, out):
-    """Append the subtrees of ``tree`` at ``treedef``'s leaves (``treedef`` must be a
-    prefix of ``tree``'s structure), or raise ``ValueError`` naming the key path."""
-    k = treedef.kind
-    if k == PyTreeDef.LEAF:
-        out.append(tree)
-        return
-    where = f"tree_map tree{path}"
-    expected = {PyTreeDef.NONE: type(None), PyTreeDef.TUPLE: tuple, PyTreeDef.LIST: list,
-                PyTreeDef.DICT: dict}.get(k)
-    if expected is None:
-        expected = treedef.data if k == PyTreeDef.NAMEDTUPLE else treedef.data[0]
-    if type(tree) is not expected:
-        raise ValueError(f"pytree structure error: different types at key path {where}: "
-                         f"the prefix has a {expected} where the full pytree has a "
-                         f"{type(tree)}")
-    if k == PyTreeDef.NONE:
-        return
-    if k == PyTreeDef.DICT:
+def _one_level(tree):
+    """``(keys, children, aux)`` of one node; ``ValueError`` for a leaf."""
+    t = type(tree)
+    if tree is None:
+        return [], [], None
+    if t is tuple or t is list:
+        return [SequenceKey(i) for i in range(len(tree))], list(tree), None
+    if t is dict:
         keys = tuple(sorted(tree))
-        if keys != treedef.data:
-            raise ValueError(f"pytree structure error: different dict keys at key path "
-                             f"{where}: {list(treedef.data)} in the prefix, {list(keys)} in "
-                             "the full pytree")
-        children = [tree[key] for key in keys]
-        paths = [f"[{key!r}]" for key in keys]
-    elif k == PyTreeDef.CUSTOM:
-        children, aux = _REGISTRY[expected][0](tree)
-        if aux != treedef.data[1]:
-            raise ValueError(f"pytree structure error: different metadata at key path "
-                             f"{where}: {treedef.data[1]!r} in the prefix, {aux!r} in the "
-                             "full pytree")
+        return [DictKey(k) for k in keys], [tree[k] for k in keys], keys
+    reg = _REGISTRY.get(t)
+    if reg is not None:
+        if reg[2] is not None:
+            pairs, aux = reg[2](tree)
+            pairs = list(pairs)
+            return [k for k, _ in pairs], [c for _, c in pairs], aux
+        children, aux = reg[0](tree)
         children = list(children)
-        paths = [f"[<flat index {i}>]" for i in range(len(children))]
-    else:
-        children = list(tree)
-        paths = [f"[{i}]" for i in range(len(children))]
-    if len(children) != len(treedef.children):
-        raise ValueError(f"pytree structure error: different numbers of children at key "
-                         f"path {where}: {len(treedef.children)} in the prefix, "
-                         f"{len(children)} in the full pytree")
-    for sub, child, p in zip(treedef.children, children, paths):
-        _flatten_up_to(sub, child, path + p, out)
+        return [FlattenedIndexKey(i) for i in range(len(children))], children, aux
+    if _is_namedtuple(tree):
+        return [GetAttrKey(f) for f in t._fields], list(tree), t
+    raise ValueError(f"can't tree-flatten type: {t}")
 
 
-def tree_map(f, tree, *rest, is_leaf=None):
-    """Apply ``f`` to corresponding leaves of ``tree`` and ``rest``.
-
-    Each of ``rest`` has ``tree``'s structure, or has it as a prefix: then ``f`` gets
-    the whole subtree found at each leaf position of ``tree``.
+def flatten_one_level(tree):
+    """``(children, aux_data)`` of the node ``tree``, one level down (dict keys are
+    the aux data of a dict, the class that of a namedtuple). A leaf raises
+    ``ValueError``.
 
     Examples
     --------
-    >>> tree_map(lambda x, y: x + y, {"a": 1}, {"a": 10})
-    {'a': 11}
+    >>> flatten_one_level({"b": 1, "a": [2]})
+    ([[2], 1], ('a', 'b'))
     """
-    leaves, treedef = tree_flatten(tree, is_leaf)
-    others = []
-    for r in rest:
-        r_leaves, r_def = tree_flatten(r, is_leaf)
-        if r_def != treedef:
-            r_leaves = []
-            _flatten_up_to(treedef, r, "", r_leaves)
-        others.append(r_leaves)
-    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+    _, children, aux = _one_level(tree)
+    return children, aux
 
 
-class _Missing:
-    def __repr__(self):
-        return "<missing>"
-
-
-_MISSING = _Missing()
-
-
-def tree_reduce(function, tree, initializer=_MISSING, is_leaf=None):
-    """``functools.reduce(function, tree_leaves(tree), initializer)``.
+def flatten_one_level_with_keys(tree):
+    """``([(key, child), ...], aux_data)`` of the node ``tree``, one level down.
 
     Examples
     --------
-    >>> import operator
-    >>> tree_reduce(operator.add, [1, (2, 3)])
-    6
+    >>> flatten_one_level_with_keys((5, 6))[0]
+    [(SequenceKey(idx=0), 5), (SequenceKey(idx=1), 6)]
+    """
+    keys, children, aux = _one_level(tree)
+    return list(zip(keys, children)), aux
+
+
+def treedef_children(treedef: PyTreeDef) -> list:
+    """The structures of the children of ``treedef``'s root node.
+
+    Examples
+    --------
+    >>> treedef_children(tree_structure({"a": (1, 2), "b": None}))
+    [PyTreeDef((*, *)), PyTreeDef(None)]
+    """
+    return list(treedef.children)
+
+
+def treedef_tuple(treedefs) -> PyTreeDef:
+    """The structure of a tuple whose children have the structures ``treedefs``.
+
+    Examples
+    --------
+    >>> treedef_tuple([tree_structure([1]), tree_structure(2)])
+    PyTreeDef(([*], *))
+    """
+    children = tuple(treedefs)
+    for c in children:
+        if type(c) is not PyTreeDef:
+            raise TypeError(f"treedef_tuple takes PyTreeDefs, got {type(c).__name__}")
+    return _node(PyTreeDef.TUPLE, len(children), children)
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """``prefix_tree`` with each of its leaves repeated over the subtree of
+    ``full_tree`` at that position, so the result has ``full_tree``'s structure.
+
+    Examples
+    --------
+    >>> tree_broadcast([1, {"a": 2}], [(3, 4), {"a": [5, 6]}])
+    [(1, 1), {'a': [2, 2]}]
+    """
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    subtrees: list = []
+    _flatten_up_to(prefix_def, full_tree, "", subtrees)
+    return tree_unflatten(prefix_def, [tree_map(lambda _, v=leaf: v, sub, is_leaf=is_leaf)
+                                       for leaf, sub in zip(prefix_leaves, subtrees)])
+
+
+def tree_reduce_associative(operation, tree, *, identity=_MISSING, is_leaf=None):
+    """Reduce the leaves with an associative ``operation`` in a balanced binary tree
+    (the first half, then the second half, combined), which keeps the depth of nested
+    calls logarithmic. Without leaves the result is ``identity`` (``TypeError`` if it
+    is not given).
+
+    Examples
+    --------
+    >>> tree_reduce_associative(lambda a, b: (a, b), [1, 2, 3, 4, 5])
+    ((1, 2), (3, (4, 5)))
     """
     leaves = tree_leaves(tree, is_leaf)
-    if initializer is _MISSING:
-        return functools.reduce(function, leaves)
-    return functools.reduce(function, leaves, initializer)
+    if not leaves:
+        if identity is _MISSING:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+
+    def reduce(xs):
+        if len(xs) == 1:
+            return xs[0]
+        half = len(xs) // 2
+        return operation(reduce(xs[:half]), reduce(xs[half:]))
+    return reduce(leaves)
 
 
-def tree_all(tree, *, is_leaf=None) -> bool:
-    """Whether every leaf is truthy (``True`` for a tree without leaves).
+class _Registry:
+    """The registry of pytree node types (``default_registry``): ``flatten``,
+    ``flatten_one_level``, ``flatten_one_level_with_keys``, ``flatten_with_path``,
+    ``is_node`` and ``register_node`` act on the same table as the module's
+    functions."""
 
-    Examples
-    --------
-    >>> tree_all([True, (1, None)])
-    True
-    """
-    return all(tree_leaves(tree, is_leaf))
+    def flatten(self, tree, leaf_predicate=None):
+        return tree_flatten(tree, leaf_predicate)
 
+    def flatten_with_path(self, tree, leaf_predicate=None):
+        return tree_flatten_with_path(tree, leaf_predicate)
 
-def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
-    """Turn a tree of structure ``outer(inner)`` into one of structure ``inner(outer)``.
+    def flatten_one_level(self, tree):
+        try:
+            return flatten_one_level(tree)
+        except ValueError:
+            return None
 
-    ``inner_treedef=None`` infers it from the first outer subtree.
+    def flatten_one_level_with_keys(self, tree):
+        try:
+            return flatten_one_level_with_keys(tree)
+        except ValueError:
+            return None
 
-    Examples
-    --------
-    >>> tree_transpose(tree_structure([0, 0]), tree_structure((0, 0)), [(1, 2), (3, 4)])
-    ([1, 3], [2, 4])
-    """
-    flat, treedef = tree_flatten(pytree_to_transpose)
-    if inner_treedef is None:
-        inner_treedef = _first_subtree(outer_treedef, pytree_to_transpose)
-    inner_size, outer_size = inner_treedef.num_leaves, outer_treedef.num_leaves
-    if treedef.num_leaves != inner_size * outer_size:
-        raise TypeError(f"Mismatch\n{treedef}\n != \n{outer_treedef} composed with "
-                        f"{inner_treedef}")
-    subtrees = [flat[i * inner_size:(i + 1) * inner_size] for i in range(outer_size)]
-    transposed = [tree_unflatten(outer_treedef, [s[j] for s in subtrees])
-                  for j in range(inner_size)]
-    return tree_unflatten(inner_treedef, transposed)
+    def is_node(self, type):  # noqa: A002 - JAX's argument name
+        return is_tree_node(type)
 
+    def register_node(self, type, to_iterable, from_iterable,  # noqa: A002
+                      to_iterable_with_keys=None):
+        if to_iterable_with_keys is None:
+            register_pytree_node(type, to_iterable, from_iterable)
+        else:
+            register_pytree_with_keys(type, to_iterable_with_keys, from_iterable, to_iterable)
 
-def _first_subtree(outer_treedef, tree):
-    """The structure of the subtree at ``outer_treedef``'s first leaf position."""
-    marker = object()
-    placed = tree_unflatten(outer_treedef, [marker] * outer_treedef.num_leaves)
-    subtrees = []
-
-    def walk(o, t):
-        if o is marker:
-            subtrees.append(t)
-            return
-        o_children = _children_of(o)
-        t_children = _children_of(t)
-        for oc, tc in zip(o_children, t_children):
-            walk(oc, tc)
-    walk(placed, tree)
-    if not subtrees:
-        raise TypeError("tree_transpose: the outer structure has no leaves, so the inner "
-                        "structure cannot be inferred; pass inner_treedef")
-    return tree_structure(subtrees[0])
+    def __repr__(self):
+        return "<absjit.tree_util.default_registry>"
 
 
-def _children_of(x) -> list:
-    """Direct children of one node, in flattening order."""
-    t = type(x)
-    if x is None:
-        return []
-    if t is tuple or t is list:
-        return list(x)
-    if t is dict:
-        return [x[k] for k in sorted(x)]
-    if t in _REGISTRY:
-        return list(_REGISTRY[t][0](x)[0])
-    if _is_namedtuple(x):
-        return list(x)
-    return []
-
-
-def tree_flatten_with_path(tree, is_leaf=None):
-    """``([(key_path, leaf), ...], treedef)``.
-
-    Examples
-    --------
-    >>> pairs, _ = tree_flatten_with_path({"a": [1, 2]})
-    >>> pairs[1]
-    ((DictKey(key='a'), SequenceKey(idx=1)), 2)
-    """
-    pairs: list = []
-    _path_walk(tree, (), pairs, is_leaf, _REGISTRY, _is_namedtuple)
-    return pairs, tree_structure(tree, is_leaf)
-
-
-def tree_leaves_with_path(tree, is_leaf=None) -> list:
-    """``[(key_path, leaf), ...]``.
-
-    Examples
-    --------
-    >>> [keystr(p) for p, _ in tree_leaves_with_path([1, {"x": 2}])]
-    ['[0]', "[1]['x']"]
-    """
-    pairs: list = []
-    _path_walk(tree, (), pairs, is_leaf, _REGISTRY, _is_namedtuple)
-    return pairs
-
-
-def tree_map_with_path(f, tree, *rest, is_leaf=None):
-    """``tree_map`` where ``f(key_path, leaf, *other_leaves)`` also gets the key path.
-
-    Examples
-    --------
-    >>> tree_map_with_path(lambda p, x: keystr(p) + "=" + str(x), {"a": 1})
-    {'a': "['a']=1"}
-    """
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
-    others = []
-    for r in rest:
-        r_leaves, r_def = tree_flatten(r, is_leaf)
-        if r_def != treedef:
-            r_leaves = []
-            _flatten_up_to(treedef, r, "", r_leaves)
-        others.append(r_leaves)
-    return tree_unflatten(treedef, [f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
-
-
-def leaf_paths(tree) -> list:
-    """A path suffix for every leaf: ``''`` for a leaf, ``'[0]'``, ``"['w']"``, ``'.x'``.
-
-    Examples
-    --------
-    >>> leaf_paths({"w": [1, 2]})
-    ["['w'][0]", "['w'][1]"]
-    """
-    return [keystr(p) for p, _ in tree_leaves_with_path(tree)]
-
-
-# -- built-in registrations ------------------------------------------------------------
-def _odict_flatten(x):
-    return list(x.values()), tuple(x.keys())
-
-
-def _odict_unflatten(keys, children):
-    return collections.OrderedDict(zip(keys, children))
-
-
-register_pytree_with_keys(
-    collections.OrderedDict,
-    lambda x: ([(DictKey(k), v) for k, v in x.items()], tuple(x.keys())),
-    _odict_unflatten, _odict_flatten)
-
-
-def _ddict_flatten(x):
-    keys = tuple(sorted(x))
-    return [x[k] for k in keys], (x.default_factory, keys)
-
-
-def _ddict_flatten_with_keys(x):
-    keys = tuple(sorted(x))
-    return [(DictKey(k), x[k]) for k in keys], (x.default_factory, keys)
-
-
-def _ddict_unflatten(aux, children):
-    factory, keys = aux
-    return collections.defaultdict(factory, zip(keys, children))
-
-
-register_pytree_with_keys(collections.defaultdict, _ddict_flatten_with_keys,
-                          _ddict_unflatten, _ddict_flatten)
-
-
-class Partial(functools.partial):
-    """A ``functools.partial`` that is a pytree: the bound arguments are children, the
-    function is static. It can be passed to (and returned from) jitted functions.
-
-    Examples
-    --------
-    >>> import absjit, absjit.numpy as jnp
-    >>> add = Partial(jnp.add, 1.0)
-    >>> absjit.jit(lambda f, x: f(x))(add, 2.0)
-    Array(3., dtype=float32, weak_type=True)
-    """
-
-    def __new__(cls, func, *args, **kw):
-        return super().__new__(cls, func, *args, **kw)
-
-
-register_pytree_with_keys(
-    Partial,
-    lambda p: ([(FlattenedIndexKey(0), p.args), (FlattenedIndexKey(1), p.keywords)],
-               p.func),
-    lambda func, children: Partial(func, *children[0], **children[1]),
-    lambda p: ((p.args, p.keywords), p.func))
+default_registry = _Registry()

@@ -10,7 +10,7 @@ The list in README lies between the lines ``<!-- api-list:start -->`` and
 ``<!-- api-list:end -->``. A section lists a module's public names (its ``__all__``)
 except submodules and primitives (``*_p``), sorted, with their count computed here.
 ``absjit.scipy.*`` and ``absjit.example_libraries.*`` sections appear for every
-submodule that exists.
+submodule that exists (and for a subpackage that exports more than its submodules).
 """
 from __future__ import annotations
 
@@ -44,7 +44,9 @@ def _expand(spec) -> list:
              if not m.name.startswith("_")]
     out = []
     for name in sorted(names):
-        out.extend(_expand(name + ".*") if _is_package(name) else [name])
+        # a subpackage gets its own section too when it defines functions
+        # (absjit.scipy.stats.sem), then one per submodule
+        out.extend([name] + _expand(name + ".*") if _is_package(name) else [name])
     return out
 
 

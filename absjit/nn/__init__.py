@@ -10,7 +10,8 @@ Array([0., 2.], dtype=float32)
 """
 from . import _functions
 from ._functions import *  # noqa: F401,F403
+from ._attention import dot_product_attention  # noqa: F401
 from . import initializers  # noqa: F401
 from ..scipy.special import logsumexp  # noqa: F401  (jax.nn.logsumexp is the same function)
 
-__all__ = list(_functions.__all__) + ["initializers", "logsumexp"]
+__all__ = list(_functions.__all__) + ["dot_product_attention", "initializers", "logsumexp"]

@@ -24,7 +24,8 @@ from ..ops.elementwise import stop_gradient
 __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus",
            "elu", "selu", "celu", "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_silu",
            "hard_swish", "soft_sign", "identity", "tanh", "glu", "softmax", "log_softmax",
-           "one_hot", "standardize"]
+           "one_hot", "standardize", "mish", "squareplus", "log1mexp", "logmeanexp",
+           "sparse_plus", "sparse_sigmoid"]
 
 
 @custom_jvp
@@ -422,3 +423,106 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
         variance = jnp.mean(jnp.square(x), axis, keepdims=True, where=where) \
             - jnp.square(mean)
     return jnp.subtract(x, jnp.asarray(mean)) * ew.rsqrt(jnp.asarray(variance + epsilon))
+
+
+def mish(x):
+    """``x * tanh(softplus(x))`` (Misra, 2019).
+
+    Examples
+    --------
+    >>> from absjit import nn
+    >>> round(float(nn.mish(2.0)), 5)
+    1.94396
+    """
+    x = jnp.asarray(x)
+    return x * jnp.tanh(softplus(x))
+
+
+def squareplus(x, b=4):
+    """``(x + sqrt(x**2 + b)) / 2``, a smooth ReLU with algebraic tails (So, 2021).
+
+    Examples
+    --------
+    >>> from absjit import nn
+    >>> nn.squareplus(1.0)
+    Array(1.618034, dtype=float32, weak_type=True)
+    """
+    x = jnp.asarray(x)
+    return (x + jnp.sqrt(jnp.square(x) + b)) / 2
+
+
+def log1mexp(x):
+    """``log(1 - exp(-x))`` for ``x >= 0``, accurate everywhere: ``log(-expm1(-x))``
+    for ``x`` below ``log 2`` and ``log1p(-exp(-x))`` above (Maechler, 2012). NaN for
+    negative ``x``, ``-inf`` at 0.
+
+    Examples
+    --------
+    >>> from absjit import nn
+    >>> nn.log1mexp(2.0)
+    Array(-0.14541346, dtype=float32, weak_type=True)
+    """
+    x = jnp.asarray(x)
+    if not dtypes.is_inexact(x.dtype):  # a Python int stays weakly typed
+        x = x * 1.0 if x.weak_type else x.astype(dtypes.default_float())
+    small = x < np.log(2)
+    # Each branch sees a value where it is finite, so gradients stay finite too.
+    xs = jnp.where(small, x, 1.0)
+    xl = jnp.where(small, 1.0, x)
+    return jnp.where(small, jnp.log(-jnp.expm1(-xs)), jnp.log1p(-jnp.exp(-xl)))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """``log(mean(exp(x), axis))``, computed stably as ``logsumexp`` minus the log of
+    the number of elements (those where ``where`` is True).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> from absjit import nn
+    >>> nn.logmeanexp(jnp.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)
+    Array([2.433781 , 3.4337807], dtype=float32)
+    """
+    from ..scipy.special import logsumexp
+    x = jnp.asarray(x)
+    if not dtypes.is_inexact(x.dtype):
+        x = x.astype(dtypes.default_float())
+    elif x.weak_type:
+        x = x.astype(x.dtype)  # a reduction gives a strong type, as in JAX
+    lse = logsumexp(x, axis=axis, b=None, keepdims=keepdims,
+                    **({} if where is None else {"where": where}))
+    if where is None:
+        ones = jnp.ones(x.shape, x.dtype)
+    else:
+        ones = jnp.broadcast_to(jnp.asarray(where), x.shape).astype(x.dtype)
+    count = jnp.sum(ones, axis=axis, keepdims=keepdims)
+    return lse - jnp.log(count)
+
+
+def sparse_plus(x):
+    """Sparse plus (Blondel et al., 2020): 0 for ``x <= -1``, ``(x + 1)**2 / 4`` on
+    ``(-1, 1)``, ``x`` for ``x >= 1``.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> from absjit import nn
+    >>> nn.sparse_plus(jnp.array([-2.0, 0.0, 2.0]))
+    Array([0.  , 0.25, 2.  ], dtype=float32)
+    """
+    x = jnp.asarray(x)
+    return jnp.where(x <= -1, 0.0, jnp.where(x >= 1, x, jnp.square(x + 1) / 4))
+
+
+def sparse_sigmoid(x):
+    """Sparse sigmoid, the derivative of ``sparse_plus``: ``clip(x + 1, 0, 2) / 2``.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> from absjit import nn
+    >>> nn.sparse_sigmoid(jnp.array([-2.0, 0.0, 0.5, 2.0]))
+    Array([0.  , 0.5 , 0.75, 1.  ], dtype=float32)
+    """
+    x = jnp.asarray(x)
+    return 0.5 * jnp.clip(x + 1.0, 0.0, 2.0)

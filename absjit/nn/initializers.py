@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -26,7 +27,24 @@ from ..ops import elementwise as ew
 __all__ = ["orthogonal", "zeros", "ones", "constant", "normal", "uniform", "truncated_normal",
            "variance_scaling", "glorot_normal", "glorot_uniform", "xavier_normal",
            "xavier_uniform", "he_normal", "he_uniform", "kaiming_normal", "kaiming_uniform",
-           "lecun_normal", "lecun_uniform"]
+           "lecun_normal", "lecun_uniform", "delta_orthogonal", "Initializer"]
+
+
+@runtime_checkable
+class Initializer(Protocol):
+    """The type of an initializer: ``init(key, shape, dtype=...) -> Array`` (a
+    structural protocol, as ``jax.nn.initializers.Initializer``; every factory here
+    returns one).
+
+    Examples
+    --------
+    >>> from absjit.nn import initializers
+    >>> isinstance(initializers.zeros, initializers.Initializer)
+    True
+    """
+
+    def __call__(self, key: Any, shape: Any, dtype: Any = None) -> Any:
+        ...
 
 
 def _dtype(dtype):
@@ -360,4 +378,32 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None):
         rest = tuple(d for k, d in enumerate(shape) if k != column_axis % len(shape))
         q = jnp.moveaxis(jnp.reshape(q, rest + (n_cols,)), -1, column_axis)
         return (scale * q).astype(dt)
+    return init
+
+
+def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """Initializer for convolution kernels of shape ``(*spatial, in, out)`` (1 to 3
+    spatial axes) that are zero except at the spatial centre, which holds an
+    orthogonal ``(in, out)`` matrix (Xiao et al., 2018), as
+    ``jax.nn.initializers.delta_orthogonal``. Needs ``in <= out``. The centre of an
+    axis of size ``k`` is ``(k - 1) // 2``.
+
+    Examples
+    --------
+    >>> from absjit import random
+    >>> from absjit.nn import initializers
+    >>> w = initializers.delta_orthogonal()(random.PRNGKey(0), (3, 2, 2))
+    >>> [float(abs(w[i]).sum()) > 0 for i in range(3)]
+    [False, True, False]
+    """
+    def init(key, shape, dtype=dtype):
+        shape = _shape(shape)
+        dt = _dtype(dtype)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-2] > shape[-1]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        ortho = orthogonal(scale, column_axis, dt)(key, shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return jnp.zeros(shape, dt).at[centre].set(ortho)
     return init

@@ -1,4 +1,4 @@
-"""The normal distribution: ``pdf logpdf cdf logcdf ppf``.
+"""The normal distribution: ``pdf logpdf cdf logcdf ppf sf logsf isf``.
 
 Examples
 --------
@@ -11,7 +11,7 @@ import numpy as np
 from ... import numpy as jnp
 from ..special import log_ndtr, ndtr, ndtri, promote_inexact
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "ppf"]
+__all__ = ["logpdf", "pdf", "cdf", "logcdf", "ppf", "sf", "logsf", "isf"]
 
 
 def logpdf(x, loc=0, scale=1):
@@ -42,3 +42,44 @@ def ppf(q, loc=0, scale=1):
     """The quantile function ``loc + scale * ndtri(q)``."""
     q, loc, scale = promote_inexact(q, loc, scale)
     return ndtri(q) * scale + loc
+
+
+def sf(x, loc=0, scale=1):
+    """The survival function ``1 - cdf``, computed as ``ndtr((loc - x) / scale)`` so
+    that it keeps full relative precision in the upper tail.
+
+    Examples
+    --------
+    >>> from absjit.scipy.stats import norm
+    >>> norm.sf(1.0)
+    Array(0.15865529, dtype=float32)
+    """
+    x, loc, scale = promote_inexact(x, loc, scale)
+    return ndtr((loc - x) / scale)
+
+
+def logsf(x, loc=0, scale=1):
+    """``log(sf(x))``, computed as ``log_ndtr((loc - x) / scale)`` (finite far into
+    the upper tail).
+
+    Examples
+    --------
+    >>> from absjit.scipy.stats import norm
+    >>> norm.logsf(0.0)
+    Array(-0.6931472, dtype=float32)
+    """
+    x, loc, scale = promote_inexact(x, loc, scale)
+    return log_ndtr((loc - x) / scale)
+
+
+def isf(q, loc=0, scale=1):
+    """The inverse survival function ``loc - scale * ndtri(q)``.
+
+    Examples
+    --------
+    >>> from absjit.scipy.stats import norm
+    >>> norm.isf(0.5, 1.0, 2.0)
+    Array(1., dtype=float32)
+    """
+    q, loc, scale = promote_inexact(q, loc, scale)
+    return loc - scale * ndtri(q)
