@@ -101,6 +101,14 @@ class Sym:
         return f"{self.name}:{self.dtype.name}"
 
 
+@dataclasses.dataclass(eq=False)
+class LoopIndex(Sym):
+    """The value of an enclosing loop's variable ``var``, handed to an outlined piece
+    as a parameter: inside the piece, index expressions naming ``var`` read it."""
+
+    var: str = ""
+
+
 @dataclasses.dataclass(frozen=True)
 class Const:
     value: object

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
+from ..core.shapes import IxAdd, IxScale, IxVar
 from . import ir
 
 __all__ = ["Piece", "split_program", "outline_loops", "SINGLE_FUNCTION_MAX", "PIECE_BUDGET",
@@ -202,15 +205,17 @@ def _top_defs(stmts) -> list:
 
 
 def outline_loops(block, max_units: int = PIECE_UNITS, budget: int = PIECE_BUDGET,
-                  min_size: int = OUTLINE_MIN) -> None:
+                  min_size: int = OUTLINE_MIN, loop_indices=None) -> None:
     """Replace the bodies of large ``While``/``ForRange`` loops in ``block`` (in place,
     innermost first) by :class:`~.ir.CallPiece` statements, so a loop around a big body
     compiles as small functions. A piece hands back every value it defines that any
-    other statement of the loop reads (the next iteration may read it)."""
+    other statement of the loop reads (the next iteration may read it), and takes the
+    variables of enclosing loops its index expressions name (:class:`~.ir.LoopIndex`)."""
+    loop_indices = {} if loop_indices is None else loop_indices
     for stmt in block:
         if not isinstance(stmt, (ir.While, ir.ForRange)):
             continue
-        outline_loops(stmt.body, max_units, budget, min_size)
+        outline_loops(stmt.body, max_units, budget, min_size, loop_indices)
         if ir.count_stmts(stmt.body) <= min_size:
             continue
         units = _units(stmt.body)
@@ -233,5 +238,59 @@ def outline_loops(block, max_units: int = PIECE_UNITS, budget: int = PIECE_BUDGE
             # and may be read after the loop).
             results = [v for v in _top_defs(g)
                        if id(v) in elsewhere or id(v) in carried]
+            used = _with_loop_indices(g, used, loop_indices)
             new_body.append(ir.CallPiece(Piece(g, used, results, ir.count_stmts(g))))
         stmt.body = new_body
+
+
+def _with_loop_indices(group, used, loop_indices) -> list:
+    """``used`` plus a :class:`~.ir.LoopIndex` per loop variable that ``group``'s index
+    expressions name but do not bind (an enclosing loop's); loop indices that nested
+    pieces take for variables this group binds are dropped (the group supplies them)."""
+    bound, named = set(), set()
+    for s in ir.walk(group):
+        if isinstance(s, ir.ForRange):
+            bound.add(s.var)
+        elif isinstance(s, (ir.Nest, ir.Reduce)):
+            bound.update(s.vars)
+        for ix in _index_exprs(s):
+            _ix_vars(ix, named)
+    out = [v for v in used if not (isinstance(v, ir.LoopIndex) and v.var in bound)]
+    have = {v.var for v in out if isinstance(v, ir.LoopIndex)}
+    for var in sorted(named - bound - have):
+        idx = loop_indices.get(var)
+        if idx is None:
+            idx = loop_indices[var] = ir.LoopIndex(f"{var}_index", np.dtype(np.int64), var)
+        out.append(idx)
+    return out
+
+
+def _index_exprs(s) -> list:
+    """The index expressions statement ``s`` itself holds."""
+    if isinstance(s, ir.Let):
+        if isinstance(s.expr, ir.Load):
+            return list(s.expr.index)
+        if isinstance(s.expr, ir.IndexValue):
+            return [s.expr.ix]
+        return []
+    if isinstance(s, ir.Store):
+        return list(s.index)
+    if isinstance(s, ir.Copy):
+        return list(s.dst_at) + list(s.src_at)
+    if isinstance(s, ir.View):
+        return list(s.at)
+    if isinstance(s, ir.Reduce):
+        return list(s.out_at)
+    return []
+
+
+def _ix_vars(ix, out: set) -> None:
+    stack = [ix]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, IxVar):
+            out.add(x.name)
+        elif isinstance(x, IxAdd):
+            stack += [x.a, x.b]
+        elif isinstance(x, IxScale):
+            stack.append(x.a)

@@ -141,6 +141,26 @@ def test_large_loop_bodies_are_outlined_into_pieces():
     assert_close(exe(u, s)[0], absjit.jit(f, backend="interpret")(u, s), rtol=1e-4)
 
 
+def test_outlined_scan_bodies_take_the_scan_index():
+    """A scan body big enough to be outlined reads its slice of ``xs`` at the scan's
+    loop variable: the pieces take that variable as a parameter (it was a NameError)."""
+    from absjit import lax, random
+    from absjit.random._more import _binomial
+
+    def f(key, ns, p):
+        def body(k, n):
+            k, sub = random.split(k)
+            return k, _binomial(sub, n, p, np.dtype(np.float32)) + jacobi(2)(n, n)
+        return lax.scan(body, key, ns)[1]
+    key = random.PRNGKey(0)
+    ns = np.abs(np.random.default_rng(4).standard_normal((3, 6, 6))).astype(np.float32) * 9
+    p = np.full(6, 0.3, np.float32)
+    exe = compiled(f, key, ns, p)
+    pieces = [st.piece for st in ir.walk(exe.program.body) if isinstance(st, ir.CallPiece)]
+    assert any(isinstance(v, ir.LoopIndex) for pc in pieces for v in pc.params)
+    assert_close(exe(key, ns, p)[0], absjit.jit(f, backend="interpret")(key, ns, p))
+
+
 def test_driver_type_checks_its_arguments_before_unchecked_calls():
     rng = np.random.default_rng(4)
     u, s = (rng.standard_normal((12, 12)).astype(np.float32) for _ in range(2))

@@ -106,6 +106,8 @@ class FunctionRenderer:
         for v in params:
             nm = self._new("arg")
             self.names[id(v)] = nm
+            if isinstance(v, ir.LoopIndex):  # index expressions naming ``v.var`` read it
+                self.names[("loop", v.var)] = nm
             names.append(nm)
         return names
 
@@ -118,6 +120,8 @@ class FunctionRenderer:
             # the structure alone, never on which constants happen to be equal.
             self.consts.append(np.asarray(v.value, dtype=v.dtype)[()])
             return self._new("c")
+        if isinstance(v, ir.LoopIndex):   # the caller's own loop variable
+            return self.loop_var(v.var)
         return self.name(v)
 
     def ix(self, index) -> str:
