@@ -193,18 +193,20 @@ def i0(x):
         raise NotImplementedError("i0 does not support complex-valued inputs")
     ax = _abs(a)
     switch = _const(_I0_SWITCH, a)
-    # sum_k (x^2 / 4)^k / (k!)^2 — 50 terms reach double precision at |x| = 15.
+    # sum_k (x^2 / 4)^k / (k!)^2: at |x| = 15 the terms fall below the type's precision
+    # by k = 26 (single) or k = 48 (double); fewer terms keep the program small.
+    wide = np.dtype(a.dtype).itemsize > 4
     xs = where(ax > switch, switch, ax)
     q = xs * xs * 0.25
     term, total = ones(a.shape, a.dtype), ones(a.shape, a.dtype)
-    for k in range(1, 50):
+    for k in range(1, 48 if wide else 26):
         term = term * q / float(k * k)
         total = total + term
     # e^x / sqrt(2 pi x) * sum_k ((2k-1)!!)^2 / (k! (8x)^k)
     xl = where(ax > switch, ax, switch)
     inv8x = 1.0 / (8.0 * xl)
     term, series = ones(a.shape, a.dtype), ones(a.shape, a.dtype)
-    for k in range(1, 16):
+    for k in range(1, 16 if wide else 9):
         term = term * float((2 * k - 1) ** 2) / float(k) * inv8x
         series = series + term
     large = exp(xl) / sqrt(2 * np.pi * xl) * series
