@@ -16,7 +16,7 @@ from ._creation import arange, asarray, ones, zeros
 from ._promote import asarray_weak, check_arraylike, promote_dtypes
 from ._shape import concatenate, ravel
 
-__all__ = ["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint"]
+__all__ = ["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint", "roots"]
 
 
 def _coeffs(name, *args):
@@ -66,9 +66,8 @@ def poly(seq_of_zeros):
     """The coefficients of the monic polynomial with the given roots (of the
     characteristic polynomial, for a square matrix).
 
-    As in JAX the result is not made real when complex roots come in conjugate pairs.
-    Square matrices need eigenvalues: absjit has no general eigenvalue routine yet, so
-    they raise ``NotImplementedError``.
+    As in JAX the result is not made real when complex roots come in conjugate pairs
+    (so a matrix's characteristic polynomial is complex).
 
     Examples
     --------
@@ -79,8 +78,8 @@ def poly(seq_of_zeros):
     check_arraylike("poly", seq_of_zeros)
     (z,) = _promote_inexact(asarray(seq_of_zeros))
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] > 0:
-        raise NotImplementedError("jnp.poly of a matrix needs a general eigenvalue "
-                                  "routine, which absjit does not have yet")
+        from ._linalg_decomp import eigvals
+        z = eigvals(z)
     if z.ndim > 1:
         raise ValueError("jnp.poly: input must be 1-D or a square 2-D array")
     z = ravel(z)
@@ -224,3 +223,31 @@ def polyint(p, m=1, k=None):
         n = c.shape[0]
         c = concatenate([c / arange(n, 0, -1, dtype=c.dtype), ks[i:i + 1]])
     return c
+
+
+def roots(p, *, strip_zeros=True):
+    """The roots of a polynomial: the eigenvalues of its companion matrix (complex, in
+    LAPACK's order).
+
+    ``strip_zeros=True`` drops leading zero coefficients first, which needs concrete
+    values; with ``strip_zeros=False`` (traceable) a leading zero gives NaN roots, as
+    in JAX (here all the roots are NaN then). Trailing zeros give zero roots through the eigenvalues (NumPy instead
+    appends exact zeros).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.roots(jnp.array([1.0, -3.0, 2.0]))
+    Array([2.+0.j, 1.+0.j], dtype=complex64)
+    """
+    from ._creation import eye
+    from ._linalg_decomp import eigvals
+    (c,) = _promote_inexact(*_coeffs("roots", p))
+    if strip_zeros and c.shape[0]:
+        c = c[_leading_nonzero("roots", c):]
+    n = c.shape[0]
+    ct = np.result_type(np.dtype(c.dtype), np.complex64)
+    if n < 2:
+        return zeros((0,), ct)
+    companion = eye(n - 1, k=-1, dtype=c.dtype).at[0].set(-c[1:] / c[0])
+    return eigvals(companion)

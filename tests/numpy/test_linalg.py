@@ -358,3 +358,46 @@ def test_linalg_extras_edge_cases():
         jnp.linalg.cond(np.ones((2, 3)), 1)
     with pytest.raises(ValueError, match="rank"):
         jnp.linalg.trace(np.ones(3))
+
+
+# ---------------------------------------------------------------------------
+# eig, eigvals
+# ---------------------------------------------------------------------------
+def test_eig_every_mode(mode, rng):
+    a = rng.normal(size=(3, 4, 4)).astype(np.float32)
+    w, v, w2 = mode(lambda x: (*jnp.linalg.eig(x), jnp.linalg.eigvals(x[0])))(a)
+    assert w.dtype == v.dtype == w2.dtype == np.complex64
+    # eigenvectors are defined up to phase: check a v = v diag(w) and unit norms
+    np.testing.assert_allclose(np.asarray(a @ v), np.asarray(v * w[:, None, :]),
+                               atol=1e-4)
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(v), axis=-2), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(np.sort_complex(np.asarray(w)),
+                               np.sort_complex(np.linalg.eigvals(a)), atol=1e-4)
+    np.testing.assert_allclose(np.asarray(w2), np.asarray(w[0]), atol=1e-5)
+
+
+def test_eigvals_gradient_vmap_and_errors():
+    c = np.array([[0., -2.], [1., 0.5]], np.float32)
+    if jax_numpy is not None:
+        import jax
+        for part in (jnp.real, jnp.imag):
+            jpart = getattr(jax_numpy, part.__name__)
+            g = absjit.grad(lambda x: part(jnp.linalg.eigvals(x))[0])(c)
+            gj = jax.grad(lambda x: jpart(jax_numpy.linalg.eigvals(x))[0])(c)
+            np.testing.assert_allclose(np.asarray(g), np.asarray(gj), atol=1e-5)
+        r = jnp.linalg.eig(np.array([[1, 2], [3, 4]]))
+        rj = jax_numpy.linalg.eig(np.array([[1, 2], [3, 4]]))
+        assert r.eigenvalues.dtype == rj.eigenvalues.dtype
+        assert r.eigenvalues.weak_type == rj.eigenvalues.weak_type
+    # d(trace)/dA = I: the eigenvalues sum to the trace
+    g = absjit.grad(lambda x: jnp.real(jnp.sum(jnp.linalg.eigvals(x))))(c)
+    np.testing.assert_allclose(np.asarray(g), np.eye(2), atol=1e-5)
+    b = np.random.default_rng(2).normal(size=(3, 3, 3)).astype(np.float32)
+    got = absjit.vmap(jnp.linalg.eigvals)(b)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(jnp.linalg.eigvals(b)), atol=1e-5)
+    with pytest.raises(NotImplementedError, match="eigenvectors"):
+        absjit.grad(lambda x: jnp.real(jnp.linalg.eig(x)[0]).sum())(c)
+    with pytest.raises(ValueError, match="n, n"):
+        jnp.linalg.eigvals(np.ones((2, 3)))
+    assert np.isnan(np.asarray(jnp.linalg.eigvals(np.array([[np.nan, 1.], [1., 1.]])))).all()
+    assert jnp.linalg.eig(np.zeros((0, 0), np.float32)).eigenvectors.shape == (0, 0)

@@ -80,6 +80,26 @@ def test_div_then_mul_recovers_numerator(u, v):
     assert_close(jnp.polyder(jnp.polyint(u, 2), 2), u, rtol=1e-5, atol=1e-5)
 
 
+def test_roots_and_poly_of_a_matrix(mode):
+    def f(p, a):
+        return (jnp.roots(p, strip_zeros=False), jnp.poly(a))
+    p = np.array([1., -6., 11., -6.], np.float32)
+    a = np.array([[1., 2.], [3., 4.]], np.float32)
+    got = mode(f)(p, a)
+    assert got[0].dtype == np.complex64 and got[1].dtype == np.complex64
+    assert_close(np.sort_complex(np.asarray(got[0])), np.array([1, 2, 3], np.complex64),
+                 rtol=1e-4, atol=1e-4)
+    assert_close(got[1], np.poly(a).astype(np.complex64), rtol=1e-5, atol=1e-5)
+    for q in (np.array([0., 1., -3., 2.]), np.array([1., 0., 0.]), np.array([1., 2.]),
+              np.array([0., 0.]), np.array([2., 0., 8.])):
+        got = jnp.roots(q)
+        assert_close(np.sort_complex(np.asarray(got)),
+                     np.sort_complex(np.roots(q)).astype(np.complex64), atol=1e-6)
+        if jax_numpy is not None:
+            want = jax_numpy.roots(q)
+            assert got.dtype == want.dtype and got.shape == want.shape
+
+
 def test_gradients():
     # d/dr of the coefficients of (x - r0)(x - r1) = [1, -(r0 + r1), r0 r1]
     jac = absjit.jacobian(jnp.poly)(np.array([2., 3.], np.float32))
@@ -91,8 +111,8 @@ def test_gradients():
 def test_bad_input():
     with pytest.raises(ValueError, match="1-D"):
         jnp.polyadd(np.ones((2, 2)), I)
-    with pytest.raises(NotImplementedError, match="eigenvalue"):
-        jnp.poly(np.eye(2))
+    with pytest.raises(errors.ConcretizationTypeError):
+        absjit.jit(jnp.roots)(F)
     with pytest.raises(ValueError, match="non-negative"):
         jnp.polyder(I, -1)
     with pytest.raises(ValueError, match="length 1 or m"):

@@ -45,7 +45,8 @@ NOT_LOWERED = {
     "debug_callback": "calls Python: runs between compiled pieces",
 }
 NOT_LOWERED.update((name, "LAPACK through SciPy: runs between compiled pieces")
-                   for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"))
+                   for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd",
+                                "eig"))
 
 array_rules: dict = {}
 # Rules that take symbolic sizes (the ranked level); a program whose other whole-array
