@@ -91,6 +91,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     if isinstance(obj, slice):
         keep = np.delete(np.arange(n), obj)
         return take(a, asarray(keep, dtypes.default_int()), axis=axis)
+    check_arraylike("delete", arr, obj)
     value = _concrete_or_none(obj)
     if value is None:
         if not assume_unique_indices:
@@ -113,7 +114,8 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
         keep = np.nonzero(~value)[0]
     else:
         if value.dtype.kind not in "iu":
-            raise TypeError(f"jnp.delete: indices must be integers, got {value.dtype}")
+            raise ValueError(f"jnp.delete: obj must be integer indices or a boolean mask, "
+                             f"got {value.dtype}")
         if value.ndim > 1:
             raise ValueError("jnp.delete: obj must be a scalar or a 1-D array of indices")
         flat = value.ravel()
@@ -152,6 +154,8 @@ def insert(arr, obj, values, axis=None):
         idx = asarray(obj)
         if idx.ndim > 1:
             raise ValueError("jnp.insert: index array must be at most one-dimensional")
+        if idx.size == 0:  # no indices: their dtype does not matter
+            idx = asarray(np.zeros(idx.shape, dtypes.default_int()))
         if not dtypes.is_integer(idx.dtype) or idx.dtype == np.bool_:
             raise TypeError(f"jnp.insert: indices must be integers, got "
                             f"{np.dtype(idx.dtype).name}")
@@ -423,13 +427,11 @@ def trim_zeros(filt, trim="fb", axis=None):
     nz = np.argwhere(value != 0)
     index = [slice(None)] * x.ndim
     for ax in axes:
-        if nz.size == 0:
+        if nz.size == 0:  # all zeros: nothing is left (NumPy's rule)
             start = stop = 0
         else:
             start = int(nz[:, ax].min()) if "f" in trim else 0
             stop = int(nz[:, ax].max()) + 1 if "b" in trim else x.shape[ax]
-            if "b" not in trim and nz.size == 0:
-                stop = x.shape[ax]
         index[ax] = slice(start, stop)
     return x[tuple(index)]
 

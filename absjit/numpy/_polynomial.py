@@ -8,7 +8,6 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from ..array import Array
 from ..core.avals import ConcreteArray
 from ..core.trace import Tracer
 from ..errors import ConcretizationTypeError
@@ -231,8 +230,8 @@ def roots(p, *, strip_zeros=True):
 
     ``strip_zeros=True`` drops leading zero coefficients first, which needs concrete
     values; with ``strip_zeros=False`` (traceable) a leading zero gives NaN roots, as
-    in JAX (here all the roots are NaN then). Trailing zeros give zero roots through the eigenvalues (NumPy instead
-    appends exact zeros).
+    in JAX (here all of them are NaN then). Trailing zeros give zero roots through the
+    eigenvalues (NumPy instead appends exact zeros).
 
     Examples
     --------

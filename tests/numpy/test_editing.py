@@ -61,8 +61,11 @@ def test_delete_boolean_mask_and_concrete_errors():
         absjit.jit(lambda a, i: jnp.delete(a, i))(x, np.array([1]))
     with pytest.raises(IndexError):
         jnp.delete(x, 7)
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="integer"):
         jnp.delete(x, np.array([1.5]))
+    with pytest.raises(TypeError):
+        jnp.delete(x, [1, 2])
+    assert_close(jnp.insert(x, np.array([]), 5), x)
     with pytest.raises(TypeError):
         jnp.insert(x, np.array([1.0]), 3)
     with pytest.raises(TypeError):
