@@ -16,7 +16,8 @@ __all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint3
            "ndarray", "dtype", "generic", "number", "integer", "signedinteger",
            "unsignedinteger", "inexact", "floating", "complexfloating", "bool", "int_",
            "uint", "float_", "complex_", "iinfo", "finfo", "result_type", "promote_types",
-           "issubdtype", "can_cast", "isdtype", "float0"]
+           "issubdtype", "can_cast", "isdtype", "float0", "double", "single", "cdouble",
+           "csingle", "character", "flexible", "object_"]
 
 
 class _ScalarMeta(type):
@@ -69,6 +70,10 @@ int_ = int64 if False else int32  # the default integer without x64
 uint = uint32
 float_ = float64
 complex_ = complex128
+# NumPy's C-style names for the float and complex types.
+double, single, cdouble, csingle = float64, float32, complex128, complex64
+# Abstract NumPy classes for ``issubdtype`` checks (absjit has no arrays of these kinds).
+character, flexible, object_ = np.character, np.flexible, np.object_
 float0 = dtypes.float0
 
 dtype = np.dtype

@@ -15,7 +15,8 @@ from ..errors import InconclusiveDimensionError
 from ._creation import asarray
 
 __all__ = ["tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
-           "diag_indices", "diag_indices_from", "vectorize"]
+           "diag_indices", "diag_indices_from", "vectorize", "ix_", "mgrid", "ogrid", "r_",
+           "c_", "s_", "index_exp"]
 
 
 def _as_int_arrays(arrays):
@@ -237,3 +238,187 @@ class vectorize:  # noqa: N801 - NumPy's name
         if not loop:
             return core_fn(*arrays)
         return f(*arrays)
+
+
+# ---------------------------------------------------------------------------
+# ix_, mgrid, ogrid, r_, c_, s_, index_exp
+# ---------------------------------------------------------------------------
+def ix_(*args):
+    """Open-mesh index arrays from 1-D sequences: the ``i``-th has its entries along
+    axis ``i`` and size 1 elsewhere.
+
+    Boolean sequences become their non-zero indices, as in NumPy (so they must be
+    concrete); JAX does not accept them.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> rows, cols = jnp.ix_(jnp.array([0, 2]), jnp.array([1, 2, 3]))
+    >>> rows.shape, cols.shape
+    ((2, 1), (1, 3))
+    """
+    from ._promote import check_arraylike
+    from ._searching import nonzero
+    from ._shape import reshape
+    check_arraylike("ix_", *args)
+    n = len(args)
+    out = []
+    for i, a in enumerate(args):
+        a = asarray(a)
+        if a.ndim != 1:
+            raise ValueError(f"Cross index must be 1 dimensional, got {a.ndim}")
+        if a.dtype == np.bool_:
+            a = nonzero(a)[0]
+        out.append(reshape(a, (1,) * i + (a.shape[0],) + (1,) * (n - i - 1)))
+    return tuple(out)
+
+
+def _grid_1d(s, name):
+    """The 1-D grid a slice stands for: ``arange(start, stop, step)``, or ``|step|``
+    points from ``start`` to ``stop`` inclusive when ``step`` is imaginary."""
+    from ._creation import arange, linspace
+    parts = []
+    for v in (s.start, s.stop, s.step):
+        if v is not None and not isinstance(v, (int, float, complex, np.number)):
+            raise TypeError(f"{name}: slice bounds must be concrete Python numbers, got "
+                            f"{v!r}")
+        parts.append(v)
+    start, stop, step = parts
+    start = 0 if start is None else start
+    step = 1 if step is None else step
+    if isinstance(step, (complex, np.complexfloating)):
+        return linspace(start, stop, int(abs(step)))
+    return arange(start, stop, step)
+
+
+class _Grid:
+    """``mgrid`` (dense, stacked) and ``ogrid`` (open, a list) index helpers."""
+
+    def __init__(self, sparse, name):
+        self.sparse, self.name = sparse, name
+
+    def __getitem__(self, key):
+        from ._creation import arange, meshgrid
+        from ._shape import stack
+        if isinstance(key, slice):
+            return _grid_1d(key, self.name)
+        grids = [_grid_1d(k, self.name) for k in key]
+        if not grids:
+            return [] if self.sparse else arange(0)
+        grids = meshgrid(*grids, indexing="ij", sparse=self.sparse)
+        return list(grids) if self.sparse else stack(grids, 0)
+
+    def __repr__(self):
+        return f"absjit.numpy.{self.name}"
+
+
+mgrid = _Grid(False, "mgrid")
+mgrid.__doc__ = """Dense index grids from slices: ``mgrid[0:2, 0:3]`` is a ``(2, 2, 3)``
+array; an imaginary step ``5j`` means five points, end included.
+
+Examples
+--------
+>>> import absjit.numpy as jnp
+>>> jnp.mgrid[0:2, 0:2]
+Array([[[0, 0],
+        [1, 1]],
+<BLANKLINE>
+       [[0, 1],
+        [0, 1]]], dtype=int32)
+"""
+ogrid = _Grid(True, "ogrid")
+ogrid.__doc__ = """Open (broadcastable) index grids from slices.
+
+Examples
+--------
+>>> import absjit.numpy as jnp
+>>> jnp.ogrid[0:2, 0:3]
+[Array([[0],
+       [1]], dtype=int32), Array([[0, 1, 2]], dtype=int32)]
+"""
+
+
+class _AxisConcat:
+    """``r_`` and ``c_``: concatenate slices, scalars and arrays along an axis.
+
+    A leading string ``"axis[,ndmin[,trans1d]]"`` overrides the defaults: arrays get at
+    least ``ndmin`` dimensions, and ``trans1d`` says where an upgraded array's own axes go
+    (NumPy's rule). The matrix directives ``'r'`` and ``'c'`` are not supported (there is
+    no matrix class), as in JAX.
+    """
+
+    def __init__(self, axis, ndmin, trans1d, name):
+        self.axis, self.ndmin, self.trans1d, self.name = axis, ndmin, trans1d, name
+
+    def __getitem__(self, key):
+        from ._creation import array
+        from ._shape import concatenate, transpose
+        items = key if isinstance(key, tuple) else (key,)
+        axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        if items and isinstance(items[0], str):
+            directive, items = items[0], items[1:]
+            if directive in ("r", "c"):
+                raise ValueError(f"{self.name}: matrix directives 'r' and 'c' are not "
+                                 "supported")
+            try:
+                vec = [int(v) for v in directive.split(",")]
+            except ValueError:
+                raise ValueError(f"{self.name}: could not parse the directive "
+                                 f"{directive!r}") from None
+            if len(vec) > 3:
+                raise ValueError(f"{self.name}: a directive has at most three integers, "
+                                 f"got {directive!r}")
+            axis, ndmin, trans1d = (vec + [axis, ndmin, trans1d][len(vec):])
+        parts = []
+        for item in items:
+            if isinstance(item, slice):
+                x, item_ndim = _grid_1d(item, self.name), 1
+            elif isinstance(item, str):
+                raise ValueError(f"{self.name}: a string directive must come first")
+            else:
+                x = asarray(item)
+                item_ndim = x.ndim
+            x = array(x, copy=False, ndmin=ndmin)
+            if trans1d != -1 and ndmin > item_ndim:
+                # NumPy's rule: the padded array's axes are ``k`` new ones then the
+                # item's own; the new ones from ``t`` on move after the item's axes
+                # (``t`` counted from ``k + 1`` back when negative).
+                k = ndmin - item_ndim
+                t = trans1d + k + 1 if trans1d < 0 else trans1d
+                ax = list(range(ndmin))
+                x = transpose(x, tuple(ax[:t] + ax[k:] + ax[t:k]))
+            parts.append(x)
+        if not parts:
+            from ._creation import zeros
+            return zeros((0,))
+        return concatenate(parts, axis=axis)
+
+    def __len__(self):
+        return 0
+
+    def __repr__(self):
+        return f"absjit.numpy.{self.name}"
+
+
+r_ = _AxisConcat(0, 1, -1, "r_")
+r_.__doc__ = """Concatenate slices, scalars and arrays along the first axis.
+
+Examples
+--------
+>>> import absjit.numpy as jnp
+>>> jnp.r_[jnp.array([1, 2]), 0, 3:5]
+Array([1, 2, 0, 3, 4], dtype=int32)
+"""
+c_ = _AxisConcat(-1, 2, 0, "c_")
+c_.__doc__ = """Concatenate along the last axis, 1-D arrays as columns.
+
+Examples
+--------
+>>> import absjit.numpy as jnp
+>>> jnp.c_[jnp.array([1, 2]), jnp.array([3, 4])]
+Array([[1, 3],
+       [2, 4]], dtype=int32)
+"""
+# Plain index-expression builders: nothing array-specific, NumPy's own serve.
+s_ = np.s_
+index_exp = np.index_exp

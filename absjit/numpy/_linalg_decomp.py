@@ -29,8 +29,9 @@ from ._shape import take_along_axis
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr", "inv", "solve", "det",
            "slogdet", "lstsq", "pinv", "matrix_rank", "matrix_power", "EighResult",
-           "SVDResult", "QRResult", "SlogdetResult"]
+           "SVDResult", "QRResult", "SlogdetResult", "eig", "eigvals", "EigResult"]
 
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
@@ -591,3 +592,41 @@ def matrix_power(a, n):
         if bit:
             result = z if result is None else jmatmul(result, z)
     return result
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors (unit-norm columns) of general square matrices.
+
+    Both are complex whatever the input, as in JAX, and not sorted. Returns
+    ``EigResult(eigenvalues, eigenvectors)``. Derivatives of the eigenvectors are not
+    implemented (as in JAX); those of the eigenvalues are, through ``eigvals``. On
+    every backend it is LAPACK's ``geev`` (through NumPy, between compiled pieces on the
+    ``cpu`` backend).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.linalg.eig(jnp.array([[2., 0.], [0., 3.]])).eigenvalues
+    Array([2.+0.j, 3.+0.j], dtype=complex64)
+    """
+    from ..ops.linalg_spectral import eig_p
+    (a,) = _inexact("jnp.linalg.eig", a)
+    _square("eig", a)
+    w, v = eig_p.bind(a, compute_eigenvectors=True)
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """Eigenvalues of general square matrices (complex, not sorted; differentiable).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.linalg.eigvals(jnp.array([[0., -1.], [1., 0.]]))
+    Array([0.+1.j, 0.-1.j], dtype=complex64)
+    """
+    from ..ops.linalg_spectral import eig_p
+    (a,) = _inexact("jnp.linalg.eigvals", a)
+    _square("eigvals", a)
+    (w,) = eig_p.bind(a, compute_eigenvectors=False)
+    return w

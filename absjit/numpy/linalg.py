@@ -184,3 +184,200 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
         raise ValueError(f"matrix_norm: requires rank >= 2, got rank {ndim}")
     return _keep(_matrix_norm(x, ndim - 2, ndim - 1, ord), (ndim - 2, ndim - 1), ndim,
                  keepdims)
+
+
+# ---------------------------------------------------------------------------
+# cond, multi_dot, tensorinv, tensorsolve and the array-API trace/diagonal
+# ---------------------------------------------------------------------------
+def cond(x, p=None):
+    """The condition number of the matrices in ``x`` (last two axes) in the norm ``p``.
+
+    ``p`` of None, 2 or -2 uses the singular values; the other norms multiply
+    ``norm(x, p)`` and ``norm(inv(x), p)`` (square matrices only). A singular matrix
+    gives ``inf`` (unless ``x`` itself holds NaN), as in JAX.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.linalg.cond(jnp.array([[2.0, 0.0], [0.0, 0.5]]))
+    Array(4., dtype=float32)
+    """
+    from ._reductions import any as _any
+    from ._ufuncs import isnan, where
+    x = _inexact(x)
+    shape = get_aval(x).shape
+    if len(shape) < 2:
+        raise ValueError(f"jnp.linalg.cond: requires rank >= 2, got shape {shape}")
+    if p is None or p in (2, -2):
+        s = svdvals(x)
+        r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    else:
+        if shape[-1] != shape[-2]:
+            raise ValueError(f"jnp.linalg.cond: norm {p!r} requires square matrices, got "
+                             f"shape {shape}")
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    # A singular matrix: NaN from 0/0 or from the inverse becomes infinity.
+    return where(isnan(r) & ~_any(isnan(x), axis=(-2, -1)), np.inf, r)
+
+
+def multi_dot(arrays, *, precision=None):
+    """The product of a chain of matrices (the first and last may be vectors), with the
+    multiplication order chosen to need the fewest operations.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.linalg.multi_dot([jnp.ones(3), jnp.ones((3, 2)), jnp.ones(2)])
+    Array(6., dtype=float32)
+    """
+    from ._linalg import dot
+    from ._creation import asarray
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError(f"jnp.linalg.multi_dot: expected at least two arrays, got "
+                         f"{len(arrays)}")
+    check_arraylike("multi_dot", *arrays)
+    arrays = [asarray(a) for a in arrays]
+    if arrays[0].ndim not in (1, 2) or arrays[-1].ndim not in (1, 2) or \
+            any(a.ndim != 2 for a in arrays[1:-1]):
+        raise ValueError("jnp.linalg.multi_dot: the first and last arrays must be 1-D or "
+                         "2-D and the others 2-D")
+    first_vec, last_vec = arrays[0].ndim == 1, arrays[-1].ndim == 1
+    mats = list(arrays)
+    if first_vec:
+        mats[0] = mats[0][None, :]
+    if last_vec:
+        mats[-1] = mats[-1][:, None]
+    # The classic chain-order dynamic programme on the (static) shapes.
+    dims = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    n = len(mats)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i, j):
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return dot(product(i, k), product(k + 1, j), precision=precision)
+    out = product(0, n - 1)
+    if first_vec:
+        out = out[0]
+    if last_vec:
+        out = out[..., 0]
+    return out
+
+
+def tensorinv(a, ind=2):
+    """The inverse of ``a`` seen as a linear map from its last axes to its first ``ind``
+    axes: ``tensordot(tensorinv(a, ind), a, ind)`` is the identity.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.linalg.tensorinv(2 * jnp.eye(4).reshape(4, 2, 2), ind=1).shape
+    (2, 2, 4)
+    """
+    import math
+    x = _inexact(a)
+    shape = tuple(get_aval(x).shape)
+    ind = int(ind)
+    if ind <= 0:
+        raise ValueError(f"jnp.linalg.tensorinv: ind must be a positive integer, got {ind}")
+    out_shape, in_shape = shape[:ind], shape[ind:]
+    rows, cols = math.prod(out_shape), math.prod(in_shape)
+    if rows != cols:
+        raise ValueError(f"jnp.linalg.tensorinv: shape {shape} with ind={ind} is not "
+                         "square")
+    inv_m = inv(st.reshape(x, (rows, cols)))
+    return st.reshape(inv_m, in_shape + out_shape)
+
+
+def tensorsolve(a, b, axes=None):
+    """The ``x`` with ``tensordot(a, x, x.ndim) == b``; ``axes`` first moves those axes
+    of ``a`` to the end.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.linalg.tensorsolve(2 * jnp.eye(4).reshape(2, 2, 4), jnp.ones((2, 2)))
+    Array([0.5, 0.5, 0.5, 0.5], dtype=float32)
+    """
+    import math
+    from ._shape import moveaxis
+    check_arraylike("tensorsolve", a, b)
+    x, y = _inexact(a), _inexact(b)
+    dt = dtypes.result_type(x, y)
+    x, y = asarray_weak(x, dt, False), asarray_weak(y, dt, False)
+    if axes is not None:
+        axes = [axes] if isinstance(axes, int) else list(axes)
+        nd = len(get_aval(x).shape)
+        x = moveaxis(x, axes, [nd - len(axes) + i for i in range(len(axes))])
+    shape = tuple(get_aval(x).shape)
+    bshape = tuple(get_aval(y).shape)
+    if shape[:len(bshape)] != bshape:
+        raise ValueError(f"jnp.linalg.tensorsolve: a's leading shape {shape} must match "
+                         f"b's shape {bshape}")
+    sol_shape = shape[len(bshape):]
+    rows, cols = math.prod(bshape), math.prod(sol_shape)
+    if rows != cols:
+        raise ValueError(f"jnp.linalg.tensorsolve: a of shape {shape} is not square over "
+                         f"b's shape {bshape}")
+    sol = solve(st.reshape(x, (rows, cols)), st.reshape(y, (rows,)))
+    return st.reshape(sol, sol_shape)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The sums of the diagonals of the matrices in the last two axes (array API).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.linalg.trace(jnp.ones((2, 3, 3)))
+    Array([3., 3.], dtype=float32)
+    """
+    from ._shape import trace as _trace
+    check_arraylike("trace", x)
+    if len(get_aval(x).shape) < 2:
+        raise ValueError("jnp.linalg.trace: requires rank >= 2")
+    return _trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def diagonal(x, /, *, offset=0):
+    """The diagonals of the matrices in the last two axes (array API).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.linalg.diagonal(jnp.arange(4).reshape(2, 2))
+    Array([0, 3], dtype=int32)
+    """
+    from ._shape import diagonal as _diagonal
+    check_arraylike("diagonal", x)
+    if len(get_aval(x).shape) < 2:
+        raise ValueError("jnp.linalg.diagonal: requires rank >= 2")
+    return _diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+def matrix_transpose(x, /):
+    """The matrices in the last two axes, transposed (array API).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.linalg.matrix_transpose(jnp.ones((2, 3))).shape
+    (3, 2)
+    """
+    from ._misc import matrix_transpose as _mt
+    return _mt(x)
+
+
+__all__ += ["cond", "multi_dot", "tensorinv", "tensorsolve", "trace", "diagonal",
+            "matrix_transpose"]

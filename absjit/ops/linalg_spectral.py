@@ -1,5 +1,5 @@
 """Orthogonal factorizations: ``qr``, ``eigh`` (symmetric/Hermitian eigenproblem) and
-``svd``.
+``svd``, and the general eigenproblem ``eig``.
 
 As in ``linalg_decomp``: each primitive maps over leading axes, its NumPy impl is the
 executable spec (the docstrings name the LAPACK routine), and the JVP rules follow JAX's
@@ -18,10 +18,10 @@ from . import elementwise as ew
 from . import structural as st
 from ._linalg_util import (H, check_matrix_dtype, diag_embed, diagonal, dtype_of, eye,
                            full, is_complex, matmul, out_aval, real_dtype, shape_of, tril)
-from .linalg_decomp import (_batch_leading, map_matrices, small_stack,
+from .linalg_decomp import (_batch_leading, lu_p, map_matrices, permute_rows, small_stack,
                             triangular_solve_p)
 
-__all__ = ["qr_p", "eigh_p", "svd_p"]
+__all__ = ["qr_p", "eigh_p", "svd_p", "eig_p"]
 
 
 def _real(x):
@@ -299,3 +299,80 @@ abstract_eval_rules[svd_p] = _svd_abstract
 impl_rules[svd_p] = _svd_impl
 ad.jvp_rules[svd_p] = _svd_jvp
 _batch_leading(svd_p)
+
+
+# ---------------------------------------------------------------------------
+# eig
+# ---------------------------------------------------------------------------
+eig_p = Primitive("eig", multiple_results=True, param_order=("compute_eigenvectors",))
+
+
+def complex_dtype(dt) -> np.dtype:
+    """The complex type of the same precision (complex types map to themselves)."""
+    return np.result_type(np.dtype(dt), np.complex64)
+
+
+def _eig_abstract(x, *, compute_eigenvectors):
+    check_matrix_dtype("eig", x)
+    if len(x.shape) < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError("Argument to nonsymmetric eigendecomposition must have shape "
+                         f"[..., n, n], got shape {tuple(x.shape)}")
+    ct = complex_dtype(x.dtype)
+    w = out_aval(x.shape[:-1], ct)
+    return [w, out_aval(x.shape, ct)] if compute_eigenvectors else [w]
+
+
+def _eig_impl(x, *, compute_eigenvectors):
+    """``eig_p``, the executable spec.
+
+    Eigenvalues ``w`` (..., n) and right eigenvectors ``v`` (..., n, n, unit-norm
+    columns) of general square matrices, always complex, in LAPACK's order (not
+    sorted). Impl: LAPACK ``?geev`` through ``numpy.linalg.eig``; a matrix that does not
+    converge (NaN input) gives NaNs rather than an exception.
+    """
+    ct = complex_dtype(x.dtype)
+
+    def one(a):
+        try:
+            w, v = np.linalg.eig(a)
+        except np.linalg.LinAlgError:
+            w = np.full(a.shape[:-1], np.nan, ct)
+            v = np.full(a.shape, np.nan, ct)
+        return [np.asarray(w, ct), np.asarray(v, ct)]
+    if x.size == 0:
+        outs = [np.zeros(x.shape[:-1], ct), np.zeros(x.shape, ct)]
+    else:
+        outs = one(x) if small_stack(x) and np.isfinite(x).all() else map_matrices(one, x)
+    return outs if compute_eigenvectors else outs[:1]
+
+
+def _eig_jvp(primals, tangents, *, compute_eigenvectors):
+    (x,), (dx,) = primals, tangents
+    if compute_eigenvectors and dx is not None:
+        # As JAX: eigenvectors of a general matrix have no derivative rule here (their
+        # phase is arbitrary); eigvals is differentiable.
+        raise NotImplementedError(
+            "The derivatives of eigenvectors of non-symmetric matrices are not "
+            "implemented, only eigenvalues: use jnp.linalg.eigvals.")
+    w, v = eig_p.bind(x, compute_eigenvectors=True)
+    outs = [w, v] if compute_eigenvectors else [w]
+    if dx is None:
+        return outs, [None] * len(outs)
+    # dw_i = (V^-1 dX V)_ii, solving with V's LU factors.
+    ct = dtype_of(w)
+    y = matmul(_as(dx, ct), v)
+    lu, _, perm = lu_p.bind(v)
+    y = permute_rows(y, perm)
+    solve = triangular_solve_p.bind
+    y = solve(lu, y, left_side=True, lower=True, transpose_a=False, conjugate_a=False,
+              unit_diagonal=True)
+    y = solve(lu, y, left_side=True, lower=False, transpose_a=False, conjugate_a=False,
+              unit_diagonal=False)
+    return outs, [diagonal(y)]
+
+
+_eig_jvp.symbolic_zeros = True
+abstract_eval_rules[eig_p] = _eig_abstract
+impl_rules[eig_p] = _eig_impl
+ad.jvp_rules[eig_p] = _eig_jvp
+_batch_leading(eig_p)

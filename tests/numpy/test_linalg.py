@@ -292,3 +292,112 @@ def test_norm_defaults_and_errors():
     assert abs(float(jnp.linalg.norm(np.ones((2, 2)), ord="nuc")) - 2.0) < 1e-6
     with pytest.raises(ValueError, match="invalid norm order"):
         jnp.linalg.norm(np.ones((2, 2)), ord=3)
+
+
+# ---------------------------------------------------------------------------
+# cond, multi_dot, tensorinv, tensorsolve, trace, diagonal, matrix_transpose
+# ---------------------------------------------------------------------------
+def _extras(a, sq, chain0, chain1, chain2, t, b):
+    la = jnp.linalg
+    return (la.cond(sq), la.cond(sq, "fro"), la.cond(sq, 1), la.cond(sq, -2),
+            la.cond(sq, np.inf), la.cond(a), la.multi_dot([chain0, chain1, chain2]),
+            la.tensorinv(t, 1), la.tensorsolve(t, b), la.trace(sq),
+            la.diagonal(a, offset=1), la.matrix_transpose(a))
+
+
+def test_linalg_extras_every_mode(mode, rng):
+    a = rng.normal(size=(2, 3, 4)).astype(np.float32)
+    sq = (rng.normal(size=(2, 3, 3)) + 3 * np.eye(3)).astype(np.float32)
+    chain = [rng.normal(size=(5,)).astype(np.float32),
+             rng.normal(size=(5, 2)).astype(np.float32),
+             rng.normal(size=(2, 6)).astype(np.float32)]
+    t = (rng.normal(size=(4, 2, 2)) + 3 * np.eye(4).reshape(4, 2, 2)).astype(np.float32)
+    b = rng.normal(size=(4,)).astype(np.float32)
+    got = mode(_extras)(a, sq, *chain, t, b)
+    nl = np.linalg
+    want = (nl.cond(sq), nl.cond(sq, "fro"), nl.cond(sq, 1), nl.cond(sq, -2),
+            nl.cond(sq, np.inf), nl.cond(a), nl.multi_dot(chain), nl.tensorinv(t, 1),
+            nl.tensorsolve(t, b), np.trace(sq, axis1=-2, axis2=-1),
+            np.diagonal(a, 1, -2, -1), np.swapaxes(a, -1, -2))
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(np.asarray(g), w, rtol=2e-4, atol=2e-5, err_msg=str(k))
+    if jax_numpy is not None:
+        jl = jax_numpy.linalg
+        want = (jl.cond(sq), jl.multi_dot(chain), jl.tensorsolve(t, b), jl.trace(sq))
+        for g, w in zip(got[:1] + got[6:7] + got[8:10], want):
+            assert g.dtype == w.dtype and bool(g.weak_type) == bool(w.weak_type)
+
+
+def test_linalg_extras_edge_cases():
+    singular = np.array([[1., 1.], [1., 1.]], np.float32)
+    assert np.isinf(float(jnp.linalg.cond(singular)))
+    assert np.isinf(float(jnp.linalg.cond(singular, 1)))
+    assert np.isnan(float(jnp.linalg.cond(np.array([[np.nan, 1.], [1., 1.]]))))
+    assert jnp.linalg.cond(np.array([[1, 2], [3, 4]])).dtype == np.float32
+    assert jnp.linalg.trace(np.ones((3, 3), np.int8)).dtype == np.int32
+    # the chain order is chosen by cost, the value is the plain product
+    r = np.random.default_rng(1)
+    mats = [r.normal(size=s).astype(np.float32) for s in [(10, 3), (3, 20), (20, 2), (2,)]]
+    np.testing.assert_allclose(np.asarray(jnp.linalg.multi_dot(mats)),
+                               np.linalg.multi_dot(mats), rtol=1e-4)
+    x = r.normal(size=(6, 2, 3)).astype(np.float32)
+    b = r.normal(size=(2, 3)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(jnp.linalg.tensorsolve(x, b, axes=(0,))),
+                               np.linalg.tensorsolve(x, b, axes=(0,)), rtol=1e-3, atol=1e-4)
+    g = absjit.grad(lambda m: jnp.linalg.trace(jnp.linalg.multi_dot([m, m, m])))(
+        np.eye(2, dtype=np.float32))
+    np.testing.assert_allclose(np.asarray(g), 3 * np.eye(2), rtol=1e-6)
+    with pytest.raises(ValueError, match="at least two"):
+        jnp.linalg.multi_dot([np.ones(2)])
+    with pytest.raises(ValueError):
+        jnp.linalg.multi_dot([np.ones((2, 2, 2)), np.ones((2, 2))])
+    with pytest.raises(ValueError, match="square"):
+        jnp.linalg.tensorinv(np.ones((2, 3)), 1)
+    with pytest.raises(ValueError, match="square"):
+        jnp.linalg.cond(np.ones((2, 3)), 1)
+    with pytest.raises(ValueError, match="rank"):
+        jnp.linalg.trace(np.ones(3))
+
+
+# ---------------------------------------------------------------------------
+# eig, eigvals
+# ---------------------------------------------------------------------------
+def test_eig_every_mode(mode, rng):
+    a = rng.normal(size=(3, 4, 4)).astype(np.float32)
+    w, v, w2 = mode(lambda x: (*jnp.linalg.eig(x), jnp.linalg.eigvals(x[0])))(a)
+    assert w.dtype == v.dtype == w2.dtype == np.complex64
+    # eigenvectors are defined up to phase: check a v = v diag(w) and unit norms
+    np.testing.assert_allclose(np.asarray(a @ v), np.asarray(v * w[:, None, :]),
+                               atol=1e-4)
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(v), axis=-2), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(np.sort_complex(np.asarray(w)),
+                               np.sort_complex(np.linalg.eigvals(a)), atol=1e-4)
+    np.testing.assert_allclose(np.asarray(w2), np.asarray(w[0]), atol=1e-5)
+
+
+def test_eigvals_gradient_vmap_and_errors():
+    c = np.array([[0., -2.], [1., 0.5]], np.float32)
+    if jax_numpy is not None:
+        import jax
+        for part in (jnp.real, jnp.imag):
+            jpart = getattr(jax_numpy, part.__name__)
+            g = absjit.grad(lambda x: part(jnp.linalg.eigvals(x))[0])(c)
+            gj = jax.grad(lambda x: jpart(jax_numpy.linalg.eigvals(x))[0])(c)
+            np.testing.assert_allclose(np.asarray(g), np.asarray(gj), atol=1e-5)
+        r = jnp.linalg.eig(np.array([[1, 2], [3, 4]]))
+        rj = jax_numpy.linalg.eig(np.array([[1, 2], [3, 4]]))
+        assert r.eigenvalues.dtype == rj.eigenvalues.dtype
+        assert r.eigenvalues.weak_type == rj.eigenvalues.weak_type
+    # d(trace)/dA = I: the eigenvalues sum to the trace
+    g = absjit.grad(lambda x: jnp.real(jnp.sum(jnp.linalg.eigvals(x))))(c)
+    np.testing.assert_allclose(np.asarray(g), np.eye(2), atol=1e-5)
+    b = np.random.default_rng(2).normal(size=(3, 3, 3)).astype(np.float32)
+    got = absjit.vmap(jnp.linalg.eigvals)(b)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(jnp.linalg.eigvals(b)), atol=1e-5)
+    with pytest.raises(NotImplementedError, match="eigenvectors"):
+        absjit.grad(lambda x: jnp.real(jnp.linalg.eig(x)[0]).sum())(c)
+    with pytest.raises(ValueError, match="n, n"):
+        jnp.linalg.eigvals(np.ones((2, 3)))
+    assert np.isnan(np.asarray(jnp.linalg.eigvals(np.array([[np.nan, 1.], [1., 1.]])))).all()
+    assert jnp.linalg.eig(np.zeros((0, 0), np.float32)).eigenvectors.shape == (0, 0)

@@ -214,6 +214,16 @@ def _eigh(ctx, x, *, lower, sort_eigenvalues):
     return [v, w]
 
 
+@register("eig")
+def _eig(ctx, x, *, compute_eigenvectors):
+    # XLA's geev runs on the CPU platform only; the NumPy implementation serves all.
+    if _empty(ctx) or jax.default_backend() != "cpu":
+        return _host(ctx, "eig", x, compute_eigenvectors=compute_eigenvectors)
+    outs = lax.linalg.eig(x, compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=compute_eigenvectors)
+    return list(outs)
+
+
 @register("svd")
 def _svd(ctx, x, *, full_matrices, compute_uv):
     if _empty(ctx):
