@@ -370,8 +370,8 @@ def kl_div(p, q):
 
 # erfcx: exp(x**2) erfc(x) directly below _ERFCX_CUT, the continued fraction of erfc
 # (evaluated bottom-up with a fixed depth, enough for float64 there) above it.
-_ERFCX_CUT = 2.0
-_ERFCX_DEPTH = 80
+_ERFCX_CUT = 3.0
+_ERFCX_DEPTH = 30
 
 
 def _erfcx_impl(x):
