@@ -17,7 +17,8 @@ from ..custom_derivatives import custom_jvp
 
 __all__ = ["gammainc", "gammaincc", "betainc", "beta", "gamma", "gammasgn", "loggamma",
            "factorial", "comb", "poch", "i0", "i0e", "i1", "i1e", "zeta", "polygamma",
-           "log_softmax", "softmax", "kl_div", "rel_entr", "erfcx", "multigammaln"]
+           "log_softmax", "softmax", "kl_div", "rel_entr", "erfcx", "multigammaln",
+           "exp1", "expi", "boxcox", "boxcox1p"]
 
 
 def _promote(*args):
@@ -439,3 +440,156 @@ def _concrete_d(d):
         raise
     except TypeError as e:
         raise TypeError(f"multigammaln needs a concrete integer d, got {d!r}") from e
+
+
+# ---------------------------------------------------------------------------
+# Exponential integrals
+# ---------------------------------------------------------------------------
+_EULER = 0.57721566490153286061
+_E1_CUT = 2.0        # series below, continued fraction above (1.0 in float32, where
+                     # the series' cancellation near 2 costs a few ulps)
+_E1_SERIES = 30      # 2**30 / (30 * 30!) ~ 1e-25
+_E1_DEPTH = 40       # the even contraction of the continued fraction: ~1e-14 at 2
+_EI_CUT = 40.0       # series below, asymptotic expansion above (its smallest term
+_EI_SERIES = 150     # at k ~ x is ~ exp(-x))
+_EI_ASYMP = 40
+
+
+def _e1_positive(x):
+    """``E1(x)`` for ``x > 0``: the alternating power series where ``x <= 2``, the
+    continued fraction ``exp(-x) / (x + 1 - 1/(x + 3 - 4/(x + 5 - ...)))`` above."""
+    cut = _E1_CUT if get_aval(x).dtype == np.float64 else 1.0
+    xs = jnp.minimum(x, cut)
+    term = jnp.ones_like(x)
+    total = jnp.zeros_like(x)
+    for k in range(1, _E1_SERIES + 1):
+        term = -term * xs / k
+        total = total - term / k
+    series = -_EULER - jnp.log(xs) + total
+    xl = jnp.maximum(x, cut)
+    frac = xl + (2 * _E1_DEPTH + 1)
+    for k in range(_E1_DEPTH, 0, -1):
+        frac = xl + (2 * k - 1) - (k * k) / frac
+    cf = jnp.exp(-xl) / frac
+    return jnp.where(x <= cut, series, cf)
+
+
+def _ei_positive(x):
+    """``Ei(x)`` for ``x > 0``: the power series (all terms positive) where
+    ``x <= 40``, the asymptotic expansion ``exp(x)/x sum k!/x**k`` above."""
+    xs = jnp.minimum(x, _EI_CUT)
+
+    def body(k, carry):
+        term, total = carry
+        kf = lax.convert_element_type(k, get_aval(x).dtype)
+        term = term * xs / kf
+        return term, total + term / kf
+    _, total = lax.fori_loop(1, _EI_SERIES + 1, body, (jnp.ones_like(x), jnp.zeros_like(x)))
+    series = _EULER + jnp.log(xs) + total
+    xl = jnp.maximum(x, _EI_CUT)
+    term = jnp.ones_like(x)
+    acc = jnp.ones_like(x)
+    for k in range(1, _EI_ASYMP):
+        term = term * k / xl
+        acc = acc + term
+    asymp = jnp.exp(xl) / xl * acc
+    return jnp.where(x <= _EI_CUT, series, asymp)
+
+
+def _e1_impl(x):
+    pos = jnp.where(x > 0, x, jnp.ones_like(x))
+    out = _e1_positive(pos)
+    out = jnp.where(x == 0, jnp.full_like(x, np.inf), out)
+    out = jnp.where(x == np.inf, jnp.zeros_like(x), out)
+    return jnp.where((x < 0) | jnp.isnan(x), jnp.full_like(x, np.nan), out)
+
+
+def _ei_impl(x):
+    ax = jnp.where(x == 0, jnp.ones_like(x), jnp.abs(x))
+    out = jnp.where(x > 0, _ei_positive(ax), -_e1_positive(ax))
+    out = jnp.where(x == 0, jnp.full_like(x, -np.inf), out)
+    out = jnp.where(x == np.inf, jnp.full_like(x, np.inf), out)
+    return jnp.where(x == -np.inf, jnp.zeros_like(x), out)
+
+
+@custom_jvp
+def _exp1(x):
+    return _e1_impl(x)
+
+
+@_exp1.defjvp
+def _exp1_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _exp1(x), t * (-jnp.exp(-x) / x)
+
+
+@custom_jvp
+def _expi(x):
+    return _ei_impl(x)
+
+
+@_expi.defjvp
+def _expi_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _expi(x), t * (jnp.exp(x) / x)
+
+
+def exp1(x):
+    """The exponential integral ``E1(x) = int_1^inf exp(-x t) / t dt`` for ``x >= 0``
+    (NaN below 0, ``inf`` at 0). Strongly typed, as JAX. At ``x = inf`` it gives
+    SciPy's limit 0 (JAX gives NaN).
+
+    Examples
+    --------
+    >>> from absjit.scipy.special import exp1
+    >>> round(float(exp1(1.0)), 5)
+    0.21938
+    """
+    (x,) = _promote(x)
+    return _exp1(x)
+
+
+def expi(x):
+    """The exponential integral ``Ei(x)`` (``-E1(-x)`` for ``x < 0``). Strongly typed,
+    as JAX. At ``0`` and ``±inf`` it gives SciPy's limits ``-inf``, ``inf`` and 0
+    (JAX gives NaN there).
+
+    Examples
+    --------
+    >>> from absjit.scipy.special import expi
+    >>> round(float(expi(1.0)), 5)
+    1.89512
+    """
+    (x,) = _promote(x)
+    return _expi(x)
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transform ``(x**lmbda - 1) / lmbda`` (``log(x)`` for
+    ``lmbda == 0``).
+
+    Examples
+    --------
+    >>> from absjit.scipy.special import boxcox
+    >>> float(boxcox(2.0, 2.0))
+    1.5
+    """
+    x, lmbda = _promote(x, lmbda)
+    logx = jnp.log(x)
+    safe = jnp.where(lmbda == 0, jnp.ones_like(lmbda), lmbda)
+    return _weak_as(jnp.where(lmbda == 0, logx, jnp.expm1(lmbda * logx) / safe), x, lmbda)
+
+
+def boxcox1p(x, lmbda):
+    """The Box-Cox transform of ``1 + x``, accurate for small ``x``.
+
+    Examples
+    --------
+    >>> from absjit.scipy.special import boxcox1p
+    >>> float(boxcox1p(1.0, 2.0))
+    1.5
+    """
+    x, lmbda = _promote(x, lmbda)
+    logx = jnp.log1p(x)
+    safe = jnp.where(lmbda == 0, jnp.ones_like(lmbda), lmbda)
+    return _weak_as(jnp.where(lmbda == 0, logx, jnp.expm1(lmbda * logx) / safe), x, lmbda)

@@ -160,3 +160,44 @@ def test_derivatives_against_jax():
         ours = absjit.grad(getattr(asp, name), argnums=argnums)(*args)
         theirs = jax.grad(getattr(jsp, name), argnums=argnums)(*args)
         assert_close(ours, tuple(np.asarray(t) for t in theirs), rtol=5e-5)
+
+
+_EXP_X = np.concatenate([np.linspace(0.01, 3, 40), np.linspace(3, 80, 30),
+                         [1e-6, 0.999, 1.001, 1.999, 2.001, 39.9, 40.1]]).astype(np.float32)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_exponential_integrals(dt):
+    if dt == "float64":
+        absjit.config.update("enable_x64", True)
+    x = _EXP_X.astype(dt)
+    rtol = 2e-6 if dt == "float32" else 1e-13
+    got = asp.exp1(x)
+    assert got.dtype == np.dtype(dt) and not got.weak_type
+    np.testing.assert_allclose(np.asarray(got, np.float64), sp.exp1(x.astype(np.float64)),
+                               rtol=rtol, atol=0)
+    xx = np.concatenate([x, -x])
+    np.testing.assert_allclose(np.asarray(asp.expi(xx), np.float64),
+                               sp.expi(xx.astype(np.float64)), rtol=rtol, atol=0)
+    edges = np.array([-1.0, 0.0, np.inf, -np.inf, np.nan], dt)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(np.asarray(asp.exp1(edges[:3])), [np.nan, np.inf, 0])
+        np.testing.assert_array_equal(np.asarray(asp.expi(edges[1:])),
+                                      [-np.inf, np.inf, 0, np.nan])
+
+
+def test_exponential_integral_derivatives():
+    check_grads(asp.exp1, (np.array([0.3, 1.5, 5.0]),), order=1)
+    check_grads(asp.expi, (np.array([-2.0, 0.3, 1.5, 50.0]),), order=1)
+    if jsp is not None:
+        assert_close(absjit.grad(asp.expi)(np.float32(1.5)),
+                     np.asarray(jax.grad(jsp.expi)(np.float32(1.5))), rtol=2e-6)
+
+
+def test_boxcox():
+    x = np.float32([-1, 0, 0.5, 2, 3])
+    lm = np.float32([0, 0.5, -1, 2, 0])
+    with np.errstate(all="ignore"):
+        _check(asp.boxcox(x, lm), sp.boxcox(x, lm), 1e-6)
+        _check(asp.boxcox1p(x, lm), sp.boxcox1p(x, lm), 1e-6)
+    assert asp.boxcox(2.0, 0.5).weak_type and not asp.boxcox1p(np.float32(2), 0.5).weak_type
