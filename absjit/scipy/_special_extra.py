@@ -18,7 +18,7 @@ from ..custom_derivatives import custom_jvp
 __all__ = ["gammainc", "gammaincc", "betainc", "beta", "gamma", "gammasgn", "loggamma",
            "factorial", "comb", "poch", "i0", "i0e", "i1", "i1e", "zeta", "polygamma",
            "log_softmax", "softmax", "kl_div", "rel_entr", "erfcx", "multigammaln",
-           "exp1", "expi", "boxcox", "boxcox1p"]
+           "exp1", "expi", "boxcox", "boxcox1p", "bernoulli"]
 
 
 def _promote(*args):
@@ -430,6 +430,32 @@ def multigammaln(a, d):
     for j in range(d):
         total = total + lax.lgamma(a - j / 2)
     return total
+
+
+def bernoulli(n):
+    """The Bernoulli numbers ``B_0, ..., B_n`` (``B_1 = -1/2``), for a concrete
+    integer ``n >= 0``, computed exactly and rounded to the default float (JAX's
+    values come from an approximation and differ in the last digits).
+
+    Examples
+    --------
+    >>> from absjit.scipy.special import bernoulli
+    >>> bernoulli(4)
+    Array([ 1.        , -0.5       ,  0.16666667,  0.        , -0.03333334],
+          dtype=float32)
+    """
+    from fractions import Fraction
+    n = int(n)   # a tracer raises ConcretizationTypeError here
+    if n < 0:
+        raise ValueError("n must be a non-negative integer.")
+    row = [Fraction(0)] * (n + 1)
+    out = []
+    for m in range(n + 1):   # Akiyama-Tanigawa gives B_1 = +1/2; SciPy's sign is -
+        row[m] = Fraction(1, m + 1)
+        for j in range(m, 0, -1):
+            row[j - 1] = j * (row[j - 1] - row[j])
+        out.append(-row[0] if m == 1 else row[0])
+    return jnp.asarray(np.array([float(b) for b in out]), dtype=dtypes.default_float())
 
 
 def _concrete_d(d):

@@ -201,3 +201,12 @@ def test_boxcox():
         _check(asp.boxcox(x, lm), sp.boxcox(x, lm), 1e-6)
         _check(asp.boxcox1p(x, lm), sp.boxcox1p(x, lm), 1e-6)
     assert asp.boxcox(2.0, 0.5).weak_type and not asp.boxcox1p(np.float32(2), 0.5).weak_type
+
+
+def test_bernoulli():
+    np.testing.assert_allclose(np.asarray(asp.bernoulli(30)), sp.bernoulli(30), rtol=1e-6)
+    assert asp.bernoulli(0).shape == (1,) and asp.bernoulli(3).dtype == np.float32
+    with pytest.raises(ValueError, match="non-negative"):
+        asp.bernoulli(-1)
+    with pytest.raises(absjit.errors.ConcretizationTypeError):
+        absjit.jit(asp.bernoulli)(3)
