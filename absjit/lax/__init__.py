@@ -24,6 +24,9 @@ from ..ops.elementwise import bitwise_and as and_, bitwise_not as not_  # noqa: 
 from ..ops.elementwise import bitwise_or as or_, bitwise_xor as xor  # noqa: E402,F401
 from ..ops.special import *  # noqa: F401,F403,E402
 from ..ops.collectives import *  # noqa: F401,F403,E402
+from ._extra import *  # noqa: F401,F403,E402
+from ._special import *  # noqa: F401,F403,E402
+from . import _extra as _lax_extra, _special as _lax_special  # noqa: E402
 
 from ..ops import (conv as _conv, control_flow as _control_flow,  # noqa: E402
                    elementwise as _elementwise, indexing as _indexing, linalg as _linalg,
@@ -35,7 +38,8 @@ from ..ops import (conv as _conv, control_flow as _control_flow,  # noqa: E402
 # imported for internal use, like ``annotations``, never leak).
 __all__ = sorted({name for m in (_elementwise, _structural, _indexing, _reductions, _linalg,
                                  _conv, _sorting, _control_flow, _windowed, _fft,
-                                 _conv_transpose, _special, _collectives)
+                                 _conv_transpose, _special, _collectives, _lax_extra,
+                                 _lax_special)
                   for name in m.__all__} | {"and_", "not_", "or_", "xor"})
 
 from . import linalg  # noqa: E402,F401  (absjit.lax.linalg: the matrix decompositions)

@@ -200,3 +200,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     if b is not None:
         out = jnp.where(sign < 0, jnp.full_like(out, np.nan), out)
     return out
+
+
+from ._special_extra import *  # noqa: F401,F403,E402
+from . import _special_extra  # noqa: E402
+
+__all__ = __all__ + _special_extra.__all__
