@@ -23,7 +23,8 @@ from ._creation import asarray
 from ._promote import check_arraylike
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn",
-           "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "ifftn", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift",
+           "ifftshift"]
 
 _NORMS = (None, "backward", "ortho", "forward")
 
@@ -163,6 +164,48 @@ def irfft(a, n=None, axis=-1, norm=None):
     Array([1., 1., 1., 1.], dtype=float32)
     """
     return _fft_core("irfft", "IRFFT", a, None if n is None else [n], (axis,), norm)
+
+
+# A Hermitian signal's transform is the inverse real transform of its conjugate, with
+# the normalisation on the other side (and ``ihfft`` the reverse).
+_SWAPPED = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def hfft(a, n=None, axis=-1, norm=None):
+    """The DFT of a signal with Hermitian symmetry, given its first half (``n`` real
+    output points, default ``2 * (m - 1)``).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.fft.hfft(jnp.array([1.0, 2.0, 1.0]))
+    Array([ 6.,  0., -2.,  0.], dtype=float32)
+    """
+    check_arraylike("hfft", a)
+    if norm not in _NORMS:
+        raise ValueError(f'hfft: invalid norm value {norm!r}; should be "backward", '
+                         '"ortho" or "forward"')
+    x = asarray(a)
+    if not dtypes.is_complex(x.dtype):
+        x = x.astype(np.complex128 if x.dtype == np.float64 else _complex_dtype())
+    return irfft(x.conj(), n, axis, _SWAPPED[norm])
+
+
+def ihfft(a, n=None, axis=-1, norm=None):
+    """The inverse of :func:`hfft`: the first half of the spectrum of a real signal
+    whose transform is Hermitian.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> jnp.fft.ihfft(jnp.array([6.0, 0.0, -2.0, 0.0])).real
+    Array([1., 2., 1.], dtype=float32)
+    """
+    check_arraylike("ihfft", a)
+    if norm not in _NORMS:
+        raise ValueError(f'ihfft: invalid norm value {norm!r}; should be "backward", '
+                         '"ortho" or "forward"')
+    return rfft(a, n, axis, _SWAPPED[norm]).conj()
 
 
 def fftn(a, s=None, axes=None, norm=None):

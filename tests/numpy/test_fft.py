@@ -21,6 +21,9 @@ CASES = [
     ("irfft2", XC, {}), ("fftn", XC, {}), ("fftn", X, {"axes": (0, 2), "s": (2, 7)}),
     ("ifftn", XC, {"norm": "ortho"}), ("rfftn", X, {}), ("irfftn", XC, {"s": (3, 4, 9), "axes": (0, 1, 2)}),
     ("fft", np.arange(6, dtype=np.int32), {}),
+    ("hfft", XC, {}), ("hfft", XC, {"n": 7, "axis": 1, "norm": "ortho"}),
+    ("hfft", X, {"norm": "forward"}), ("ihfft", X, {}), ("ihfft", X, {"n": 5, "axis": 0}),
+    ("ihfft", X, {"norm": "forward"}),
 ]
 
 
@@ -37,6 +40,8 @@ def test_fft_family_matches_numpy(name, x, kwargs):
 
 def test_fft_under_jit_and_vmap(mode):
     out = mode(lambda a: jnp.fft.irfft(jnp.fft.rfft(a)))(X)
+    assert_close(out, X, rtol=1e-5, atol=1e-5)
+    out = mode(lambda a: jnp.fft.hfft(jnp.fft.ihfft(a), n=X.shape[-1]))(X)
     assert_close(out, X, rtol=1e-5, atol=1e-5)
     batched = absjit.vmap(jnp.fft.fft, in_axes=1, out_axes=1)(XC)
     np.testing.assert_allclose(np.asarray(batched), np.fft.fft(XC, axis=-1), rtol=2e-4,
