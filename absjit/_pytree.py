@@ -500,6 +500,19 @@ def _flatten_up_to(treedef, tree, path, out):
         _flatten_up_to(sub, child, path + p, out)
 
 
+
+def _leaves_up_to(treedef, rest, is_leaf) -> list:
+    """The leaves of each tree in ``rest`` at ``treedef``'s leaf positions (a tree may
+    hold whole subtrees where ``treedef`` has leaves)."""
+    others = []
+    for r in rest:
+        r_leaves, r_def = tree_flatten(r, is_leaf)
+        if r_def != treedef:
+            r_leaves = []
+            _flatten_up_to(treedef, r, "", r_leaves)
+        others.append(r_leaves)
+    return others
+
 def tree_map(f, tree, *rest, is_leaf=None):
     """Apply ``f`` to corresponding leaves of ``tree`` and ``rest``.
 
@@ -512,13 +525,7 @@ def tree_map(f, tree, *rest, is_leaf=None):
     {'a': 11}
     """
     leaves, treedef = tree_flatten(tree, is_leaf)
-    others = []
-    for r in rest:
-        r_leaves, r_def = tree_flatten(r, is_leaf)
-        if r_def != treedef:
-            r_leaves = []
-            _flatten_up_to(treedef, r, "", r_leaves)
-        others.append(r_leaves)
+    others = _leaves_up_to(treedef, rest, is_leaf)
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
 
 
@@ -652,13 +659,7 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None):
     {'a': "['a']=1"}
     """
     pairs, treedef = tree_flatten_with_path(tree, is_leaf)
-    others = []
-    for r in rest:
-        r_leaves, r_def = tree_flatten(r, is_leaf)
-        if r_def != treedef:
-            r_leaves = []
-            _flatten_up_to(treedef, r, "", r_leaves)
-        others.append(r_leaves)
+    others = _leaves_up_to(treedef, rest, is_leaf)
     return tree_unflatten(treedef, [f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
 
 

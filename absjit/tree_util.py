@@ -15,13 +15,8 @@ construction, ``tree_broadcast``, ``tree_reduce_associative``, the registry obje
 
 Examples
 --------
->>> leaves, tree = tree_flatten({"b": 2, "a": (1, None)})
->>> leaves
-[1, 2]
->>> tree_unflatten(tree, [10, 20])
-{'a': (10, None), 'b': 20}
->>> [keystr(p) for p, _ in tree_flatten_with_path({"w": [1, 2]})[0]]
-["['w'][0]", "['w'][1]"]
+>>> tree_map(lambda x: x * 2, {"a": 1, "b": (2, None)})
+{'a': 2, 'b': (4, None)}
 """
 from __future__ import annotations
 

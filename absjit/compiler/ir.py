@@ -65,11 +65,12 @@ import dataclasses
 
 import numpy as np
 
-from ..core.shapes import IxAdd, IxClamp, IxScale, is_ix
+from ..core.shapes import IxAdd, IxClamp, IxScale, IxVar, is_ix
 
 __all__ = ["Buffer", "Sym", "Const", "Load", "Op", "IndexValue", "Ref", "Alloc", "Let",
            "Store", "Nest", "Reduce", "Acc", "Rows", "Switch", "While", "ForRange", "Opaque",
            "Copy", "View", "Alias", "ConstArray", "CallPiece", "Program", "IRError", "verify",
+           "LoopIndex", "ix_vars",
            "walk", "child_blocks",
            "stmt_uses", "stmt_defs", "expr_values", "ix_values", "count_stmts"]
 
@@ -309,6 +310,20 @@ def walk(block):
 
 def count_stmts(block) -> int:
     return sum(1 for _ in walk(block))
+
+
+def ix_vars(ix) -> set:
+    """The loop variables an index expression names."""
+    out, stack = set(), [ix]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, IxVar):
+            out.add(x.name)
+        elif isinstance(x, IxAdd):
+            stack += [x.a, x.b]
+        elif isinstance(x, IxScale):
+            stack.append(x.a)
+    return out
 
 
 def ix_values(ix) -> list:

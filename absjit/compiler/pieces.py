@@ -18,7 +18,6 @@ import dataclasses
 
 import numpy as np
 
-from ..core.shapes import IxAdd, IxScale, IxVar
 from . import ir
 
 __all__ = ["Piece", "split_program", "outline_loops", "SINGLE_FUNCTION_MAX", "PIECE_BUDGET",
@@ -254,7 +253,7 @@ def _with_loop_indices(group, used, loop_indices) -> list:
         elif isinstance(s, (ir.Nest, ir.Reduce)):
             bound.update(s.vars)
         for ix in _index_exprs(s):
-            _ix_vars(ix, named)
+            named |= ir.ix_vars(ix)
     out = [v for v in used if not (isinstance(v, ir.LoopIndex) and v.var in bound)]
     have = {v.var for v in out if isinstance(v, ir.LoopIndex)}
     for var in sorted(named - bound - have):
@@ -283,14 +282,3 @@ def _index_exprs(s) -> list:
         return list(s.out_at)
     return []
 
-
-def _ix_vars(ix, out: set) -> None:
-    stack = [ix]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, IxVar):
-            out.add(x.name)
-        elif isinstance(x, IxAdd):
-            stack += [x.a, x.b]
-        elif isinstance(x, IxScale):
-            stack.append(x.a)
