@@ -16,9 +16,13 @@ from ..ops import structural as st
 from ..ops._linalg_util import H, eye, matmul, mT, shape_of, tril, triu
 from ..ops.linalg_decomp import permutation_matrix
 from ._expm import expm
+from ._matfuncs import expm_frechet, polar
+from ._special_matrices import *  # noqa: F401,F403
+from ._special_matrices import __all__ as _special_all
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor",
-           "lu_solve", "eigh", "svd", "qr", "inv", "det", "expm"]
+           "lu_solve", "eigh", "svd", "qr", "inv", "det", "expm", "solve", "polar",
+           "expm_frechet"] + list(_special_all)
 
 
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
@@ -286,3 +290,29 @@ def det(a, overwrite_a: bool = False, check_finite: bool = True):
     Array(-2., dtype=float32)
     """
     return jnp.linalg.det(a)
+
+
+def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
+          debug: bool = False, check_finite: bool = True, assume_a: str = "gen"):
+    """Solve ``a @ x = b`` for square ``a`` (..., n, n).
+
+    ``assume_a`` is 'gen', 'sym' or 'her' (LU with partial pivoting, as JAX: the
+    symmetry is not exploited) or 'pos' (Cholesky, reading the ``lower`` or upper
+    triangle of ``a``). ``b`` is a vector (n,) or matrices (..., n, k); batch axes
+    broadcast.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp, absjit.scipy.linalg as sla
+    >>> sla.solve(jnp.array([[4., 2.], [2., 2.]]), jnp.array([6., 4.]), assume_a="pos")
+    Array([1., 1.], dtype=float32)
+    """
+    if assume_a not in ("gen", "sym", "her", "pos"):
+        raise ValueError("Expected assume_a to be one of ['gen', 'sym', 'her', 'pos']; got "
+                         f"{assume_a!r}")
+    if assume_a != "pos":
+        a, b = _dec._inexact("jax.scipy.linalg.solve", a, b)
+        return jnp.linalg.solve(a, b)
+    a, b = _dec._inexact("jax.scipy.linalg.solve", a, b)
+    a, b, vector = _batched_rhs("solve", a, b)
+    return _unvector(cho_solve(cho_factor(a, lower=lower), b), vector)
