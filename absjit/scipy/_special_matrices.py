@@ -196,6 +196,7 @@ def fiedler_companion(a):
            [ 1.,  0.]], dtype=float32)
     """
     (a,) = _arrays("fiedler_companion", a, inexact=True)
+    # One coefficient gives a (0, 0) matrix, as JAX (SciPy returns shape (0,)).
     n = a.shape[-1] - 1
     if n < 1:
         return cr.zeros(tuple(a.shape[:-1]) + (0, 0), get_aval(a).dtype)
@@ -237,8 +238,9 @@ def leslie(f, s):
         raise ValueError("Incorrect lengths for f and s. The length of s along the last "
                          "axis must be one less than the length of f; got f shape "
                          f"{tuple(f.shape)} and s shape {tuple(s.shape)}.")
-    if n < 1:
-        raise ValueError("leslie: f must have at least one element")
+    if n < 2:
+        raise ValueError("The length of f along the last axis must be at least 2; got "
+                         f"shape {tuple(f.shape)}.")
     zero = 2 * n - 1
     idx = np.full((n, n), zero)
     idx[0] = np.arange(n)
@@ -354,9 +356,10 @@ def hilbert(n):
     Examples
     --------
     >>> import absjit.scipy.linalg as sla
-    >>> sla.hilbert(2)
-    Array([[1.       , 0.5      ],
-           [0.5      , 0.3333333]], dtype=float32)
+    >>> 1 / sla.hilbert(3)
+    Array([[1., 2., 3.],
+           [2., 3., 4.],
+           [3., 4., 5.]], dtype=float32)
     """
     n = _size(n, "hilbert")
     i, j = np.indices((n, n))
@@ -451,9 +454,9 @@ def helmert(n, full=False):
     Examples
     --------
     >>> import absjit.scipy.linalg as sla
-    >>> sla.helmert(2, full=True) ** 2
-    Array([[0.5, 0.5],
-           [0.5, 0.5]], dtype=float32)
+    >>> (sla.helmert(2, full=True) * 2 ** 0.5).round(3)
+    Array([[ 1.,  1.],
+           [ 1., -1.]], dtype=float32)
     """
     n = _size(n, "helmert")
     if n <= 0:
