@@ -1,8 +1,12 @@
-"""``polar`` and ``expm_frechet``: matrix functions composed from the SVD and ``expm``,
-so they differentiate, batch and compile with no rules of their own."""
+"""``polar`` and ``expm_frechet`` (composed from the SVD and ``expm``, so they
+differentiate, batch and compile with no rules of their own), and ``schur`` and
+``sqrtm`` (on the Schur primitive, which runs on the host)."""
 from __future__ import annotations
 
+from .. import numpy as jnp
 from ..core.trace import get_aval
+from ..ops.linalg_schur import schur_p
+from ..ops.scan import fori_loop
 from ..lax import linalg as lax_linalg
 from ..numpy import _linalg_decomp as _dec
 from ..numpy._creation import zeros
@@ -11,7 +15,7 @@ from ..ops import elementwise as ew
 from ..ops._linalg_util import H, matmul, shape_of
 from ._expm import expm
 
-__all__ = ["polar", "expm_frechet"]
+__all__ = ["polar", "expm_frechet", "schur", "sqrtm"]
 
 
 def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
@@ -84,3 +88,69 @@ def expm_frechet(A, E, *, method=None, compute_expm=True):
     if not compute_expm:
         return L
     return m[..., :n, :n], L
+
+
+def schur(a, output="real"):
+    """Schur decomposition ``a = Z @ T @ Z^H`` of square matrices (..., n, n).
+
+    ``output='real'`` gives, for real input, a real quasi-triangular ``T`` (2 x 2 blocks
+    for complex-conjugate eigenvalue pairs); ``'complex'`` an upper-triangular complex
+    ``T``. Computed by LAPACK through SciPy on the host (between compiled pieces under
+    ``jit``, as ``jnp.linalg.eig``); not differentiable, as in JAX.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp, absjit.scipy.linalg as sla
+    >>> t, z = sla.schur(jnp.array([[1., 2.], [0., 3.]]))
+    >>> jnp.diagonal(t)
+    Array([1., 3.], dtype=float32)
+    """
+    if output not in ("real", "complex"):
+        raise ValueError("Expected 'output' to be either 'real' or 'complex', got "
+                         f"output={output!r}.")
+    (a,) = _dec._inexact("jax.scipy.linalg.schur", a)
+    _dec._square("schur", a)
+    t, z = schur_p.bind(a, output=output)
+    return t, z
+
+
+def _sqrtm_triangular(t):
+    """The principal square root ``R`` of upper-triangular ``t``: ``R_ii = sqrt(t_ii)``
+    and, superdiagonal by superdiagonal, ``R_ij = (t_ij - sum_{i<k<j} R_ik R_kj) /
+    (R_ii + R_jj)``. With only the earlier superdiagonals filled in, ``(R @ R)_ij`` on
+    superdiagonal ``d`` is exactly that sum, so each step is one matrix product."""
+    n = shape_of(t)[-1]
+    d0 = jnp.sqrt(jnp.diagonal(t, axis1=-2, axis2=-1))
+    r0 = d0[..., :, None] * jnp.eye(n, dtype=d0.dtype)
+    denom = d0[..., :, None] + d0[..., None, :]
+    offset = jnp.arange(n)[None, :] - jnp.arange(n)[:, None]
+
+    def step(d, r):
+        on = offset == d
+        upd = (t - matmul(r, r)) / jnp.where(on, denom, 1)
+        return jnp.where(on, upd, r)
+    return fori_loop(1, n, step, r0)
+
+
+def sqrtm(A, blocksize=1):
+    """The principal matrix square root ``X`` (``X @ X == A``) of square matrices.
+
+    From the complex Schur form (computed on the host, see :func:`schur`) and the
+    triangular recurrence, as JAX; the result is always complex, as JAX's (SciPy returns
+    a real root when one exists). ``blocksize`` is accepted and ignored. A singular
+    matrix with a repeated zero eigenvalue gives NaN or infinities.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp, absjit.scipy.linalg as sla
+    >>> sla.sqrtm(jnp.array([[4., 0.], [0., 9.]])).real
+    Array([[2., 0.],
+           [0., 3.]], dtype=float32)
+    """
+    if blocksize != 1:
+        raise NotImplementedError("Blocked version is not implemented yet.")
+    (A,) = _dec._inexact("jax.scipy.linalg.sqrtm", A)
+    _dec._square("sqrtm", A)
+    t, z = schur(A, output="complex")
+    r = _sqrtm_triangular(t)
+    return matmul(matmul(z, r), H(z))

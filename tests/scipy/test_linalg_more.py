@@ -279,3 +279,46 @@ def test_bad_input():
     for name in ("hilbert", "dft", "pascal", "hadamard"):
         with pytest.raises(ConcretizationTypeError):
             absjit.jit(getattr(asl, name))(4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_schur_and_sqrtm(mode, rng, dtype):
+    a = _randn(rng, (2, 4, 4)).astype(dtype)
+    if dtype == np.complex64:
+        a = a + 1j * _randn(rng, (2, 4, 4))
+    neg = -np.eye(3, dtype=dtype) + np.triu(np.ones((3, 3), dtype), 1)  # eigenvalues -1
+
+    def f(a, neg):
+        return asl.schur(a), asl.schur(a, "complex"), asl.sqrtm(a), asl.sqrtm(neg)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # cpu: host fallback
+        (t, z), (tc, zc), s, sn = mode(f)(a, neg)
+    ct = np.result_type(dtype, np.complex64)
+    assert t.dtype == z.dtype == dtype and tc.dtype == zc.dtype == s.dtype == ct
+    for i in range(2):
+        for tt, zz in ((t[i], z[i]), (tc[i], zc[i])):
+            tt, zz = np.asarray(tt), np.asarray(zz)
+            np.testing.assert_allclose(zz @ tt @ zz.conj().T, a[i], atol=1e-5)
+            np.testing.assert_allclose(zz @ zz.conj().T, np.eye(4), atol=1e-5)
+        assert np.abs(np.tril(np.asarray(tc[i]), -1)).max() == 0
+        assert np.abs(np.tril(np.asarray(t[i]), -2)).max() == 0
+        # Real input keeps real eigenvalues exactly real (the principal branch of a
+        # negative one is +i), as SciPy on real input.
+        np.testing.assert_allclose(np.asarray(s[i]), sl.sqrtm(a[i].astype(np.promote_types(
+            dtype, np.float64))), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(sn), sl.sqrtm(neg.astype(np.promote_types(
+        dtype, np.float64))), rtol=1e-5, atol=1e-5)
+    if jsl is not None and dtype == np.float32:
+        assert_close(s[0], jsl.sqrtm(a[0]), rtol=1e-4, atol=1e-4)
+        assert jsl.schur(a[0])[0].dtype == t.dtype
+
+
+def test_schur_sqrtm_bad_input():
+    with pytest.raises(ValueError, match="output"):
+        asl.schur(np.eye(2), "foo")
+    with pytest.raises(ValueError, match="n, n"):
+        asl.sqrtm(np.ones((2, 3)))
+    with pytest.raises(NotImplementedError, match="Blocked"):
+        asl.sqrtm(np.eye(2), blocksize=2)
+    with pytest.raises(Exception, match="schur"):   # no derivative, as in JAX
+        absjit.grad(lambda a: asl.sqrtm(a).real.sum())(np.eye(2, dtype=np.float32))

@@ -224,6 +224,12 @@ def _eig(ctx, x, *, compute_eigenvectors):
     return list(outs)
 
 
+@register("schur")
+def _schur(ctx, x, *, output):
+    # SciPy's ?gees on the host: one Schur form on every backend.
+    return _host(ctx, "schur", x, output=output)
+
+
 @register("svd")
 def _svd(ctx, x, *, full_matrices, compute_uv):
     if _empty(ctx):
