@@ -1,7 +1,9 @@
 """``polar`` and ``expm_frechet`` (composed from the SVD and ``expm``, so they
-differentiate, batch and compile with no rules of their own), and ``schur`` and
-``sqrtm`` (on the Schur primitive, which runs on the host)."""
+differentiate, batch and compile with no rules of their own), and ``schur``,
+``sqrtm`` and ``funm`` (on the Schur primitive, which runs on the host)."""
 from __future__ import annotations
+
+import numpy as np
 
 from .. import numpy as jnp
 from ..core.trace import get_aval
@@ -15,7 +17,7 @@ from ..ops import elementwise as ew
 from ..ops._linalg_util import H, matmul, shape_of
 from ._expm import expm
 
-__all__ = ["polar", "expm_frechet", "schur", "sqrtm"]
+__all__ = ["polar", "expm_frechet", "schur", "sqrtm", "funm"]
 
 
 def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
@@ -154,3 +156,66 @@ def sqrtm(A, blocksize=1):
     t, z = schur(A, output="complex")
     r = _sqrtm_triangular(t)
     return matmul(matmul(z, r), H(z))
+
+
+def _parlett(t, f_diag):
+    """``F = f(t)`` for upper-triangular ``t`` given ``f`` on its diagonal (Parlett's
+    recurrence). ``F`` commutes with ``t``; on superdiagonal ``d``, with only the earlier
+    superdiagonals of ``F`` filled in, entry ``(i, j)`` of that identity reads
+    ``F_ij (t_jj - t_ii) = (t F - F t)_ij``, one pair of products per step. Where
+    ``t_jj == t_ii`` the numerator is kept undivided (SciPy's convention)."""
+    n = shape_of(t)[-1]
+    d0 = jnp.diagonal(t, axis1=-2, axis2=-1)
+    f0 = f_diag[..., :, None] * jnp.eye(n, dtype=f_diag.dtype)
+    den = d0[..., None, :] - d0[..., :, None]
+    offset = jnp.arange(n)[None, :] - jnp.arange(n)[:, None]
+
+    def step(d, f):
+        on = offset == d
+        num = matmul(t, f) - matmul(f, t)
+        safe = jnp.where(on & (den != 0), den, 1)
+        return jnp.where(on, num / safe, f)
+    return fori_loop(1, n, step, f0)
+
+
+def funm(A, func, disp=True):
+    """``func`` applied to a square matrix: ``Z f(T) Z^H`` from the complex Schur form
+    ``A = Z T Z^H`` and Parlett's recurrence, ``func`` called once on the eigenvalues
+    (a complex vector) and written with ``absjit.numpy``.
+
+    Returns the (complex) result, or ``(result, errest)`` with ``disp=False``. The
+    recurrence divides by eigenvalue differences, so close but distinct eigenvalues
+    lose accuracy, and a repeated eigenvalue of a non-diagonalisable matrix gives a wrong
+    result, as in SciPy and JAX. ``errest`` estimates the relative error from the
+    smallest eigenvalue gap: ``min(1, max(eps, eps / gap * ||triu(T, 1)||_1))``, 1 for a
+    repeated eigenvalue with a non-zero upper part.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp, absjit.scipy.linalg as sla
+    >>> sla.funm(jnp.array([[1., 1.], [0., 2.]]), lambda x: x * x).real
+    Array([[1., 3.],
+           [0., 4.]], dtype=float32)
+    """
+    (A,) = _dec._inexact("jax.scipy.linalg.funm", A)
+    shape = shape_of(A)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"expected square array_like input, got shape {shape}")
+    t, z = schur(A, output="complex")
+    f_diag = jnp.asarray(func(jnp.diagonal(t)))
+    f_diag = f_diag.astype(get_aval(t).dtype)
+    f = _parlett(t, f_diag)
+    out = matmul(matmul(z, f), H(z))
+    if disp:
+        return out
+    # The recurrence amplifies rounding by up to 1 / (smallest eigenvalue gap) times
+    # the size of the strictly upper part of T; capped at 1 (a repeated eigenvalue).
+    n = shape[0]
+    d0 = jnp.diagonal(t)
+    eps = float(np.finfo(get_aval(f).dtype).eps)
+    upper = jnp.triu(jnp.ones((n, n), bool), 1)
+    gaps = jnp.where(upper, jnp.abs(d0[None, :] - d0[:, None]), np.inf)
+    minden = jnp.min(gaps) if n > 1 else np.inf
+    scale = jnp.linalg.norm(jnp.triu(t, 1), 1)
+    err = jnp.minimum(1.0, jnp.maximum(eps, eps / minden * scale))
+    return out, err.astype(get_aval(scale).dtype)

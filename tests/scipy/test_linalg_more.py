@@ -289,10 +289,20 @@ def test_schur_and_sqrtm(mode, rng, dtype):
     neg = -np.eye(3, dtype=dtype) + np.triu(np.ones((3, 3), dtype), 1)  # eigenvalues -1
 
     def f(a, neg):
-        return asl.schur(a), asl.schur(a, "complex"), asl.sqrtm(a), asl.sqrtm(neg)
+        return (asl.schur(a), asl.schur(a, "complex"), asl.sqrtm(a), asl.sqrtm(neg),
+                asl.funm(a[0], absjit.numpy.sin), asl.funm(neg, absjit.numpy.exp, disp=False))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # cpu: host fallback
-        (t, z), (tc, zc), s, sn = mode(f)(a, neg)
+        (t, z), (tc, zc), s, sn, fs, (fe, err) = mode(f)(a, neg)
+    big = np.promote_types(dtype, np.float64)
+    assert fs.dtype == fe.dtype == np.result_type(dtype, np.complex64)
+    # A repeated eigenvalue of a non-diagonalisable matrix: wrong as in SciPy and JAX,
+    # and flagged so.
+    assert err.dtype == np.float32 and float(err) == 1
+    np.testing.assert_allclose(np.asarray(fs), sl.funm(a[0].astype(big), np.sin), rtol=1e-4,
+                               atol=1e-4)
+    np.testing.assert_allclose(np.asarray(fe), sl.funm(neg.astype(big), np.exp), rtol=1e-5,
+                               atol=1e-5)
     ct = np.result_type(dtype, np.complex64)
     assert t.dtype == z.dtype == dtype and tc.dtype == zc.dtype == s.dtype == ct
     for i in range(2):
@@ -311,6 +321,7 @@ def test_schur_and_sqrtm(mode, rng, dtype):
     if jsl is not None and dtype == np.float32:
         assert_close(s[0], jsl.sqrtm(a[0]), rtol=1e-4, atol=1e-4)
         assert jsl.schur(a[0])[0].dtype == t.dtype
+        assert_close(fs, jsl.funm(a[0], jnpj.sin), rtol=1e-4, atol=1e-4)
 
 
 def test_schur_sqrtm_bad_input():
@@ -318,6 +329,8 @@ def test_schur_sqrtm_bad_input():
         asl.schur(np.eye(2), "foo")
     with pytest.raises(ValueError, match="n, n"):
         asl.sqrtm(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="square"):
+        asl.funm(np.ones((2, 3)), np.exp)
     with pytest.raises(NotImplementedError, match="Blocked"):
         asl.sqrtm(np.eye(2), blocksize=2)
     with pytest.raises(Exception, match="schur"):   # no derivative, as in JAX
