@@ -213,6 +213,8 @@ def test_grads_against_jax(rng):
         lambda m: jsl.polar(m, method="svd")[0]))
     check_grads(lambda m: asl.polar(m, "left")[1], [m], jax_fn=jsl and jit(
         lambda m: jsl.polar(m, "left", method="svd")[1]))
+    # JAX's qr_multiply has no derivative (geqrf); ours differentiates through qr.
+    check_grads(lambda m, c: asl.qr_multiply(m, c)[0], [m, b.T])
     e = _randn(rng, (3, 3), np.float64)
     check_grads(lambda m, e: asl.expm_frechet(0.5 * m, e, compute_expm=False), [m, e])
     check_grads(lambda c, r: asl.toeplitz(c, r)[1:, 1:] @ asl.companion(c),
@@ -232,14 +234,16 @@ def test_vmap_and_mode(mode, rng):
                 asl.expm_frechet(a / 10, a), asl.toeplitz(c, c[::-1]), asl.hankel(c),
                 asl.circulant(c), asl.companion(c), asl.fiedler_companion(c),
                 asl.leslie(c, c[1:]), asl.convolution_matrix(c, 2, "same"),
-                asl.block_diag(a, c), asl.hilbert(3) @ a, asl.dft(3))
+                asl.block_diag(a, c), asl.hilbert(3) @ a, asl.dft(3), asl.qr_multiply(a, b.T),
+                asl.eigh_tridiagonal(c, c[1:], eigvals_only=True))
 
     def ref(a, b, c):
         return (sl.solve(a, b), sl.solve(a, b, assume_a="pos"), sl.polar(a),
                 sl.expm_frechet(a / 10, a), sl.toeplitz(c, c[::-1]), sl.hankel(c),
                 sl.circulant(c), sl.companion(c), sl.fiedler_companion(c),
                 sl.leslie(c, c[1:]), sl.convolution_matrix(c, 2, "same"),
-                sl.block_diag(a, c), sl.hilbert(3) @ a, sl.dft(3))
+                sl.block_diag(a, c), sl.hilbert(3) @ a, sl.dft(3), sl.qr_multiply(a, b.T),
+                sl.eigh_tridiagonal(c, c[1:], eigvals_only=True))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)   # cpu: interpret fallback
         check_against_numpy(mode(f), ref, a, b, _G, rtol=1e-4, atol=1e-4)
@@ -335,3 +339,65 @@ def test_schur_sqrtm_bad_input():
         asl.sqrtm(np.eye(2), blocksize=2)
     with pytest.raises(Exception, match="schur"):   # no derivative, as in JAX
         absjit.grad(lambda a: asl.sqrtm(a).real.sum())(np.eye(2, dtype=np.float32))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 3, 3)])
+def test_qr_multiply(rng, shape):
+    a = _randn(rng, shape)
+    m, n = shape[-2:]
+    k = min(m, n)
+    for mode_, c in (("right", _randn(rng, (2, m))), ("right", _randn(rng, (m,))),
+                     ("left", _randn(rng, (k, 2))), ("left", _randn(rng, (k,)))):
+        out, r = asl.qr_multiply(a, c, mode_)
+        if c.ndim == 1:
+            out = out.reshape(shape[:-2] + (-1,))
+        for idx in np.ndindex(*shape[:-2]):
+            ro, rr = sl.qr_multiply(a[idx], c, mode_)
+            # SciPy's 'left' returns the full-width product for k < p; compare what
+            # JAX returns: Q @ c with the economic Q.
+            q, _ = np.linalg.qr(a[idx])
+            ref = c @ q if mode_ == "right" else q @ c
+            sign_ok = np.allclose(np.abs(np.asarray(r[idx])), np.abs(rr[:k]), atol=1e-4)
+            assert sign_ok
+            assert_close(np.abs(out[idx]), np.abs(ref).astype(np.float32), rtol=1e-4,
+                         atol=1e-4)
+        if jsl is not None:
+            jo, jr = jsl.qr_multiply(a, c, mode_)
+            assert_close((out, r), (jo.reshape(out.shape), jr), rtol=1e-4, atol=1e-4)
+        if len(shape) == 2:
+            cc = asl.qr_multiply(a.astype(np.complex64), c, mode_, conjugate=True)[0]
+            assert cc.dtype == np.complex64
+
+
+def test_eigh_tridiagonal(rng):
+    d, e = _randn(rng, (5,)), _randn(rng, (4,))
+    w, v = asl.eigh_tridiagonal(d, e)
+    rw, rv = sl.eigh_tridiagonal(d, e)
+    assert_close(w, rw.astype(np.float32), rtol=1e-5, atol=1e-5)
+    assert_close(np.abs(v), np.abs(rv).astype(np.float32), rtol=1e-4, atol=1e-4)
+    wi = asl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 3))
+    assert_close(wi, rw[1:4].astype(np.float32), rtol=1e-5, atol=1e-5)
+    if jsl is not None:
+        jw = jsl.eigh_tridiagonal(d, e, eigvals_only=True)
+        assert_close(w, jw, rtol=1e-4, atol=1e-4)
+    jitted = absjit.jit(lambda d, e: asl.eigh_tridiagonal(d, e, eigvals_only=True),
+                        backend="interpret")
+    assert_close(jitted(d, e), w)
+    check_grads(lambda d, e: asl.eigh_tridiagonal(d, e, eigvals_only=True),
+                [d.astype(np.float64), e.astype(np.float64)])
+    for fn, exc in [(lambda: asl.eigh_tridiagonal(d.astype(np.int32), e.astype(np.int32)),
+                     TypeError),
+                    (lambda: asl.eigh_tridiagonal(d, e, select="v", select_range=(0, 1)),
+                     NotImplementedError),
+                    (lambda: asl.eigh_tridiagonal(d, e[:2]), ValueError),
+                    (lambda: asl.eigh_tridiagonal(d, e, select="i", select_range=(2, 9)),
+                     ValueError),
+                    (lambda: asl.qr_multiply(np.ones((3, 2)), np.ones((3, 3)), "left"),
+                     ValueError),
+                    (lambda: asl.qr_multiply(np.ones((3, 2)), np.ones((2, 2))), ValueError),
+                    (lambda: asl.qr_multiply(np.ones((3, 2)), np.ones(3), pivoting=True),
+                     NotImplementedError),
+                    (lambda: asl.qr_multiply(np.ones((3, 2)), np.ones(3), "up"),
+                     ValueError)]:
+        with pytest.raises(exc):
+            fn()
