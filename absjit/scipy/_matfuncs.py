@@ -1,6 +1,6 @@
 """``polar`` and ``expm_frechet`` (composed from the SVD and ``expm``, so they
 differentiate, batch and compile with no rules of their own), and ``schur``,
-``sqrtm`` and ``funm`` (on the Schur primitive, which runs on the host)."""
+``sqrtm``, ``funm`` and ``solve_sylvester`` (on the Schur primitive, which runs on the host)."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,7 +17,7 @@ from ..ops import elementwise as ew
 from ..ops._linalg_util import H, matmul, shape_of
 from ._expm import expm
 
-__all__ = ["polar", "expm_frechet", "schur", "sqrtm", "funm"]
+__all__ = ["polar", "expm_frechet", "schur", "sqrtm", "funm", "solve_sylvester"]
 
 
 def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
@@ -219,3 +219,61 @@ def funm(A, func, disp=True):
     scale = jnp.linalg.norm(jnp.triu(t, 1), 1)
     err = jnp.minimum(1.0, jnp.maximum(eps, eps / minden * scale))
     return out, err.astype(get_aval(scale).dtype)
+
+
+def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
+    """Solve the Sylvester equation ``A @ X + X @ B = C`` for ``X`` (..., m, n).
+
+    Bartels–Stewart: with complex Schur forms ``A = U R U^H`` and ``B = V S V^H`` the
+    equation becomes ``R Y + Y S = U^H C V``, solved column by column (column ``j``
+    is one triangular solve with ``R + S_jj I``), and ``X = U Y V^H``. The result is
+    real for real input. Where an eigenvalue of ``A`` plus one of ``B`` is within
+    ``tol`` of zero (no unique solution) the result is NaN, as JAX. ``method='eigen'``
+    is accepted and computed the same way (JAX diagonalises instead, faster and less
+    accurate). Batch axes of ``A``, ``B`` and ``C`` broadcast.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp, absjit.scipy.linalg as sla
+    >>> A = jnp.array([[1., 2.], [3., 4.]])
+    >>> B = jnp.array([[5., 6.], [7., 8.]])
+    >>> sla.solve_sylvester(A, B, A + B).round(4)
+    Array([[1., 0.],
+           [0., 1.]], dtype=float32)
+    """
+    if method not in ("schur", "eigen"):
+        raise ValueError(f"method must be 'schur' or 'eigen', got {method!r}")
+    A, B, C = _dec._inexact("jax.scipy.linalg.solve_sylvester", A, B, C)
+    sa, sb, sc = shape_of(A), shape_of(B), shape_of(C)
+    _dec._square("solve_sylvester", A)
+    _dec._square("solve_sylvester", B)
+    if len(sc) < 2 or sc[-2] != sa[-1] or sc[-1] != sb[-1]:
+        raise ValueError(f"solve_sylvester: C must have shape (..., {sa[-1]}, {sb[-1]}) "
+                         f"for A of shape {sa} and B of shape {sb}, got {sc}")
+    m, n = sa[-1], sb[-1]
+    batch = tuple(np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2]), tuple(sc[:-2])))
+    A = jnp.broadcast_to(A, batch + (m, m))
+    B = jnp.broadcast_to(B, batch + (n, n))
+    C = jnp.broadcast_to(C, batch + (m, n))
+    r, u = schur(A, output="complex")
+    s_, v = schur(B, output="complex")
+    f = matmul(matmul(H(u), C.astype(r.dtype)), v)
+    eye_m = jnp.eye(m, dtype=r.dtype)
+
+    def column(j, y):
+        # Columns >= j of y are still zero, so y @ S[:, j] sums over k < j only.
+        s_col = s_[..., :, j]
+        rhs = f[..., :, j] - jnp.einsum("...ik,...k->...i", y, s_col)
+        sjj = s_[..., j, j]
+        lhs = r + sjj[..., None, None] * eye_m
+        yj = lax_linalg.triangular_solve(lhs, rhs[..., :, None], left_side=True,
+                                         lower=False)[..., 0]
+        return jnp.where(jnp.arange(n) == j, yj[..., :, None], y)
+    y = fori_loop(0, n, column, jnp.zeros(batch + (m, n), r.dtype))
+    x = matmul(matmul(u, y), H(v))
+    if get_aval(C).dtype.kind != "c":
+        x = jnp.real(x)
+    gap = jnp.abs(jnp.diagonal(r, axis1=-2, axis2=-1)[..., :, None]
+                  + jnp.diagonal(s_, axis1=-2, axis2=-1)[..., None, :])
+    bad = jnp.min(gap, axis=(-2, -1)) < tol
+    return jnp.where(bad[..., None, None], np.nan, x)

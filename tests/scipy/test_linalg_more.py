@@ -401,3 +401,28 @@ def test_eigh_tridiagonal(rng):
                      ValueError)]:
         with pytest.raises(exc):
             fn()
+
+
+def test_solve_sylvester(mode, rng):
+    a, b, c = _randn(rng, (2, 4, 4)), _randn(rng, (3, 3)), _randn(rng, (4, 3))
+    ac = (a[0] + 1j * _randn(rng, (4, 4))).astype(np.complex64)
+
+    def f(a, b, c, ac):
+        return (asl.solve_sylvester(a, b, c), asl.solve_sylvester(ac, b, c),
+                asl.solve_sylvester(a[0], -a[0], a[1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # cpu: host fallback
+        x, xc, singular = mode(f)(a, b, c, ac)
+    assert x.dtype == np.float32 and xc.dtype == np.complex64 and x.shape == (2, 4, 3)
+    for i in range(2):
+        assert_close(x[i], sl.solve_sylvester(a[i], b, c).astype(np.float32), rtol=1e-4,
+                     atol=1e-4)
+    xc = np.asarray(xc)
+    np.testing.assert_allclose(ac @ xc + xc @ b, c, atol=1e-4)
+    assert np.isnan(np.asarray(singular)).all()   # A + (-A): no unique solution
+    if jsl is not None:
+        assert_close(x[0], jsl.solve_sylvester(a[0], b, c), rtol=1e-4, atol=1e-4)
+    for args, kw, exc in [((a[0], b, c.T), {}, ValueError), ((a[0], c, c), {}, ValueError),
+                          ((a[0], b, c), {"method": "bartels"}, ValueError)]:
+        with pytest.raises(exc):
+            asl.solve_sylvester(*args, **kw)
