@@ -1,13 +1,14 @@
 """``polar`` and ``expm_frechet`` (composed from the SVD and ``expm``, so they
-differentiate, batch and compile with no rules of their own), and ``schur``,
-``sqrtm``, ``funm`` and ``solve_sylvester`` (on the Schur primitive, which runs on the host)."""
+differentiate, batch and compile with no rules of their own); ``schur`` and
+``hessenberg`` (primitives run on the host); and ``sqrtm``, ``funm`` and
+``solve_sylvester`` (built on the Schur form)."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import numpy as jnp
 from ..core.trace import get_aval
-from ..ops.linalg_schur import schur_p
+from ..ops.linalg_schur import hessenberg_p, schur_p
 from ..ops.scan import fori_loop
 from ..lax import linalg as lax_linalg
 from ..numpy import _linalg_decomp as _dec
@@ -17,7 +18,8 @@ from ..ops import elementwise as ew
 from ..ops._linalg_util import H, matmul, shape_of
 from ._expm import expm
 
-__all__ = ["polar", "expm_frechet", "schur", "sqrtm", "funm", "solve_sylvester"]
+__all__ = ["polar", "expm_frechet", "schur", "hessenberg", "sqrtm", "funm",
+           "solve_sylvester"]
 
 
 def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
@@ -114,6 +116,25 @@ def schur(a, output="real"):
     _dec._square("schur", a)
     t, z = schur_p.bind(a, output=output)
     return t, z
+
+
+def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
+    """Hessenberg form ``a = Q @ H @ Q^H`` of square matrices: ``H`` is zero below the
+    first subdiagonal. Returns ``H``, or ``(H, Q)`` with ``calc_q``. Computed by LAPACK
+    through SciPy on the host (as :func:`schur`); not differentiable, as in JAX.
+    Integer input is promoted to the default float (JAX rejects it).
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp, absjit.scipy.linalg as sla
+    >>> sla.hessenberg(jnp.array([[1., 2.], [3., 4.]]))
+    Array([[1., 2.],
+           [3., 4.]], dtype=float32)
+    """
+    (a,) = _dec._inexact("jax.scipy.linalg.hessenberg", a)
+    _dec._square("hessenberg", a)
+    h, q = hessenberg_p.bind(a)
+    return (h, q) if calc_q else h
 
 
 def _sqrtm_triangular(t):
@@ -237,9 +258,9 @@ def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
     >>> import absjit.numpy as jnp, absjit.scipy.linalg as sla
     >>> A = jnp.array([[1., 2.], [3., 4.]])
     >>> B = jnp.array([[5., 6.], [7., 8.]])
-    >>> sla.solve_sylvester(A, B, A + B).round(4)
-    Array([[1., 0.],
-           [0., 1.]], dtype=float32)
+    >>> X = sla.solve_sylvester(A, B, A + B)
+    >>> bool(jnp.allclose(X, jnp.eye(2), atol=1e-5))
+    True
     """
     if method not in ("schur", "eigen"):
         raise ValueError(f"method must be 'schur' or 'eigen', got {method!r}")

@@ -426,3 +426,21 @@ def test_solve_sylvester(mode, rng):
                           ((a[0], b, c), {"method": "bartels"}, ValueError)]:
         with pytest.raises(exc):
             asl.solve_sylvester(*args, **kw)
+
+
+def test_hessenberg(mode, rng):
+    a = _randn(rng, (2, 4, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # cpu: host fallback
+        h, q = mode(lambda a: asl.hessenberg(a, calc_q=True))(a)
+    assert h.dtype == q.dtype == np.float32
+    for i in range(2):
+        rh, rq = sl.hessenberg(a[i], calc_q=True)
+        assert_close((h[i], q[i]), (rh, rq), rtol=1e-4, atol=1e-4)
+    assert_close(asl.hessenberg(a[0]), h[0])
+    if jsl is not None:
+        assert_close(h, jsl.hessenberg(a), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="n, n"):
+        asl.hessenberg(np.ones((2, 3)))
+    with pytest.raises(NotImplementedError, match="hessenberg"):
+        absjit.grad(lambda a: asl.hessenberg(a).sum())(a[0])

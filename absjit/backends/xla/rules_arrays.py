@@ -230,6 +230,11 @@ def _schur(ctx, x, *, output):
     return _host(ctx, "schur", x, output=output)
 
 
+@register("hessenberg")
+def _hessenberg(ctx, x):
+    return _host(ctx, "hessenberg", x)
+
+
 @register("svd")
 def _svd(ctx, x, *, full_matrices, compute_uv):
     if _empty(ctx):
