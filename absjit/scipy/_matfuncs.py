@@ -18,7 +18,7 @@ from ..ops import elementwise as ew
 from ..ops._linalg_util import H, matmul, shape_of
 from ._expm import expm
 
-__all__ = ["polar", "expm_frechet", "schur", "hessenberg", "sqrtm", "funm",
+__all__ = ["polar", "expm_frechet", "schur", "hessenberg", "rsf2csf", "sqrtm", "funm",
            "solve_sylvester"]
 
 
@@ -135,6 +135,63 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     _dec._square("hessenberg", a)
     h, q = hessenberg_p.bind(a)
     return (h, q) if calc_q else h
+
+
+def rsf2csf(T, Z, check_finite=True):
+    """Convert a real Schur form ``(T, Z)`` (``a = Z T Z^T``, ``T`` quasi-triangular)
+    to a complex one: each 2 x 2 diagonal block (a complex-conjugate eigenvalue pair) is
+    triangularised by a complex Givens rotation applied to ``T`` from both sides and to
+    ``Z`` from the right, working from the last block up. Written with lax ops (a loop
+    over the subdiagonal), so it compiles and batches; the rotations pick the same
+    eigenvalue of each block as SciPy, up to rounding.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp, absjit.scipy.linalg as sla
+    >>> t, z = sla.rsf2csf(jnp.array([[0., 1.], [-1., 0.]]), jnp.eye(2))
+    >>> jnp.diagonal(t).round(5)
+    Array([0.+1.j, 0.-1.j], dtype=complex64)
+    """
+    T, Z = _dec._inexact("jax.scipy.linalg.rsf2csf", T, Z)
+    st_, sz = shape_of(T), shape_of(Z)
+    _dec._square("rsf2csf", T)
+    if st_ != sz:
+        raise ValueError(f"rsf2csf: T and Z must have the same shape, got {st_} and {sz}")
+    ct = jnp.result_type(get_aval(T).dtype, np.complex64)
+    T, Z = T.astype(ct), Z.astype(ct)
+    n = st_[-1]
+    eps = float(np.finfo(ct).eps)
+    idx = jnp.arange(n)
+
+    def body(k, tz):
+        t, z = tz
+        m = n - 1 - k                                   # m = n-1 … 1
+        a, b = t[..., m - 1, m - 1], t[..., m - 1, m]
+        c, d = t[..., m, m - 1], t[..., m, m]
+        active = jnp.abs(c) > eps * (jnp.abs(a) + jnp.abs(d))
+        # The eigenvalue of the block whose rotation brings it to the top, minus d.
+        half = (a - d) / 2
+        root = jnp.sqrt(half * half + b * c)
+        mu = half + jnp.where(jnp.real(root) * jnp.real(half) >= 0, root, -root)
+        r = jnp.sqrt(jnp.abs(mu) ** 2 + jnp.abs(c) ** 2)
+        r = jnp.where(active & (r > 0), r, 1)
+        cs, sn = mu / r, c / r
+        # G: identity but [[conj(cs), conj(sn)], [-sn, cs]] at rows/cols (m-1, m).
+        rm1, rm = idx == m - 1, idx == m
+        g = jnp.eye(n, dtype=ct) + 0 * cs[..., None, None]
+        blk = (jnp.conj(cs)[..., None, None] * (rm1[:, None] & rm1[None, :])
+               + jnp.conj(sn)[..., None, None] * (rm1[:, None] & rm[None, :])
+               - sn[..., None, None] * (rm[:, None] & rm1[None, :])
+               + cs[..., None, None] * (rm[:, None] & rm[None, :]))
+        in_blk = (rm1 | rm)[:, None] & (rm1 | rm)[None, :]
+        g = jnp.where(active[..., None, None] & in_blk, blk, g)
+        t = matmul(matmul(g, t), H(g))
+        z = matmul(z, H(g))
+        t = jnp.where(active[..., None, None] & rm[:, None] & rm1[None, :], 0, t)
+        return t, z
+    if n < 2:
+        return T, Z
+    return fori_loop(0, n - 1, body, (T, Z))
 
 
 def _sqrtm_triangular(t):

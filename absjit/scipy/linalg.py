@@ -16,15 +16,15 @@ from ..ops import structural as st
 from ..ops._linalg_util import H, eye, matmul, mT, shape_of, tril, triu
 from ..ops.linalg_decomp import permutation_matrix
 from ._expm import expm
-from ._matfuncs import (expm_frechet, funm, hessenberg, polar, schur, solve_sylvester,
-                        sqrtm)
+from ._matfuncs import (expm_frechet, funm, hessenberg, polar, rsf2csf, schur,
+                        solve_sylvester, sqrtm)
 from ._special_matrices import *  # noqa: F401,F403
 from ._special_matrices import __all__ as _special_all
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor",
            "lu_solve", "eigh", "svd", "qr", "inv", "det", "expm", "solve", "polar",
            "expm_frechet", "schur", "sqrtm", "funm", "qr_multiply",
-           "eigh_tridiagonal", "solve_sylvester", "hessenberg"] + list(_special_all)
+           "eigh_tridiagonal", "solve_sylvester", "hessenberg", "rsf2csf"] + list(_special_all)
 
 
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):

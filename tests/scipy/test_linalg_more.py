@@ -444,3 +444,23 @@ def test_hessenberg(mode, rng):
         asl.hessenberg(np.ones((2, 3)))
     with pytest.raises(NotImplementedError, match="hessenberg"):
         absjit.grad(lambda a: asl.hessenberg(a).sum())(a[0])
+
+
+def test_rsf2csf(mode, rng):
+    a = _randn(rng, (2, 5, 5))
+    tz = [sl.schur(x) for x in a]
+    t = np.stack([p[0] for p in tz]).astype(np.float32)
+    z = np.stack([p[1] for p in tz]).astype(np.float32)
+    tc, zc = mode(asl.rsf2csf)(t, z)
+    assert tc.dtype == zc.dtype == np.complex64
+    for i in range(2):
+        rt, rz = sl.rsf2csf(t[i], z[i])
+        assert_close((tc[i], zc[i]), (rt.astype(np.complex64), rz.astype(np.complex64)),
+                     rtol=1e-4, atol=1e-4)
+    assert np.abs(np.tril(np.asarray(tc), -1)).max() == 0
+    if jsl is not None:
+        assert_close(tc[0], jsl.rsf2csf(t[0], z[0])[0], rtol=1e-4, atol=1e-4)
+    assert_close(asl.rsf2csf(t[0, :1, :1], z[0, :1, :1]),
+                 (t[0, :1, :1].astype(np.complex64), z[0, :1, :1].astype(np.complex64)))
+    with pytest.raises(ValueError, match="same shape"):
+        asl.rsf2csf(t[0], z[0, :4, :4])
