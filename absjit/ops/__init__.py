@@ -1,7 +1,7 @@
 """Primitives by family, each with all its rules beside its definition."""
 from . import elementwise, structural, reductions, linalg, conv, sorting, control_flow  # noqa: F401
 from . import indexing  # noqa: F401,E402
-from . import linalg_decomp, linalg_spectral  # noqa: F401,E402
+from . import linalg_decomp, linalg_spectral, linalg_schur  # noqa: F401,E402
 from . import call  # noqa: F401,E402
 from . import shape_values  # noqa: F401,E402
 from . import fma  # noqa: F401,E402

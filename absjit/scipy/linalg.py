@@ -16,9 +16,15 @@ from ..ops import structural as st
 from ..ops._linalg_util import H, eye, matmul, mT, shape_of, tril, triu
 from ..ops.linalg_decomp import permutation_matrix
 from ._expm import expm
+from ._matfuncs import (expm_frechet, funm, hessenberg, polar, rsf2csf, schur,
+                        solve_sylvester, sqrtm)
+from ._special_matrices import *  # noqa: F401,F403
+from ._special_matrices import __all__ as _special_all
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor",
-           "lu_solve", "eigh", "svd", "qr", "inv", "det", "expm"]
+           "lu_solve", "eigh", "svd", "qr", "inv", "det", "expm", "solve", "polar",
+           "expm_frechet", "schur", "sqrtm", "funm", "qr_multiply",
+           "eigh_tridiagonal", "solve_sylvester", "hessenberg", "rsf2csf"] + list(_special_all)
 
 
 def cholesky(a, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True):
@@ -286,3 +292,123 @@ def det(a, overwrite_a: bool = False, check_finite: bool = True):
     Array(-2., dtype=float32)
     """
     return jnp.linalg.det(a)
+
+
+def solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
+          debug: bool = False, check_finite: bool = True, assume_a: str = "gen"):
+    """Solve ``a @ x = b`` for square ``a`` (..., n, n).
+
+    ``assume_a`` is 'gen', 'sym' or 'her' (LU with partial pivoting, as JAX: the
+    symmetry is not exploited) or 'pos' (Cholesky, reading the ``lower`` or upper
+    triangle of ``a``). ``b`` is a vector (n,) or matrices (..., n, k); batch axes
+    broadcast.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp, absjit.scipy.linalg as sla
+    >>> sla.solve(jnp.array([[4., 2.], [2., 2.]]), jnp.array([6., 4.]), assume_a="pos")
+    Array([1., 1.], dtype=float32)
+    """
+    if assume_a not in ("gen", "sym", "her", "pos"):
+        raise ValueError("Expected assume_a to be one of ['gen', 'sym', 'her', 'pos']; got "
+                         f"{assume_a!r}")
+    if assume_a != "pos":
+        a, b = _dec._inexact("jax.scipy.linalg.solve", a, b)
+        return jnp.linalg.solve(a, b)
+    a, b = _dec._inexact("jax.scipy.linalg.solve", a, b)
+    a, b, vector = _batched_rhs("solve", a, b)
+    return _unvector(cho_solve(cho_factor(a, lower=lower), b), vector)
+
+
+def qr_multiply(a, c, mode: str = "right", pivoting: bool = False, conjugate: bool = False,
+                overwrite_a: bool = False, overwrite_c: bool = False):
+    """The economic QR decomposition ``a = Q @ R`` (``a`` (..., m, n), ``k = min(m, n)``)
+    with ``Q`` multiplied into ``c``: ``(c @ Q, R)`` for ``mode='right'`` (``c``
+    (..., p, m), or a row vector (m,)) or ``(Q @ c, R)`` for ``'left'`` (``c``
+    (..., k, p), or a column vector (k,)); ``conjugate`` uses ``conj(Q)``. With a
+    vector ``c`` the result is raveled to 1-D (also for batched ``a``), as JAX. ``Q`` is
+    formed explicitly (JAX applies the Householder reflectors instead); the results
+    agree up to rounding, and this one is differentiable (JAX's is not). Column
+    pivoting is not supported.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp, absjit.scipy.linalg as sla
+    >>> a = jnp.array([[1., 1.], [1., 2.], [1., 3.], [1., 4.]])
+    >>> qtb, r = sla.qr_multiply(a, jnp.array([2., 4., 5., 4.]))
+    >>> sla.solve_triangular(r, qtb).round(4)
+    Array([2. , 0.7], dtype=float32)
+    """
+    if mode not in ("right", "left"):
+        raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
+    if pivoting:
+        raise NotImplementedError("jax.scipy.linalg.qr_multiply: pivoting=True is not "
+                                  "supported")
+    a, c = _dec._inexact("jax.scipy.linalg.qr_multiply", a, c)
+    sa, sc = shape_of(a), shape_of(c)
+    if len(sa) < 2:
+        raise ValueError(f"qr_multiply: a must have rank >= 2, got shape {sa}")
+    m, n = sa[-2], sa[-1]
+    k = min(m, n)
+    q, r = lax_linalg.qr(a, full_matrices=False)
+    if conjugate:
+        q = jnp.conj(q)
+    if mode == "right":
+        rows = sc[-1] if sc else None
+        if rows != m:
+            raise ValueError(f"Array shapes are not compatible for c @ Q operation: a has "
+                             f"shape {sa} so Q has {m} rows, but c has shape {sc} "
+                             f"(expected {m} columns).")
+        out = jnp.matmul(c, q)
+        return (out.ravel() if len(sc) == 1 else out), r
+    rows = sc[0] if len(sc) == 1 else (sc[-2] if sc else None)
+    if rows != k:
+        raise ValueError(f"Array shapes are not compatible for Q @ c operation: a has shape "
+                         f"{sa} so Q has {k} columns, but c has shape {sc} (expected {k} "
+                         "rows).")
+    out = jnp.matmul(q, c)
+    return (out.ravel() if len(sc) == 1 else out), r
+
+
+def eigh_tridiagonal(d, e, *, eigvals_only: bool = False, select: str = "a",
+                     select_range=None, tol=None, key=None):
+    """Eigenvalues (ascending) and, unless ``eigvals_only``, eigenvectors of the real
+    symmetric tridiagonal matrix with diagonal ``d`` (n,) and off-diagonal ``e`` (n-1,).
+
+    ``select='a'`` gives all of them, ``'i'`` those with indices ``select_range =
+    (lo, hi)`` (inclusive, Python integers). The matrix is formed and passed to
+    :func:`eigh` (JAX bisects for the eigenvalues and runs inverse iteration); the
+    results agree up to rounding (eigenvectors up to sign). ``tol`` and ``key`` are
+    accepted and unused.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp, absjit.scipy.linalg as sla
+    >>> sla.eigh_tridiagonal(jnp.array([2., 2.]), jnp.array([1.]), eigvals_only=True)
+    Array([1., 3.], dtype=float32)
+    """
+    from ..numpy._promote import check_arraylike
+    check_arraylike("eigh_tridiagonal", d, e)
+    d, e = jnp.asarray(d), jnp.asarray(e)
+    if d.dtype.name not in ("float32", "float64") or e.dtype != d.dtype:
+        raise TypeError("Only float32 and float64 inputs are supported as inputs to "
+                        "jax.scipy.linalg.eigh_tridiagonal, got "
+                        f"{d.dtype.name} and {e.dtype.name}")
+    if d.ndim != 1 or e.ndim != 1 or e.shape[0] != max(d.shape[0] - 1, 0):
+        raise ValueError("eigh_tridiagonal: d must have shape (n,) and e shape (n-1,), got "
+                         f"{d.shape} and {e.shape}")
+    if select == "v":
+        raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented")
+    if select not in ("a", "i"):
+        raise ValueError(f"eigh_tridiagonal: select must be 'a', 'v' or 'i', got "
+                         f"{select!r}")
+    n = d.shape[0]
+    t = jnp.diag(d) + jnp.diag(e, 1) + jnp.diag(e, -1)
+    v, w = lax_linalg.eigh(t, symmetrize_input=False)
+    if select == "i":
+        lo, hi = (int(x) for x in select_range)
+        if not 0 <= lo <= hi < n:
+            raise ValueError(f"eigh_tridiagonal: select_range {select_range} is out of "
+                             f"range for n={n}")
+        w, v = w[lo:hi + 1], v[:, lo:hi + 1]
+    return w if eigvals_only else (w, v)

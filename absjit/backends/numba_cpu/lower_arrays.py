@@ -49,7 +49,7 @@ NOT_LOWERED.update((name, "a collective over a named vmap axis: vmap removes it 
                                                           "all_gather", "axis_index"))
 NOT_LOWERED.update((name, "LAPACK through SciPy: runs between compiled pieces")
                    for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd",
-                                "eig"))
+                                "eig", "schur", "hessenberg"))
 
 array_rules: dict = {}
 # Rules that take symbolic sizes (the ranked level); a program whose other whole-array

@@ -224,6 +224,17 @@ def _eig(ctx, x, *, compute_eigenvectors):
     return list(outs)
 
 
+@register("schur")
+def _schur(ctx, x, *, output):
+    # SciPy's ?gees on the host: one Schur form on every backend.
+    return _host(ctx, "schur", x, output=output)
+
+
+@register("hessenberg")
+def _hessenberg(ctx, x):
+    return _host(ctx, "hessenberg", x)
+
+
 @register("svd")
 def _svd(ctx, x, *, full_matrices, compute_uv):
     if _empty(ctx):
