@@ -168,13 +168,12 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     if reduce_axes:
         raise NotImplementedError("linear_transpose: reduce_axes is not supported")
     flat, in_tree = tree_util.tree_flatten(primals)
-    for leaf in flat:
-        dt = np.dtype(getattr(leaf, "dtype", None) or get_aval(leaf).dtype)
+    dts = [np.dtype(getattr(leaf, "dtype", None) or get_aval(leaf).dtype) for leaf in flat]
+    for dt in dts:
         if not np.issubdtype(dt, np.inexact):
             raise TypeError(f"linear_transpose: inputs must be floating or complex, got "
                             f"{dt}")
-    zero_leaves = [zeros(np.shape(leaf), getattr(leaf, "dtype", None) or
-                         get_aval(leaf).dtype) for leaf in flat]
+    zero_leaves = [zeros(np.shape(leaf), dt) for leaf, dt in zip(flat, dts)]
     zero_primals = tree_util.tree_unflatten(in_tree, zero_leaves)
     out, pullback = vjp(fun, *zero_primals)
     if any(np.any(np.asarray(leaf) != 0) for leaf in tree_util.tree_leaves(out)):

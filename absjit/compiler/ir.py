@@ -312,32 +312,26 @@ def count_stmts(block) -> int:
     return sum(1 for _ in walk(block))
 
 
-def ix_vars(ix) -> set:
-    """The loop variables an index expression names."""
-    out, stack = set(), [ix]
+def _ix_nodes(ix):
+    """Every node of an index expression (sums and scales are opened)."""
+    stack = [ix]
     while stack:
         x = stack.pop()
-        if isinstance(x, IxVar):
-            out.add(x.name)
-        elif isinstance(x, IxAdd):
+        yield x
+        if isinstance(x, IxAdd):
             stack += [x.a, x.b]
         elif isinstance(x, IxScale):
             stack.append(x.a)
-    return out
+
+
+def ix_vars(ix) -> set:
+    """The loop variables an index expression names."""
+    return {x.name for x in _ix_nodes(ix) if isinstance(x, IxVar)}
 
 
 def ix_values(ix) -> list:
     """Scalar values an index expression reads at run time (clamped indices)."""
-    out, stack = [], [ix]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, IxClamp):
-            out.append(x.value)
-        elif isinstance(x, IxAdd):
-            stack += [x.a, x.b]
-        elif isinstance(x, IxScale):
-            stack.append(x.a)
-    return out
+    return [x.value for x in _ix_nodes(ix) if isinstance(x, IxClamp)]
 
 
 def expr_values(expr) -> list:

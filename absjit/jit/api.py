@@ -53,14 +53,16 @@ def _current_context() -> tuple:
 
 _ctx = _current_context()
 # The fast key carries a small int standing for ``_ctx`` (cheaper to hash than a tuple).
-_ctx_ids: dict = {_ctx: 0}
-_ctx_id = 0
+# While ``config.disable_jit`` is on the int differs, so the hit path finds nothing and
+# the miss path runs the function as plain Python.
+_ctx_ids: dict = {}
+_ctx_id = _ctx_ids.setdefault((_ctx, config.disable_jit), 0)
 
 
 def _on_config_update(name, value) -> None:
     global _ctx, _ctx_id
     _ctx = _current_context()
-    _ctx_id = _ctx_ids.setdefault(_ctx, len(_ctx_ids))
+    _ctx_id = _ctx_ids.setdefault((_ctx, config.disable_jit), len(_ctx_ids))
 
 
 config.on_update(_on_config_update)
@@ -518,8 +520,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
 
     def jitted(*args, **kwargs):
         fast_key = None
-        if not kwargs and state.get() is base_state and len(args) <= fast_limit \
-                and not config.disable_jit:
+        if not kwargs and state.get() is base_state and len(args) <= fast_limit:
             # The hit path. The one-array case builds its key inline; it equals what
             # _fast_key returns for it.
             if len(args) == 1 and type(args[0]) is Array and key_of is _fast_key:

@@ -48,6 +48,25 @@ def _ints(name, value, ndim, default):
     return out
 
 
+def _flat_operands(name, operands, init_values, words, error, convert=None):
+    """``(operand leaves, initial-value leaves, tree, common shape)`` of a reduction
+    over a pytree of equally shaped arrays; ``error`` (the exception JAX raises for
+    ``name``) when the two trees differ, hold no array, or the shapes differ."""
+    flat, tree = tree_util.tree_flatten(operands)
+    inits, init_tree = tree_util.tree_flatten(init_values)
+    if init_tree != tree:
+        raise error(f"{name}: {words[0]} and {words[1]} must have the same structure, "
+                    f"got {tree} and {init_tree}")
+    if not flat:
+        raise error(f"{name}: {words[0]} has no arrays")
+    if convert is not None:
+        flat = [convert(x) for x in flat]
+    shapes = {tuple(get_aval(x).shape) for x in flat}
+    if len(shapes) != 1:
+        raise error(f"{name}: operands must have equal shapes, got {sorted(shapes)}")
+    return flat, inits, tree, shapes.pop()
+
+
 def reduce_window(operand, init_value, computation, window_dimensions, window_strides,
                   padding, base_dilation=None, window_dilation=None):
     """Reduce each window of ``operand`` with the binary ``computation``.
@@ -73,17 +92,8 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     Array([[1., 2.],
            [4., 5.]], dtype=float32)
     """
-    flat, tree = tree_util.tree_flatten(operand)
-    inits, init_tree = tree_util.tree_flatten(init_value)
-    if init_tree != tree:
-        raise TypeError("reduce_window: operand and init_value must have the same structure, "
-                        f"got {tree} and {init_tree}")
-    if not flat:
-        raise TypeError("reduce_window: operand has no arrays")
-    shapes = {tuple(get_aval(x).shape) for x in flat}
-    if len(shapes) != 1:
-        raise TypeError(f"reduce_window: operands must have equal shapes, got {sorted(shapes)}")
-    shape = shapes.pop()
+    flat, inits, tree, shape = _flat_operands("reduce_window", operand, init_value,
+                                              ("operand", "init_value"), TypeError)
     nd = len(shape)
     dims = _ints("window_dimensions", window_dimensions, nd, 1)
     strides = _ints("window_strides", window_strides, nd, 1)
@@ -207,18 +217,9 @@ def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - lax 
     Array([ 3., 12.], dtype=float32)
     """
     from .. import numpy as jnp
-    flat, tree = tree_util.tree_flatten(operands)
-    inits, init_tree = tree_util.tree_flatten(init_values)
-    if init_tree != tree:
-        raise ValueError("reduce: operands and init_values must have the same structure, "
-                         f"got {tree} and {init_tree}")
-    if not flat:
-        raise ValueError("reduce: operands has no arrays")
-    flat = [jnp.asarray(x) for x in flat]
-    shapes = {tuple(get_aval(x).shape) for x in flat}
-    if len(shapes) != 1:
-        raise ValueError(f"reduce: operands must have equal shapes, got {sorted(shapes)}")
-    shape = shapes.pop()
+    flat, inits, tree, shape = _flat_operands("reduce", operands, init_values,
+                                              ("operands", "init_values"), ValueError,
+                                              convert=jnp.asarray)
     nd = len(shape)
     try:
         dims = tuple(operator.index(d) for d in dimensions)
