@@ -177,8 +177,8 @@ def test_large_products_plan_blocks():
     assert _plan((2, 128, 64), (2, 64, 127)) == "blas"
     assert _plan((2, 128, 64), (2, 64, 128)) == "parallel blas"     # 2**20 each
     assert _plan((1024,), (1024,), (((0,), (0,)), ((), ()))) == "blas"  # a scalar
-    assert la_.gemm_blocks(1, 2000) == 8 and la_.gemm_blocks(64, 64) == 1
-    assert la_.gemm_blocks(1, 300) == 2 and la_.gemm_blocks(3, 4096) == 3
+    assert la_.gemm_blocks(1, 2000) == 15 and la_.gemm_blocks(64, 64) == 1
+    assert la_.gemm_blocks(1, 300) == 2 and la_.gemm_blocks(3, 4096) == 6
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
@@ -206,20 +206,26 @@ def test_large_products_match_numpy(dtype, lshape, rshape, dn):
                  atol=1e-3 if dtype != np.float64 else 1e-9)
 
 
+@pytest.mark.parametrize("impl", ["_pgemm_pool", "_pgemm_prange"])
 @pytest.mark.parametrize("nblk", [1, 3, 7, 64])
-def test_pgemm_blocks_cover_every_column(nblk):
-    from absjit.backends.numba_cpu import threads
-    from absjit.backends.numba_cpu.blas_kernels import _pgemm, prime
+def test_pgemm_blocks_cover_every_column(impl, nblk):
+    from absjit.backends.numba_cpu import blas_kernels, pool, threads
     threads.configure_layer()
-    prime()
+    blas_kernels.prime()
+    if impl == "_pgemm_pool" and not pool.ensure():
+        pytest.skip("the native pool runs on Linux x86-64/AArch64 only")
+    pgemm = getattr(blas_kernels, impl)
     rng = np.random.default_rng(nblk)
-    a = rng.standard_normal((3, 5, 9))
-    b = rng.standard_normal((3, 9, 37))
-    for tb in (False, True):
-        bb = np.ascontiguousarray(np.swapaxes(b, 1, 2)) if tb else b
-        out = np.full((3, 5, 37), np.nan)
-        _pgemm(a, bb, out, False, tb, nblk)
-        assert_close(out, a @ b)
+    for dtype in (np.float64, np.float32, np.complex128):
+        a = _data((3, 5, 9), dtype, rng)
+        b = _data((3, 9, 37), dtype, rng)
+        for ta in (False, True):
+            for tb in (False, True):
+                aa = np.ascontiguousarray(np.swapaxes(a, 1, 2)) if ta else a
+                bb = np.ascontiguousarray(np.swapaxes(b, 1, 2)) if tb else b
+                out = np.full((3, 5, 37), np.nan, dtype)
+                pgemm(aa, bb, out, ta, tb, nblk)
+                assert_close(out, a @ b, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
 def test_fork_after_a_blocked_product():

@@ -37,7 +37,7 @@ from .. import diskcache
 from ..base import Backend, Executable
 from .dot_fold import fold_dot_transposes
 from .lower_arrays import SYMBOLIC_SIZES, array_rules, dot_plan
-from . import threads, tiers
+from . import pool, threads, tiers
 from .half import lower_half
 from .lower_elementwise import scalar_rules
 from .render import FunctionRenderer, shape_text
@@ -221,7 +221,7 @@ def _check_renderable(body, params):
 
 
 # The runtime helpers that call BLAS from inside a kernel.
-_BLAS_HELPER = re.compile(r"\b_(dot|bgemm|pgemm|gemm_rows)\(")
+_BLAS_HELPER = re.compile(r"\b_(dot|bgemm|pgemm_pool|pgemm_prange|gemm_rows)\(")
 
 
 def _dot_plans(program) -> set:
@@ -424,7 +424,7 @@ class NumbaCPUBackend(Backend):
         parallel_blas = pieces is None and options.parallel is not False and \
             threads.adaptive() and "parallel blas" in _dot_plans(program)
         if parallel_blas:
-            threads.configure_layer()  # before Numba compiles ``_pgemm``
+            threads.configure_layer()  # before Numba compiles ``_pgemm_prange``
         if pieces is None:
             src, r = render_program(program, parallel_ok, parallel_blas)
             sig = tuple(_numba_type(b.dtype, b.ndim, True) for b in program.params)
@@ -608,6 +608,8 @@ class NumbaCPUBackend(Backend):
         module.__dict__.update(callees)  # outlined loop bodies this function calls
         exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102 - our own source
         fn = module.__dict__[fn_name]
+        if "_pgemm_pool(" in text:
+            pool.ensure()  # its symbol, before the kernel links against it (from disk)
         for attempt_disk in ((True, False) if use_disk else (False,)):
             disp = numba.njit(**flags)(fn)
             try:

@@ -20,7 +20,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["_bgemm", "_pgemm", "_gemm_rows"]
+__all__ = ["_bgemm", "_pgemm_pool", "_pgemm_prange", "_gemm_rows"]
 
 _KINDS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
@@ -98,24 +98,29 @@ def _bgemm(a, b, out, ta, tb):
 
 
 
+@numba.njit(error_model="numpy")
+def _block_geometry(n, nblk):
+    """``(width, blocks)``: result columns per block, rounded up to whole vector
+    registers where possible, and the number of blocks that makes."""
+    width = -(-n // max(nblk, 1))
+    width = -(-width // 16) * 16
+    return width, -(-n // width)
+
+
 @numba.njit(parallel=True, error_model="numpy")
-def _pgemm(a, b, out, ta, tb, nblk):
-    """:func:`_bgemm` split into ``nb * nblk`` tasks — each matrix of the batch, cut
-    into ``nblk`` blocks of result columns — run by Numba's threads, one single-threaded
-    BLAS call per task. The caller (:func:`.threads.guard`) keeps BLAS itself at one
-    thread and sets Numba's chunk size to 1, so tasks are taken one at a time: a thread
-    that another process slows down takes fewer tasks instead of holding back a fixed
-    share. (Setting the chunk size here would make the kernel uncacheable: Numba reaches
-    its threading library through a pointer known only at run time.)"""
+def _pgemm_prange(a, b, out, ta, tb, nblk):
+    """:func:`_pgemm_pool` where the native pool is not available: the blocks run in
+    Numba's threads. The caller (:func:`.threads.guard`) sets Numba's chunk size to 1,
+    so tasks are taken one at a time. (Setting the chunk size here would make the
+    kernel uncacheable: Numba reaches its threading library through a pointer known
+    only at run time.)"""
     nb, m, n = out.shape
     k = a.shape[1] if ta else a.shape[2]
     if _no_product(out, k):
         return out
     lda = m if ta else k
     ldb = k if tb else n
-    width = -(-n // max(nblk, 1))
-    width = -(-width // 16) * 16  # whole vector registers per block where possible
-    nblk = -(-n // width)
+    width, nblk = _block_geometry(n, nblk)
     for t in numba.prange(nb * nblk):
         q = t // nblk
         j0 = (t - q * nblk) * width
@@ -123,6 +128,85 @@ def _pgemm(a, b, out, ta, tb, nblk):
         _gemm(tb, ta, nj, m, k, b, q * (k * n) + (j0 * k if tb else j0), ldb,
               a, q * (m * k), lda, out, q * (m * n) + j0, n, 0.0)
     return out
+
+
+@intrinsic
+def _blas_kind(typingctx, arr):
+    """The BLAS kind letter of ``arr``'s dtype (``ord('s')`` for float32, ...)."""
+    if not isinstance(arr, types.Array) or str(arr.dtype) not in _KINDS:
+        return None
+    code = ord(_KINDS[str(arr.dtype)])
+
+    def codegen(context, builder, sig, args):
+        return context.get_constant(types.int64, code)
+    return types.int64(arr), codegen
+
+
+@intrinsic
+def _pool_gemm(typingctx, table, ntasks, keep1, keep2):
+    """Run the products described by the rows of ``table`` (``int64[:, 14]``, see
+    :mod:`.pool`) on the native pool; ``keep1``/``keep2`` (the scalars ``alpha`` and
+    ``beta`` the rows point at) stay alive until it returns."""
+    if not isinstance(table, types.Array):
+        return None
+    sig = types.void(table, ntasks, keep1, keep2)
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        fnty = ir.FunctionType(ir.VoidType(), [i64.as_pointer(), i64, i64])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "absjit_pool_gemm")
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        n = context.cast(builder, args[1], sig.args[1], types.int64)
+        builder.call(fn, [builder.bitcast(data, i64.as_pointer()), n,
+                          ir.Constant(i64, 0)])  # 0: the pool's thread count
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@numba.njit(error_model="numpy")
+def _pgemm_pool(a, b, out, ta, tb, nblk):
+    """:func:`_bgemm` split into ``nb * nblk`` tasks — each matrix of the batch, cut
+    into ``nblk`` blocks of result columns — each one single-threaded BLAS call, taken
+    one at a time by the threads of the native pool (:mod:`.pool`), so a thread that
+    another process slows down takes fewer tasks instead of holding back a fixed share.
+    One row of BLAS arguments per task, then one call that runs them all. The caller
+    (:func:`.threads.guard`) keeps BLAS itself at one thread."""
+    nb, m, n = out.shape
+    k = a.shape[1] if ta else a.shape[2]
+    if _no_product(out, k):
+        return out
+    lda = m if ta else k
+    ldb = k if tb else n
+    width, nblk = _block_geometry(n, nblk)
+    ntasks = nb * nblk
+    one = np.ones(1, out.dtype)
+    zero = np.zeros(1, out.dtype)
+    size = out.itemsize
+    pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
+    kind = _blas_kind(out)
+    table = np.empty((ntasks, 14), np.int64)
+    for t in range(ntasks):
+        q = t // nblk
+        j0 = (t - q * nblk) * width
+        # column-major C^T = op(B)^T @ op(A)^T, as _gemm(tb, ta, nj, m, k, b, ...)
+        table[t, 0] = kind
+        table[t, 1] = 116 if tb else 110  # 't' / 'n'
+        table[t, 2] = 116 if ta else 110
+        table[t, 3] = min(width, n - j0)
+        table[t, 4] = m
+        table[t, 5] = k
+        table[t, 6] = one.ctypes.data
+        table[t, 7] = pb + (q * (k * n) + (j0 * k if tb else j0)) * size
+        table[t, 8] = ldb
+        table[t, 9] = pa + q * (m * k) * size
+        table[t, 10] = lda
+        table[t, 11] = zero.ctypes.data
+        table[t, 12] = pc + (q * (m * n) + j0) * size
+        table[t, 13] = n
+    _pool_gemm(table, ntasks, one, zero)
+    return out
+
+
 
 
 @numba.njit(error_model="numpy")
@@ -141,7 +225,7 @@ _primed = False
 def prime():
     """Run one 1x1 product per BLAS kind through ``numba_xxgemm`` from the calling
     thread, once per process: its first call for a kind looks SciPy's function up under
-    the GIL, which a worker thread of :func:`_pgemm` must never have to take (the thread
+    the GIL, which a worker thread of :func:`_pgemm_pool` must never have to take (the thread
     that launched the kernel holds it). Called through ctypes: nothing is compiled."""
     global _primed
     if _primed:

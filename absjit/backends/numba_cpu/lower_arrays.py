@@ -12,7 +12,7 @@ written in place into the result, on operands reshaped without a copy when their
 allows (else gathered into (batch, rows, cols) buffers by plain loops). Integers, bool,
 and batches of tiny matrices use a loop that accumulates in the result dtype (wrapping
 for integers, or-of-ands for bool), as the NumPy impl rule does. Large products run as
-blocks in Numba's threads (:func:`.blas_kernels._pgemm`). Rules emit plain loops rather
+blocks on a thread pool (:func:`.blas_kernels._pgemm_pool`). Rules emit plain loops rather
 than ``np.transpose``/``np.full``/slice assignment: those take Numba far longer to
 compile than the loops take to write.
 """
@@ -134,15 +134,17 @@ LOOP_MAX_PRODUCT = 128
 # launch costs more than it saves).
 PARALLEL_MIN_PRODUCT = 1 << 17
 # A BLAS product whose matrices take at least this many multiply-adds each is split into
-# blocks of result columns (and matrices of a batch) that Numba's threads take one at a
-# time, each a single-threaded BLAS call (:func:`.blas_kernels._pgemm`): on a machine
-# where other processes keep cores busy, OpenBLAS's fixed split waits for its slowest
-# thread. Smaller matrices stay one serial call each: a task per 16x16 or 64x64
+# blocks of result columns (and matrices of a batch) that the threads of absjit's pool
+# (:mod:`.pool`) take one at a time, each a single-threaded BLAS call
+# (:func:`.blas_kernels._pgemm_pool`): on a machine where other processes keep cores
+# busy, OpenBLAS's fixed split waits for its slowest thread. Smaller matrices stay one serial call each: a task per 16x16 or 64x64
 # product cost more than it saved (256 of 16x16: 0.074 ms against 0.024 ms serial; 64
 # of 64x64: 0.19 ms against 0.155 ms; 2-core machine, load 1.4-1.8).
 PARALLEL_GEMM_MIN = 1 << 20
-# ... in about this many tasks, none narrower than ``GEMM_BLOCK_MIN`` columns.
-GEMM_TASKS = 8
+# ... in about this many tasks, none narrower than ``GEMM_BLOCK_MIN`` columns (16 rather
+# than 8: on 2 cores with 1 busy process, the last task a preempted thread holds is
+# half as long; no cost on an idle machine).
+GEMM_TASKS = 16
 GEMM_BLOCK_MIN = 128
 
 
@@ -173,14 +175,21 @@ def dot_plan(in_avals, out_aval, dimension_numbers) -> str:
     return "parallel loop" if nb * mn * k >= PARALLEL_MIN_PRODUCT and nb > 1 else "loop"
 
 
+def _pgemm_name() -> str:
+    """The blocked product to call: on the native pool where it runs
+    (:mod:`.pool`), else in Numba's threads."""
+    from . import pool
+    return "_pgemm_pool" if pool.ensure() else "_pgemm_prange"
+
+
 def gemm_blocks(nb, n) -> int:
-    """Column blocks per matrix for :func:`.blas_kernels._pgemm`: about
+    """Column blocks per matrix for :func:`.blas_kernels._pgemm_pool`: about
     :data:`GEMM_TASKS` tasks in all, none narrower than :data:`GEMM_BLOCK_MIN`.
 
     Examples
     --------
     >>> gemm_blocks(1, 2000), gemm_blocks(8, 256), gemm_blocks(1, 300)
-    (8, 1, 2)
+    (15, 2, 2)
     """
     return max(1, min(-(-GEMM_TASKS // nb), n // GEMM_BLOCK_MIN))
 
@@ -254,7 +263,7 @@ def lower_dot_general(ctx, outs, ins, in_avals, out_avals, *, dimension_numbers,
         n = _prod([ra.shape[d] for d in rf])
         o3 = ctx.fresh("o")
         call = f"_bgemm({a3}, {b3}, {o3}, {ta}, {tb})" if plan == "blas" else \
-            f"_pgemm({a3}, {b3}, {o3}, {ta}, {tb}, {gemm_blocks(nb, n)})"
+            f"{_pgemm_name()}({a3}, {b3}, {o3}, {ta}, {tb}, {gemm_blocks(nb, n)})"
         lines += [f"{o3} = np.empty({_shape((nb, m, n))}, {dtype_ctor(dt)})", call,
                   f"{outs[0]} = {o3}.reshape({_shape(out_aval.shape)})"]
         return lines

@@ -53,7 +53,7 @@ class FunctionRenderer:
     def __init__(self, parallel_ok: bool, lift_consts: bool = False,
                  parallel_blas: bool = False):
         self.parallel_ok = parallel_ok
-        # Large products may run as blocks in Numba's threads (``_pgemm``); only where
+        # Large products may run as blocks on a thread pool (``_pgemm_*``); only where
         # the caller keeps BLAS at one thread while this function runs.
         self.parallel_blas = parallel_blas
         # With ``lift_consts`` scalar constants become trailing parameters ``c0 c1 …``

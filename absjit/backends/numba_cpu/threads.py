@@ -24,11 +24,13 @@ N worker processes never start N all-core pools. The
 same count applies to Numba's threads (per calling thread, ``numba.set_num_threads``)
 and to the BLAS libraries' threads (OpenBLAS via SciPy and NumPy), and absjit never runs
 a ``prange`` kernel and a multi-threaded BLAS product in the same kernel, so the two
-pools never spin against each other. Large products run as blocks of the result in
-Numba's threads (:func:`.blas_kernels._pgemm`), taken one at a time, each a BLAS call
-with BLAS held at one thread; they use every available thread, since a thread that
-another process slows down takes fewer blocks, where OpenBLAS's own fixed split would
-wait for it. ``ABSJIT_ADAPTIVE_THREADS=0`` turns the adaptation off (every kernel uses
+pools never spin against each other. Large products run as blocks of the result on
+absjit's own pool (:mod:`.pool`, :func:`.blas_kernels._pgemm_pool`), taken one at a
+time, each a BLAS call with BLAS held at one thread; they use every available thread,
+since a thread that another process slows down takes fewer blocks, where OpenBLAS's own
+fixed split would wait for it; and since the pool's idle threads sleep rather than
+spin, on a busy machine they use one more thread per core other processes take (up to
+twice the cores: the scheduler shares a core between threads). ``ABSJIT_ADAPTIVE_THREADS=0`` turns the adaptation off (every kernel uses
 ``NUMBA_NUM_THREADS`` threads and BLAS keeps its own setting).
 
 >>> from absjit.backends.numba_cpu import threads
@@ -45,7 +47,7 @@ import sys
 import threading
 import time
 
-__all__ = ["adaptive", "choose_threads", "configure_layer", "guard", "info", "LoadMonitor",
+__all__ = ["adaptive", "choose_threads", "pool_threads", "configure_layer", "guard", "info", "LoadMonitor",
            "CHECK_INTERVAL", "worker_threads"]
 
 log = logging.getLogger("absjit.threads")
@@ -88,6 +90,22 @@ def choose_threads(available: int, others_busy: float, slack: float = SLACK) -> 
     """
     taken = max(0, math.ceil(others_busy - slack))
     return max(1, min(int(available), int(available) - taken))
+
+
+def pool_threads(available: int, others_busy: float, slack: float = SLACK) -> int:
+    """How many threads a blocked product may use on the native pool (:mod:`.pool`),
+    whose idle threads sleep: every available one, plus one per core other processes
+    keep busy (the scheduler shares a busy core between threads, so a process with
+    more threads gets more of it, and tasks taken one at a time keep a thread that
+    waits for a core from holding the rest back), at most twice ``available``.
+
+    Examples
+    --------
+    >>> pool_threads(2, 0.1), pool_threads(2, 1.0), pool_threads(2, 2.0), pool_threads(2, 7)
+    (2, 3, 4, 4)
+    """
+    taken = max(0, math.ceil(others_busy - slack))
+    return max(1, min(2 * int(available), int(available) + taken))
 
 
 def worker_threads(nthreads: int, executing: int) -> int:
@@ -309,19 +327,26 @@ class _Policy:
             _set_blas_threads(n)
             self.blas_threads = n
 
-    def before_blas_blocks(self):
-        """Before a kernel whose products run as blocks in Numba's threads, each a
-        single-threaded BLAS call: every available thread (tasks are taken one at a
-        time, so a thread another process slows down takes fewer of them instead of
-        holding the product back), and BLAS at one thread. Measured against taking
-        the threads the load leaves free (dot 100x1000 @ 1000x2000, 2 cores, 2 busy
-        processes): two threads run it in a steady 2.5-3.9 ms; one thread in 2.3-2.5
-        ms when the scheduler gives it a core of its own, but 4.7-6.6 ms when it
-        shares one, which was most runs."""
+    def before_blas_blocks(self, parallel=True):
+        """Before a kernel whose products run as blocks, each a single-threaded BLAS
+        call taken one at a time (so a thread that another process slows down takes
+        fewer of them instead of holding the product back), with BLAS at one thread.
+
+        The blocks run on the native pool (:mod:`.pool`), whose idle threads sleep:
+        every available thread, and on a machine other processes keep busy one more
+        per core they take, up to twice as many (the scheduler shares a core between
+        threads, not processes, and a thread waiting for a core no longer holds the
+        others back). Where there is no pool, and for ``prange`` loops whose bodies
+        call BLAS, Numba's threads run them, every available one (chunk size 1 set by
+        :func:`guard`)."""
         if self.pid != os.getpid():
             self.__init__()
         n = self._available()
-        if getattr(self.local, "n", None) != n:
+        from . import pool
+        if pool.available():
+            self.current()  # the load, measured at most every CHECK_INTERVAL
+            pool.set_threads(pool_threads(n, self.monitor.others_busy))
+        if parallel and getattr(self.local, "n", None) != n:
             import numba
             numba.set_num_threads(n)
             self.local.n = n
@@ -336,10 +361,11 @@ _POLICY = _Policy()
 def guard(dispatcher, parallel: bool, blas: bool, blas_blocks: bool = False):
     """Wrap a compiled kernel so the thread policy runs before each call; the kernel
     itself when it neither runs ``prange`` loops nor calls BLAS (no overhead).
-    ``blas_blocks``: the kernel runs products as blocks in Numba's threads
-    (:func:`.blas_kernels._pgemm`), each a single-threaded BLAS call."""
+    ``blas_blocks``: the kernel runs products as blocks, each a single-threaded BLAS
+    call, on the native pool (:func:`.blas_kernels._pgemm_pool`) or in Numba's threads
+    (:func:`.blas_kernels._pgemm_prange`, and ``prange`` loops calling BLAS)."""
     if blas_blocks:
-        return _guard_blocks(dispatcher)
+        return _guard_blocks(dispatcher, parallel)
     if not (parallel or blas) or not _enabled():
         if parallel and _serialize:
             def locked(*args):
@@ -366,14 +392,23 @@ def guard(dispatcher, parallel: bool, blas: bool, blas_blocks: bool = False):
     return call
 
 
-def _guard_blocks(dispatcher):
+def _guard_blocks(dispatcher, parallel):
     import numba
 
+    from . import pool
     from .blas_kernels import prime
     policy = _POLICY
 
+    if not parallel and pool.ensure():  # blocks on the native pool only
+        def call(*args):
+            prime()  # BLAS's function pointers, looked up from this thread
+            policy.before_blas_blocks(parallel=False)
+            return dispatcher(*args)
+        call.__wrapped__ = dispatcher
+        return call
+
     def call(*args):
-        prime()  # BLAS's function pointers, looked up from this thread
+        prime()
         policy.before_blas_blocks()
         old = numba.set_parallel_chunksize(1)  # blocks taken one at a time
         try:

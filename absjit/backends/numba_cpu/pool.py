@@ -1,0 +1,470 @@
+"""A small native task pool for blocked matrix products, whose idle threads sleep.
+
+Numba's threading layers fit ``prange`` loops, but under contention their waiting
+costs: a TBB thread that has run out of work, or waits for a block another thread
+still holds, spins and yields, taking CPU from the very thread it waits for. On 2 cores
+with one busy process, a 100x1000 @ 1000x2000 product split into blocks for Numba's
+threads ran 1.8-1.9x slower than on an idle machine, against 1.2-1.7x for ``jax.jit``,
+whose pool threads sleep. The blocks of a product (:func:`.blas_kernels._pgemm_pool`)
+therefore run here:
+
+* the calling thread and up to ``nthreads - 1`` native workers take tasks one at a
+  time from a shared counter, so a thread another process slows down takes fewer
+  tasks; :mod:`.threads` sets ``nthreads`` (:func:`set_threads`): every core, and one
+  more per core other processes keep busy, up to twice the cores (``2 * N - 1``
+  workers are started, ``N`` being Numba's thread count);
+* a worker with nothing to do spins for :data:`SPIN` pause instructions (a product
+  that follows another finds it awake), then sleeps on a futex; a worker that finds no
+  free place in a job goes straight back to sleep; the caller, once every task is
+  taken, spins :data:`WAIT_SPIN` pauses for the last one to finish, then sleeps;
+* a second caller while a product runs (another Python thread) runs its tasks on its
+  own thread, so callers never wait for each other; so does a call allowed one thread;
+* a forked child starts its own workers at its first product (the parent's do not
+  exist there).
+
+The pool is LLVM IR compiled with llvmlite once per process, when the first kernel with
+a blocked product is compiled or loaded (about 15 ms); kernels reach it through the
+symbol ``absjit_pool_gemm``, by name, so they can be cached on disk. It needs
+``futex`` and POSIX threads: Linux on x86-64 and AArch64. Elsewhere :func:`available`
+is false and products run their blocks in Numba's threads
+(:func:`.blas_kernels._pgemm_prange`).
+"""
+from __future__ import annotations
+
+import ctypes
+import platform
+import sys
+import threading
+
+__all__ = ["available", "ensure", "set_threads", "SPIN", "WAIT_SPIN", "run_python"]
+
+#: Pause instructions an idle worker spins through before it sleeps (10-50 us,
+#: depending on the processor's pause latency).
+SPIN = 1000
+#: Pause instructions the caller spins through, waiting for the last task, before it
+#: sleeps.
+WAIT_SPIN = 1000
+
+_SYS_FUTEX = {"x86_64": 202, "aarch64": 98}
+_PAUSE = {"x86_64": "call void @llvm.x86.sse2.pause()",
+          "aarch64": 'call void asm sideeffect "yield", ""()'}
+_PAUSE_DECL = {"x86_64": "declare void @llvm.x86.sse2.pause()", "aarch64": ""}
+
+_lock = threading.Lock()
+_engine = None           # the llvmlite execution engine (kept alive)
+_addresses: dict = {}
+_failed = None           # why the pool could not be built, if it could not
+
+
+def _machine():
+    m = platform.machine().lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
+
+
+def available() -> bool:
+    """Whether this platform runs the pool (Linux on x86-64 or AArch64)."""
+    return sys.platform.startswith("linux") and _machine() in _SYS_FUTEX
+
+
+# Globals: gen (futex word, the job's generation), next ((gen << 32) | next task; the low
+# half all ones while a job is being published), done (tasks finished; futex word the
+# caller sleeps on), slots (workers that may still join the job), fn/ctx/ntasks (the
+# job), lock (a job is running), pid (the process the workers belong to).
+_IR = r"""
+@gen = internal global i32 0, align 4
+@sleepers = internal global i32 0, align 4
+@next = internal global i64 4294967295, align 8
+@done = internal global i32 0, align 4
+@slots = internal global i32 0, align 4
+@fn = internal global i64 0, align 8
+@ctx = internal global i64 0, align 8
+@ntasks = internal global i64 0, align 8
+@lock = internal global i32 0, align 4
+@pid = internal global i32 0, align 4
+@nworkers = internal global i32 0, align 4
+@spin = internal global i64 0, align 8
+@waitspin = internal global i64 0, align 8
+@xxgemm = internal global i64 0, align 8
+@maxthreads = internal global i64 1, align 8
+
+declare i64 @syscall(i64, ...)
+declare i32 @getpid()
+declare i32 @pthread_create(i64*, i8*, i8* (i8*)*, i8*)
+declare i32 @pthread_detach(i64)
+{pause_decl}
+
+define internal void @pause() alwaysinline {{
+  {pause}
+  ret void
+}}
+
+define internal void @futex_wait(i32* %addr, i32 %val) noinline {{
+  %a = ptrtoint i32* %addr to i64
+  %v = zext i32 %val to i64
+  %r = call i64 (i64, ...) @syscall(i64 {sys_futex}, i64 %a, i64 128, i64 %v, i64 0)
+  ret void
+}}
+
+define internal void @futex_wake(i32* %addr, i32 %n) noinline {{
+  %a = ptrtoint i32* %addr to i64
+  %v = zext i32 %n to i64
+  %r = call i64 (i64, ...) @syscall(i64 {sys_futex}, i64 %a, i64 129, i64 %v)
+  ret void
+}}
+
+; Take tasks of the current job until none is left.
+define internal void @run_tasks() {{
+entry:
+  br label %loop
+loop:
+  %v = load atomic i64, i64* @next seq_cst, align 8
+  %idx = and i64 %v, 4294967295
+  %notready = icmp eq i64 %idx, 4294967295
+  br i1 %notready, label %out, label %check
+check:
+  %f = load atomic i64, i64* @fn seq_cst, align 8
+  %c = load atomic i64, i64* @ctx seq_cst, align 8
+  %n = load atomic i64, i64* @ntasks seq_cst, align 8
+  %more = icmp ult i64 %idx, %n
+  br i1 %more, label %claim, label %out
+claim:
+  %v1 = add i64 %v, 1
+  %pair = cmpxchg i64* @next, i64 %v, i64 %v1 seq_cst seq_cst
+  %ok = extractvalue {{ i64, i1 }} %pair, 1
+  br i1 %ok, label %run, label %loop
+run:
+  %fp = inttoptr i64 %f to void (i64, i64)*
+  call void %fp(i64 %idx, i64 %c)
+  %d = atomicrmw add i32* @done, i32 1 seq_cst
+  %d1 = add i32 %d, 1
+  %d64 = zext i32 %d1 to i64
+  %fin = icmp eq i64 %d64, %n
+  br i1 %fin, label %wake, label %loop
+wake:
+  call void @futex_wake(i32* @done, i32 1)
+  br label %loop
+out:
+  ret void
+}}
+
+define internal i8* @worker(i8* %arg) {{
+entry:
+  %seenp = alloca i32, align 4
+  %ip = alloca i64, align 8
+  %g0 = load atomic i32, i32* @gen seq_cst, align 4
+  store i32 %g0, i32* %seenp, align 4
+  br label %top
+top:
+  store i64 0, i64* %ip, align 8
+  br label %spin
+spin:
+  %seen = load i32, i32* %seenp, align 4
+  %g = load atomic i32, i32* @gen seq_cst, align 4
+  %new = icmp ne i32 %g, %seen
+  br i1 %new, label %got, label %spin2
+spin2:
+  %i = load i64, i64* %ip, align 8
+  %lim = load atomic i64, i64* @spin monotonic, align 8
+  %more = icmp ult i64 %i, %lim
+  br i1 %more, label %dopause, label %sleep
+dopause:
+  call void @pause()
+  %i1 = add i64 %i, 1
+  store i64 %i1, i64* %ip, align 8
+  br label %spin
+sleep:
+  %seen2 = load i32, i32* %seenp, align 4
+  %s0 = atomicrmw add i32* @sleepers, i32 1 seq_cst
+  call void @futex_wait(i32* @gen, i32 %seen2)
+  %s1 = atomicrmw sub i32* @sleepers, i32 1 seq_cst
+  br label %top
+got:
+  store i32 %g, i32* %seenp, align 4
+  %sl = atomicrmw sub i32* @slots, i32 1 seq_cst
+  %can = icmp sgt i32 %sl, 0
+  br i1 %can, label %work, label %sleep
+work:
+  call void @run_tasks()
+  br label %top
+}}
+
+; Start this process's workers once (again in a forked child).
+define internal void @ensure_started() {{
+entry:
+  %tid = alloca i64, align 8
+  %ip = alloca i32, align 4
+  %me = call i32 @getpid()
+  %p = load atomic i32, i32* @pid seq_cst, align 4
+  %same = icmp eq i32 %p, %me
+  br i1 %same, label %done, label %try
+try:
+  %x = cmpxchg i32* @pid, i32 %p, i32 %me seq_cst seq_cst
+  %won = extractvalue {{ i32, i1 }} %x, 1
+  br i1 %won, label %reset, label %done
+reset:
+  store atomic i32 0, i32* @lock seq_cst, align 4
+  store atomic i32 0, i32* @sleepers seq_cst, align 4
+  store atomic i32 0, i32* @slots seq_cst, align 4
+  store atomic i64 4294967295, i64* @next seq_cst, align 8
+  store i32 0, i32* %ip, align 4
+  br label %loop
+loop:
+  %i = load i32, i32* %ip, align 4
+  %nw = load atomic i32, i32* @nworkers seq_cst, align 4
+  %more = icmp slt i32 %i, %nw
+  br i1 %more, label %create, label %done
+create:
+  %rc = call i32 @pthread_create(i64* %tid, i8* null, i8* (i8*)* @worker, i8* null)
+  %bad = icmp ne i32 %rc, 0
+  br i1 %bad, label %done, label %detach
+detach:
+  %t = load i64, i64* %tid, align 8
+  %rd = call i32 @pthread_detach(i64 %t)
+  %i1 = add i32 %i, 1
+  store i32 %i1, i32* %ip, align 4
+  br label %loop
+done:
+  ret void
+}}
+
+define internal void @run_inline(i64 %f, i64 %c, i64 %n) {{
+entry:
+  %ip = alloca i64, align 8
+  store i64 0, i64* %ip, align 8
+  %fp = inttoptr i64 %f to void (i64, i64)*
+  br label %loop
+loop:
+  %i = load i64, i64* %ip, align 8
+  %more = icmp ult i64 %i, %n
+  br i1 %more, label %body, label %out
+body:
+  call void %fp(i64 %i, i64 %c)
+  %i1 = add i64 %i, 1
+  store i64 %i1, i64* %ip, align 8
+  br label %loop
+out:
+  ret void
+}}
+
+; Run fn(t, ctx) for t in [0, n) on at most nthreads threads (the caller's included;
+; 0: the count set by absjit_pool_set_threads).
+define void @absjit_pool_run(i64 %f, i64 %c, i64 %n, i64 %nthreads0) {{
+entry:
+  %ip = alloca i64, align 8
+  %dflt = icmp sle i64 %nthreads0, 0
+  %mt = load atomic i64, i64* @maxthreads monotonic, align 8
+  %nthreads = select i1 %dflt, i64 %mt, i64 %nthreads0
+  %few = icmp sle i64 %nthreads, 1
+  %small = icmp sle i64 %n, 1
+  %serial = or i1 %few, %small
+  br i1 %serial, label %inline, label %start
+start:
+  call void @ensure_started()
+  %nw = load atomic i32, i32* @nworkers seq_cst, align 4
+  %noworkers = icmp sle i32 %nw, 0
+  br i1 %noworkers, label %inline, label %trylock
+trylock:
+  %lk = cmpxchg i32* @lock, i32 0, i32 1 seq_cst seq_cst
+  %got = extractvalue {{ i32, i1 }} %lk, 1
+  br i1 %got, label %publish, label %inline
+inline:
+  call void @run_inline(i64 %f, i64 %c, i64 %n)
+  ret void
+publish:
+  %g = load atomic i32, i32* @gen seq_cst, align 4
+  %g1 = add i32 %g, 1
+  %g64 = zext i32 %g1 to i64
+  %hi = shl i64 %g64, 32
+  %sentinel = or i64 %hi, 4294967295
+  store atomic i64 %sentinel, i64* @next seq_cst, align 8
+  store atomic i64 %f, i64* @fn seq_cst, align 8
+  store atomic i64 %c, i64* @ctx seq_cst, align 8
+  store atomic i64 %n, i64* @ntasks seq_cst, align 8
+  store atomic i32 0, i32* @done seq_cst, align 4
+  %want64 = sub i64 %nthreads, 1
+  %nw64 = sext i32 %nw to i64
+  %lt = icmp slt i64 %want64, %nw64
+  %slots64 = select i1 %lt, i64 %want64, i64 %nw64
+  %slots32 = trunc i64 %slots64 to i32
+  store atomic i32 %slots32, i32* @slots seq_cst, align 4
+  store atomic i64 %hi, i64* @next seq_cst, align 8
+  store atomic i32 %g1, i32* @gen seq_cst, align 4
+  %sl = load atomic i32, i32* @sleepers seq_cst, align 4
+  %anyasleep = icmp sgt i32 %sl, 0
+  br i1 %anyasleep, label %wakeall, label %work
+wakeall:
+  call void @futex_wake(i32* @gen, i32 %slots32)
+  br label %work
+work:
+  call void @run_tasks()
+  store i64 0, i64* %ip, align 8
+  br label %wait
+wait:
+  %d = load atomic i32, i32* @done seq_cst, align 4
+  %d64 = zext i32 %d to i64
+  %fin = icmp eq i64 %d64, %n
+  br i1 %fin, label %finish, label %waitmore
+waitmore:
+  %i = load i64, i64* %ip, align 8
+  %lim = load atomic i64, i64* @waitspin monotonic, align 8
+  %spinning = icmp ult i64 %i, %lim
+  br i1 %spinning, label %dopause, label %sleep
+dopause:
+  call void @pause()
+  %i1 = add i64 %i, 1
+  store i64 %i1, i64* %ip, align 8
+  br label %wait
+sleep:
+  call void @futex_wait(i32* @done, i32 %d)
+  br label %wait
+finish:
+  store atomic i32 0, i32* @lock seq_cst, align 4
+  ret void
+}}
+
+; One block of a product: row t of the i64 table at ctx holds numba_xxgemm's arguments
+; (kind, transa, transb, m, n, k, alpha*, a*, lda, b*, ldb, beta*, c*, ldc).
+define internal void @gemm_task(i64 %t, i64 %ctx) {{
+entry:
+  %base = inttoptr i64 %ctx to i64*
+  %off = mul i64 %t, 14
+  %row = getelementptr i64, i64* %base, i64 %off
+  %p0 = getelementptr i64, i64* %row, i64 0
+  %v0 = load i64, i64* %p0, align 8
+  %p1 = getelementptr i64, i64* %row, i64 1
+  %v1 = load i64, i64* %p1, align 8
+  %p2 = getelementptr i64, i64* %row, i64 2
+  %v2 = load i64, i64* %p2, align 8
+  %p3 = getelementptr i64, i64* %row, i64 3
+  %v3 = load i64, i64* %p3, align 8
+  %p4 = getelementptr i64, i64* %row, i64 4
+  %v4 = load i64, i64* %p4, align 8
+  %p5 = getelementptr i64, i64* %row, i64 5
+  %v5 = load i64, i64* %p5, align 8
+  %p6 = getelementptr i64, i64* %row, i64 6
+  %v6 = load i64, i64* %p6, align 8
+  %p7 = getelementptr i64, i64* %row, i64 7
+  %v7 = load i64, i64* %p7, align 8
+  %p8 = getelementptr i64, i64* %row, i64 8
+  %v8 = load i64, i64* %p8, align 8
+  %p9 = getelementptr i64, i64* %row, i64 9
+  %v9 = load i64, i64* %p9, align 8
+  %p10 = getelementptr i64, i64* %row, i64 10
+  %v10 = load i64, i64* %p10, align 8
+  %p11 = getelementptr i64, i64* %row, i64 11
+  %v11 = load i64, i64* %p11, align 8
+  %p12 = getelementptr i64, i64* %row, i64 12
+  %v12 = load i64, i64* %p12, align 8
+  %p13 = getelementptr i64, i64* %row, i64 13
+  %v13 = load i64, i64* %p13, align 8
+  %kind = trunc i64 %v0 to i8
+  %ta = trunc i64 %v1 to i8
+  %tb = trunc i64 %v2 to i8
+  %alpha = inttoptr i64 %v6 to i8*
+  %a = inttoptr i64 %v7 to i8*
+  %b = inttoptr i64 %v9 to i8*
+  %beta = inttoptr i64 %v11 to i8*
+  %cc = inttoptr i64 %v12 to i8*
+  %fa = load i64, i64* @xxgemm, align 8
+  %fp = inttoptr i64 %fa to i32 (i8, i8, i8, i64, i64, i64, i8*, i8*, i64, i8*, i64, i8*, i8*, i64)*
+  %r = call i32 %fp(i8 %kind, i8 %ta, i8 %tb, i64 %v3, i64 %v4, i64 %v5, i8* %alpha, i8* %a, i64 %v8, i8* %b, i64 %v10, i8* %beta, i8* %cc, i64 %v13)
+  ret void
+}}
+
+define void @absjit_pool_gemm(i64* %table, i64 %ntasks, i64 %nthreads) {{
+entry:
+  %c = ptrtoint i64* %table to i64
+  %f = ptrtoint void (i64, i64)* @gemm_task to i64
+  call void @absjit_pool_run(i64 %f, i64 %c, i64 %ntasks, i64 %nthreads)
+  ret void
+}}
+
+define void @absjit_pool_set_threads(i64 %n) {{
+entry:
+  store atomic i64 %n, i64* @maxthreads seq_cst, align 8
+  ret void
+}}
+
+define void @absjit_pool_configure(i32 %nworkers, i64 %spin, i64 %waitspin, i64 %xxgemm) {{
+entry:
+  store atomic i32 %nworkers, i32* @nworkers seq_cst, align 4
+  store atomic i64 %spin, i64* @spin seq_cst, align 8
+  store atomic i64 %waitspin, i64* @waitspin seq_cst, align 8
+  store atomic i64 %xxgemm, i64* @xxgemm seq_cst, align 8
+  ret void
+}}
+"""
+
+
+def _build():
+    """Compile the pool's IR, register ``absjit_pool_gemm`` and ``absjit_pool_run``
+    with LLVM's symbol table, and configure it."""
+    global _engine
+    import llvmlite.binding as llvm
+    from numba.core import config as numba_config
+
+    from numba import _helperlib
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    m = _machine()
+    text = _IR.format(sys_futex=_SYS_FUTEX[m], pause=_PAUSE[m], pause_decl=_PAUSE_DECL[m])
+    mod = llvm.parse_assembly(text)
+    mod.verify()
+    target = llvm.Target.from_default_triple()
+    tm = target.create_target_machine(opt=2, codemodel="jitdefault")
+    engine = llvm.create_mcjit_compiler(mod, tm)
+    engine.finalize_object()
+    for name in ("absjit_pool_gemm", "absjit_pool_run", "absjit_pool_configure",
+                 "absjit_pool_set_threads"):
+        _addresses[name] = engine.get_function_address(name)
+        llvm.add_symbol(name, _addresses[name])
+    threads = max(1, int(numba_config.NUMBA_NUM_THREADS))
+    nworkers = 2 * threads - 1  # up to twice the threads on a busy machine (:mod:`.threads`)
+    configure = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64,
+                                 ctypes.c_int64)(_addresses["absjit_pool_configure"])
+    configure(nworkers, SPIN, WAIT_SPIN, _helperlib.c_helpers["xxgemm"])
+    global _set_threads
+    _set_threads = ctypes.CFUNCTYPE(None, ctypes.c_int64)(
+        _addresses["absjit_pool_set_threads"])
+    _set_threads(threads)
+    _engine = engine
+
+
+_set_threads = None
+_threads = None  # the count last set
+
+
+def set_threads(n: int) -> None:
+    """Threads (the caller's included) the next products may use."""
+    global _threads
+    if n != _threads and ensure():
+        _set_threads(int(n))
+        _threads = n
+
+
+def ensure() -> bool:
+    """Build the pool once per process (before any kernel that calls it is compiled
+    or loaded); whether it is usable."""
+    global _failed
+    if _engine is not None:
+        return True
+    if _failed is not None or not available():
+        return False
+    with _lock:
+        if _engine is None and _failed is None:
+            try:
+                _build()
+            except Exception as e:  # noqa: BLE001 - fall back to Numba's threads
+                _failed = repr(e)
+    return _engine is not None
+
+
+def run_python(fn_address: int, ctx: int, ntasks: int, nthreads: int) -> None:
+    """Run a native task function ``void fn(int64 t, int64 ctx)`` for every ``t <
+    ntasks`` on the pool (testing and diagnostics)."""
+    if not ensure():
+        raise RuntimeError(f"the thread pool is not available here ({_failed or sys.platform})")
+    run = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                           ctypes.c_int64)(_addresses["absjit_pool_run"])
+    run(fn_address, ctx, ntasks, nthreads)
