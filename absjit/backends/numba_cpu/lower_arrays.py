@@ -141,10 +141,12 @@ PARALLEL_MIN_PRODUCT = 1 << 17
 # product cost more than it saved (256 of 16x16: 0.074 ms against 0.024 ms serial; 64
 # of 64x64: 0.19 ms against 0.155 ms; 2-core machine, load 1.4-1.8).
 PARALLEL_GEMM_MIN = 1 << 20
-# ... in about this many tasks, none narrower than ``GEMM_BLOCK_MIN`` columns (16 rather
-# than 8: on 2 cores with 1 busy process, the last task a preempted thread holds is
-# half as long; no cost on an idle machine).
+# ... in about this many tasks, none narrower than ``GEMM_BLOCK_MIN`` columns: 16 for one
+# matrix (rather than 8: on 2 cores with 1 busy process, the last task a preempted
+# thread holds is half as long; no cost on an idle machine), 8 for a batch (cutting
+# each of 8 256x256 products in two cost 6%).
 GEMM_TASKS = 16
+GEMM_BATCH_TASKS = 8
 GEMM_BLOCK_MIN = 128
 
 
@@ -184,14 +186,16 @@ def _pgemm_name() -> str:
 
 def gemm_blocks(nb, n) -> int:
     """Column blocks per matrix for :func:`.blas_kernels._pgemm_pool`: about
-    :data:`GEMM_TASKS` tasks in all, none narrower than :data:`GEMM_BLOCK_MIN`.
+    :data:`GEMM_TASKS` tasks for one matrix, :data:`GEMM_BATCH_TASKS` in all for a
+    batch of ``nb``, none narrower than :data:`GEMM_BLOCK_MIN`.
 
     Examples
     --------
-    >>> gemm_blocks(1, 2000), gemm_blocks(8, 256), gemm_blocks(1, 300)
-    (15, 2, 2)
+    >>> gemm_blocks(1, 2000), gemm_blocks(8, 256), gemm_blocks(1, 300), gemm_blocks(2, 2000)
+    (15, 1, 2, 4)
     """
-    return max(1, min(-(-GEMM_TASKS // nb), n // GEMM_BLOCK_MIN))
+    tasks = GEMM_TASKS if nb == 1 else GEMM_BATCH_TASKS
+    return max(1, min(-(-tasks // nb), n // GEMM_BLOCK_MIN))
 
 
 def _bmk_transposed(aval, batch, free, contract, natural_first):
