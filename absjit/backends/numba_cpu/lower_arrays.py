@@ -101,7 +101,7 @@ def _gather_matrix(ctx, lines, name, aval, batch, rows, cols, dt):
     shp = aval.shape
     sizes = [_prod([shp[d] for d in g]) for g in (batch, rows, cols)]
     out = ctx.fresh("m")
-    lines.append(f"{out} = np.empty({_shape(sizes)}, {dtype_ctor(dt)})")
+    lines.append(f"{out} = _empty({_shape(sizes)}, {dtype_ctor(dt)})")
     order = list(batch) + list(rows) + list(cols)
     names, depth = _loop_nest(lines, [shp[d] for d in order])
     by_dim = dict(zip(order, names))
@@ -252,7 +252,7 @@ def lower_dot_general(ctx, outs, ins, in_avals, out_avals, *, dimension_numbers,
             if la.ndim == 1 and ra.ndim == 1:
                 res = ctx.fresh("r")
                 lines += [f"{res} = {dtype_ctor(dt)}(_dot({a}, {b}))",
-                          f"{outs[0]} = np.empty((), {dtype_ctor(dt)})",
+                          f"{outs[0]} = _empty((), {dtype_ctor(dt)})",
                           f"{outs[0]}[()] = {res}"]
             else:
                 lines.append(f"{outs[0]} = _dot({a}, {b})")
@@ -268,7 +268,7 @@ def lower_dot_general(ctx, outs, ins, in_avals, out_avals, *, dimension_numbers,
         o3 = ctx.fresh("o")
         call = f"_bgemm({a3}, {b3}, {o3}, {ta}, {tb})" if plan == "blas" else \
             f"{_pgemm_name()}({a3}, {b3}, {o3}, {ta}, {tb}, {gemm_blocks(nb, n)})"
-        lines += [f"{o3} = np.empty({_shape((nb, m, n))}, {dtype_ctor(dt)})", call,
+        lines += [f"{o3} = _empty({_shape((nb, m, n))}, {dtype_ctor(dt)})", call,
                   f"{outs[0]} = {o3}.reshape({_shape(out_aval.shape)})"]
         return lines
     # A loop on the operands as they are: no copies, accumulate in the result dtype
@@ -276,7 +276,7 @@ def lower_dot_general(ctx, outs, ins, in_avals, out_avals, *, dimension_numbers,
     # sizes LLVM unrolls the products of tiny matrices completely.
     ctor = dtype_ctor(dt)
     out = outs[0]
-    lines.append(f"{out} = np.empty({_shape(out_aval.shape)}, {ctor})")
+    lines.append(f"{out} = _empty({_shape(out_aval.shape)}, {ctor})")
     nbatch = len(lb)
     out_dims = list(out_aval.shape)
     parallel = plan == "parallel loop" and ctx.parallel_ok
@@ -320,7 +320,7 @@ def lower_reshape(ctx, outs, ins, in_avals, out_avals, *, new_sizes, dimensions)
 def lower_concatenate(ctx, outs, ins, in_avals, out_avals, *, dimension):
     out_aval = out_avals[0]
     out = outs[0]
-    lines = [f"{out} = np.empty({_shape(out_aval.shape)}, {dtype_ctor(out_aval.dtype)})"]
+    lines = [f"{out} = _empty({_shape(out_aval.shape)}, {dtype_ctor(out_aval.dtype)})"]
     start = 0
     for name, aval in zip(ins, in_avals):
         names, depth = _loop_nest(lines, aval.shape)
@@ -335,7 +335,7 @@ def lower_pad(ctx, outs, ins, in_avals, out_avals, *, padding_config):
     x, v = ins
     aval, out_aval = in_avals[0], out_avals[0]
     out = outs[0]
-    lines = [f"{out} = np.empty({_shape(out_aval.shape)}, {dtype_ctor(aval.dtype)})"]
+    lines = [f"{out} = _empty({_shape(out_aval.shape)}, {dtype_ctor(aval.dtype)})"]
     names, depth = _loop_nest(lines, out_aval.shape, 0, "p")
     lines.append("    " * depth + f"{out}[{', '.join(names) or '()'}] = {v}[()]")
     names, depth = _loop_nest(lines, aval.shape, 0, "q")
@@ -360,7 +360,7 @@ def _cumulative(combine):
         n = aval.shape[axis]
         ctor = dtype_ctor(aval.dtype)
         others = [d for d in range(aval.ndim) if d != axis]
-        lines = [f"{out} = np.empty({_shape(aval.shape)}, {ctor})"]
+        lines = [f"{out} = _empty({_shape(aval.shape)}, {ctor})"]
         names, depth = _loop_nest(lines, [aval.shape[d] for d in others])
         if _is_zero(n):
             return lines[:1]
@@ -401,7 +401,7 @@ def lower_dynamic_update_slice(ctx, outs, ins, in_avals, out_avals):
     x, upd, *starts = ins
     aval, uaval = in_avals[0], in_avals[1]
     out = outs[0]
-    lines = [f"{out} = np.empty({_shape(aval.shape)}, {dtype_ctor(aval.dtype)})"]
+    lines = [f"{out} = _empty({_shape(aval.shape)}, {dtype_ctor(aval.dtype)})"]
     names, depth = _loop_nest(lines, aval.shape, 0, "p")
     idx = ", ".join(names) or "()"
     lines.append("    " * depth + f"{out}[{idx}] = {x}[{idx}]")
@@ -428,7 +428,7 @@ def _scatter(combine):
         nb = in_avals[2].ndim
         out = outs[0]
         ctor = dtype_ctor(aval.dtype)
-        lines = [f"{out} = np.empty({_shape(aval.shape)}, {ctor})"]
+        lines = [f"{out} = _empty({_shape(aval.shape)}, {ctor})"]
         names, depth = _loop_nest(lines, aval.shape, 0, "p")
         at = ", ".join(names) or "()"
         lines.append("    " * depth + f"{out}[{at}] = {x}[{at}]")

@@ -180,7 +180,7 @@ def _im2col(ctx, out, lhs, rhs, geo, dt, lines):
     ks = [ctx.fresh("k") for _ in geo.k_sp]
     ps = [ctx.fresh("p") for _ in geo.out_sp]
     # The kernel as (groups, out features per group, in features * kernel positions).
-    lines.append(f"{wm} = np.empty({_shape((geo.groups, geo.og, rows))}, {ctor})")
+    lines.append(f"{wm} = _empty({_shape((geo.groups, geo.og, rows))}, {ctor})")
     row = _flat([c] + ks, [geo.n_feat_in] + list(geo.k_sp))
     _copy_kernel(lines, rhs, geo, g, o, c, ks, f"{wm}[{g}, {o}, {row}]")
     # Windows of one (group, batch element), one row per (in feature, kernel offset).
@@ -191,7 +191,7 @@ def _im2col(ctx, out, lhs, rhs, geo, dt, lines):
     parallel = (ctx.parallel_ok and geo.n_out >= 2
                 and _prod(geo.out_shape) * rows >= PARALLEL_MIN_MACS)
     ctx.uses_parallel |= parallel
-    alloc = f"{cols} = np.empty({_shape((rows, cols_n))}, {ctor})"
+    alloc = f"{cols} = _empty({_shape((rows, cols_n))}, {ctor})"
     lines += [] if parallel else [alloc]
     lines += [f"for {g} in range({geo.groups}):",
               f"    for {n} in {'prange' if parallel else 'range'}({geo.n_out}):"]
@@ -284,7 +284,7 @@ def _shifted(ctx, out, lhs, rhs, geo, dt, lines):
     ks = [ctx.fresh("k") for _ in geo.k_sp]
     kflat = _flat(ks, geo.k_sp)
     # The kernel as (offset, group, out features per group, in features per group).
-    lines.append(f"{wk} = np.empty({_shape((nk, groups, og, cin))}, {ctor})")
+    lines.append(f"{wk} = _empty({_shape((nk, groups, og, cin))}, {ctor})")
     _copy_kernel(lines, rhs, geo, g, o, c, ks, f"{wk}[{kflat}, {g}, {o}, {c}]")
     parallel = (ctx.parallel_ok and geo.n_out >= 2
                 and _prod(geo.out_shape) * cin * nk >= PARALLEL_MIN_MACS)
@@ -304,7 +304,7 @@ def _shifted(ctx, out, lhs, rhs, geo, dt, lines):
     la = {geo.lspec[0]: n, geo.lspec[1]: c}
     la.update(zip(geo.lspec[2:], ins))
     lines.append("    " * depth + f"{xp}[{c}, {pos}] = {_index(lhs, geo.ndim, la)}")
-    lines += [f"    {y} = np.empty({_shape((og, span))}, {ctor})",
+    lines += [f"    {y} = _empty({_shape((og, span))}, {ctor})",
               f"    for {g} in range({groups}):"]
     depth = 2
     for k, kn in zip(ks, geo.k_sp):
@@ -338,7 +338,7 @@ def lower_conv_general_dilated(ctx, outs, ins, in_avals, out_avals, **params):
     geo = _Geometry(in_avals, out_avals, params)
     dt = np.dtype(out_avals[0].dtype)
     out, (lhs, rhs) = outs[0], ins
-    lines = [f"{out} = np.empty({_shape(geo.out_shape)}, {dtype_ctor(dt)})"]
+    lines = [f"{out} = _empty({_shape(geo.out_shape)}, {dtype_ctor(dt)})"]
     if _prod(geo.out_shape) == 0:
         return lines
     ksize = geo.n_feat_in * _prod(geo.k_sp)

@@ -63,7 +63,7 @@ def lower_sort(ctx, outs, ins, in_avals, out_avals, *, dimension, is_stable, num
     others = [d for d in range(len(shape)) if d != dimension]
     dts = [np.dtype(a.dtype) for a in in_avals]
     key_dts = dts[:num_keys]
-    lines = [f"{o} = np.empty({_shape(shape)}, {dtype_ctor(dt)})" for o, dt in zip(outs, dts)]
+    lines = [f"{o} = _empty({_shape(shape)}, {dtype_ctor(dt)})" for o, dt in zip(outs, dts)]
     if any(type(d) is not Dim and d == 0 for d in shape):
         return lines
     depth = 0
@@ -101,7 +101,7 @@ def lower_sort(ctx, outs, ins, in_avals, out_avals, *, dimension, is_stable, num
     bufs, perm, src, dst, side = (ctx.fresh(p) for p in
                                   ("idx", "perm", "src", "dst", "side"))
     p, lo, hi, mid, a, b, w = (ctx.fresh(x) for x in ("p", "lo", "hi", "mid", "a", "b", "w"))
-    lines[len(outs):len(outs)] = [f"{bufs} = np.empty((2, {n}), np.int64)",
+    lines[len(outs):len(outs)] = [f"{bufs} = _empty((2, {n}), np.int64)",
                                   f"{perm} = {bufs}[0]"]
     keys = ins[:num_keys]
 

@@ -233,7 +233,7 @@ class FunctionRenderer:
     def stmt(self, s, depth):
         if isinstance(s, ir.Alloc):
             b = s.buf
-            self.emit(f"{self.name(b)} = np.empty({shape_text(b.shape)}, "
+            self.emit(f"{self.name(b)} = _empty({shape_text(b.shape)}, "
                       f"{dtype_ctor(b.dtype)})", depth)
         elif isinstance(s, ir.Let):
             self.emit(f"{self.name(s.sym)} = {self.expr(s.expr, s.sym.dtype)}", depth)
@@ -387,7 +387,7 @@ class FunctionRenderer:
         tmps = [self.fresh("a") for _ in accs]
         q, c, k = self.fresh("q"), self.fresh("c"), self.fresh("k")
         for a, lane in zip(accs, lanes):
-            self.emit(f"{lane} = np.empty(({ROW_LANES},), {dtype_ctor(a.monoid.acc_dtype)})",
+            self.emit(f"{lane} = _empty(({ROW_LANES},), {dtype_ctor(a.monoid.acc_dtype)})",
                       depth)
         self.emit(f"for {q} in range({ROW_LANES}):", depth)
         for a, lane in zip(accs, lanes):
@@ -450,9 +450,9 @@ class FunctionRenderer:
         kshape = shape_text([shape[d] for d in kept])
         names = [self.fresh("acc") for _ in accs]
         for a, acc in zip(accs, names):
-            self.emit(f"{acc} = np.empty({kshape}, {dtype_ctor(a.monoid.acc_dtype)})", depth)
+            self.emit(f"{acc} = _empty({kshape}, {dtype_ctor(a.monoid.acc_dtype)})", depth)
             if a.monoid.arg:
-                self.emit(f"{acc}_i = np.empty({kshape}, np.int64)", depth)
+                self.emit(f"{acc}_i = _empty({kshape}, np.int64)", depth)
         fv = [self.fresh("q") for _ in kept]
         inner = depth
         for nm, d in zip(fv, kept):

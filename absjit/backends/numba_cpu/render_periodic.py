@@ -209,7 +209,7 @@ def _flat_body(r, stmt, lay, base, k, depth):
         tab = ir.Buffer(r.fresh("tab"), (lay.chunk if lay.guard is None else 0,),
                         buf.dtype)
         r.names[id(tab)] = tab.name
-        r.emit(f"{tab.name} = np.empty(({lay.chunk},), {_ctor(buf.dtype)})", depth)
+        r.emit(f"{tab.name} = _empty(({lay.chunk},), {_ctor(buf.dtype)})", depth)
         rr = r.fresh("q")
         r.emit(f"for {rr} in range({lay.rows}):", depth)
         inner = depth + 1
@@ -279,7 +279,7 @@ def render_reduce(r, stmt, lay, depth):
     names = [r.fresh("acc") for _ in accs]
     q = r.fresh("q")
     for a, acc in zip(accs, names):
-        r.emit(f"{acc} = np.empty(({lay.chunk},), {_ctor(a.monoid.acc_dtype)})", depth)
+        r.emit(f"{acc} = _empty(({lay.chunk},), {_ctor(a.monoid.acc_dtype)})", depth)
     r.emit(f"for {q} in range({lay.chunk}):", depth)
     for a, acc in zip(accs, names):
         r.emit(f"{acc}[{q}] = {_literal(a.monoid.identity, a.monoid.acc_dtype)}", depth + 1)

@@ -40,6 +40,12 @@ for _dt in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uin
     __all__.append(f"_idiv_{_dt}")
 
 
+# Allocation of results and temporaries (no ``np.empty`` overload to compile first).
+from .alloc_kernels import _empty  # noqa: E402
+
+__all__ += ["_empty"]
+
+
 # BLAS products live here, compiled once per process, so a kernel that multiplies
 # matrices links them instead of re-typing ``np.dot`` every time. They are not cached on
 # disk: Numba would write next to the installed package, outside absjit's trusted cache
