@@ -20,6 +20,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .alloc_kernels import _empty
+
 __all__ = ["_bgemm", "_pgemm_pool", "_pgemm_prange", "_gemm_rows"]
 
 _KINDS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
@@ -102,7 +104,8 @@ def _bgemm(a, b, out, ta, tb):
 def _block_geometry(n, nblk):
     """``(width, blocks)``: result columns per block, rounded up to whole vector
     registers where possible, and the number of blocks that makes."""
-    width = -(-n // max(nblk, 1))
+    # (conditionals rather than min/max: their overloads would compile first)
+    width = -(-n // (nblk if nblk > 1 else 1))
     width = -(-width // 16) * 16
     return width, -(-n // width)
 
@@ -179,12 +182,16 @@ def _pgemm_pool(a, b, out, ta, tb, nblk):
     ldb = k if tb else n
     width, nblk = _block_geometry(n, nblk)
     ntasks = nb * nblk
-    one = np.ones(1, out.dtype)
-    zero = np.zeros(1, out.dtype)
+    # _empty, not np.ones/np.zeros/np.empty: their overloads cost a process's first
+    # blocked product ~0.3 s of compiling
+    one = _empty((1,), out.dtype)
+    zero = _empty((1,), out.dtype)
+    one[0] = 1
+    zero[0] = 0
     size = out.itemsize
     pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
     kind = _blas_kind(out)
-    table = np.empty((ntasks, 14), np.int64)
+    table = _empty((ntasks, 14), np.int64)
     for t in range(ntasks):
         q = t // nblk
         j0 = (t - q * nblk) * width
@@ -192,7 +199,7 @@ def _pgemm_pool(a, b, out, ta, tb, nblk):
         table[t, 0] = kind
         table[t, 1] = 116 if tb else 110  # 't' / 'n'
         table[t, 2] = 116 if ta else 110
-        table[t, 3] = min(width, n - j0)
+        table[t, 3] = width if width < n - j0 else n - j0
         table[t, 4] = m
         table[t, 5] = k
         table[t, 6] = one.ctypes.data
