@@ -101,13 +101,17 @@ def _bgemm(a, b, out, ta, tb):
 
 
 @numba.njit(error_model="numpy")
-def _block_geometry(n, nblk):
-    """``(width, blocks)``: result columns per block, rounded up to whole vector
-    registers where possible, and the number of blocks that makes."""
+def _blocked(a, out, ta, nblk):
+    """``(nb, m, n, k, lda, width, blocks)`` of a blocked product into ``out``: its
+    sizes, ``a``'s leading dimension, result columns per block (rounded up to whole
+    vector registers where possible) and the blocks per matrix that makes."""
+    nb, m, n = out.shape
+    k = a.shape[1] if ta else a.shape[2]
+    lda = m if ta else k
     # (conditionals rather than min/max: their overloads would compile first)
     width = -(-n // (nblk if nblk > 1 else 1))
     width = -(-width // 16) * 16
-    return width, -(-n // width)
+    return nb, m, n, k, lda, width, -(-n // width)
 
 
 @numba.njit(parallel=True, error_model="numpy")
@@ -117,13 +121,10 @@ def _pgemm_prange(a, b, out, ta, tb, nblk):
     so tasks are taken one at a time. (Setting the chunk size here would make the
     kernel uncacheable: Numba reaches its threading library through a pointer known
     only at run time.)"""
-    nb, m, n = out.shape
-    k = a.shape[1] if ta else a.shape[2]
+    nb, m, n, k, lda, width, nblk = _blocked(a, out, ta, nblk)
     if _no_product(out, k):
         return out
-    lda = m if ta else k
     ldb = k if tb else n
-    width, nblk = _block_geometry(n, nblk)
     for t in numba.prange(nb * nblk):
         q = t // nblk
         j0 = (t - q * nblk) * width
@@ -174,13 +175,10 @@ def _pgemm_pool(a, b, out, ta, tb, nblk):
     another process slows down takes fewer tasks instead of holding back a fixed share.
     One row of BLAS arguments per task, then one call that runs them all. The caller
     (:func:`.threads.guard`) keeps BLAS itself at one thread."""
-    nb, m, n = out.shape
-    k = a.shape[1] if ta else a.shape[2]
+    nb, m, n, k, lda, width, nblk = _blocked(a, out, ta, nblk)
     if _no_product(out, k):
         return out
-    lda = m if ta else k
     ldb = k if tb else n
-    width, nblk = _block_geometry(n, nblk)
     ntasks = nb * nblk
     # _empty, not np.ones/np.zeros/np.empty: their overloads cost a process's first
     # blocked product ~0.3 s of compiling
