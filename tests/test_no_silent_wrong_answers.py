@@ -269,3 +269,16 @@ def test_float64_to_int64_saturates():
         np.testing.assert_array_equal(
             np.asarray(absjit.jit(lambda x: x.astype(np.uint64), backend="interpret")(x)),
             np.array([_float_to_int_ref(float(v), np.uint64) for v in x], np.uint64))
+
+
+def test_negative_zero_scalars_do_not_share_a_cached_array_with_zero():
+    # 0.0 == -0.0 and they hash alike: the memo of Python-scalar arrays must not return
+    # one for the other (a -0.0 seen first made jnp.sin(0.0) print -0.)
+    for first, second in ((-0.0, 0.0), (0.0, -0.0)):
+        a = jnp.asarray(first) + 0.0 * 0  # goes through the scalar memo
+        b = jnp.sin(second)
+        assert math.copysign(1.0, float(jnp.asarray(first))) == math.copysign(1.0, first)
+        assert math.copysign(1.0, float(b)) == math.copysign(1.0, second)
+        del a
+    assert math.copysign(1.0, complex(jnp.asarray(0j)).imag) == 1.0
+    assert math.copysign(1.0, complex(jnp.asarray(complex(0.0, -0.0))).imag) == -1.0

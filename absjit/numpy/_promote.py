@@ -2,6 +2,8 @@
 of the strict ``absjit.lax``."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -49,8 +51,15 @@ _SCALAR_CACHE: dict = {}
 
 
 def _scalar_array(x, dtype, weak: bool):
-    """0-d Arrays for Python scalars, memoised (they are immutable)."""
-    key = (type(x), x, dtype, weak)
+    """0-d Arrays for Python scalars, memoised (they are immutable). ``0.0`` and
+    ``-0.0`` are equal and hash alike, so a float's key carries its sign too."""
+    t = type(x)
+    if t is float:
+        key = (t, x, dtype, weak, math.copysign(1.0, x))
+    elif t is complex:
+        key = (t, x, dtype, weak, math.copysign(1.0, x.real), math.copysign(1.0, x.imag))
+    else:
+        key = (t, x, dtype, weak)
     try:
         return _SCALAR_CACHE[key]
     except (KeyError, TypeError):
