@@ -99,3 +99,34 @@ def test_products_use_the_pool():
     text = f.lower(x, y).compile().as_text()
     assert "_pgemm_pool(" in text
     np.testing.assert_array_equal(np.asarray(f(x, y)), np.full((100, 2000), 1000.0))
+
+
+_CACHED_PRODUCT = r"""
+import json, numpy as np, absjit, absjit.numpy as jnp
+from absjit.backends.numba_cpu import stats
+a = np.ones((100, 1000), np.float32)
+b = np.ones((1000, 2000), np.float32)
+r = np.asarray(absjit.jit(lambda x, y: jnp.maximum(x @ y, 0))(a, b))
+assert r.shape == (100, 2000) and (r == 1000).all()
+print(json.dumps({k: stats[k] for k in ("compiles", "disk_hits")}))
+"""
+
+
+def test_a_kernel_with_a_blocked_product_loads_from_the_disk_cache(tmp_path):
+    """The kernel reaches the pool by symbol name: a new process builds the pool before
+    linking the cached kernel."""
+    import json
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, ABSJIT_CACHE_DIR=str(tmp_path), PYTHONPATH=root)
+    env.pop("ABSJIT_DISABLE_DISK_CACHE", None)
+    runs = []
+    for _ in range(2):
+        p = subprocess.run([sys.executable, "-c", _CACHED_PRODUCT], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    assert runs[0]["compiles"] >= 1
+    assert runs[1] == {"compiles": 0, "disk_hits": 1}
