@@ -99,6 +99,9 @@ def test_products_use_the_pool():
     text = f.lower(x, y).compile().as_text()
     assert "_pgemm_pool(" in text
     np.testing.assert_array_equal(np.asarray(f(x, y)), np.full((100, 2000), 1000.0))
+    got = threads.info()["pool"]
+    assert got["available"] and got["built"]
+    assert 1 <= got["threads"] <= 2 * threads.info()["max_threads"]
 
 
 _CACHED_PRODUCT = r"""

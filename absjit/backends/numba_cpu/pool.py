@@ -36,7 +36,8 @@ import platform
 import sys
 import threading
 
-__all__ = ["available", "ensure", "set_threads", "SPIN", "WAIT_SPIN", "run_python"]
+__all__ = ["available", "built", "ensure", "set_threads", "threads", "SPIN", "WAIT_SPIN",
+           "run_python"]
 
 #: Pause instructions an idle worker spins through before it sleeps (10-50 us,
 #: depending on the processor's pause latency).
@@ -419,20 +420,31 @@ def _build():
                  "absjit_pool_set_threads"):
         _addresses[name] = engine.get_function_address(name)
         llvm.add_symbol(name, _addresses[name])
-    threads = max(1, int(numba_config.NUMBA_NUM_THREADS))
-    nworkers = 2 * threads - 1  # up to twice the threads on a busy machine (:mod:`.threads`)
+    cores = max(1, int(numba_config.NUMBA_NUM_THREADS))
+    nworkers = 2 * cores - 1  # up to twice the threads on a busy machine (:mod:`.threads`)
     configure = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64,
                                  ctypes.c_int64)(_addresses["absjit_pool_configure"])
     configure(nworkers, SPIN, WAIT_SPIN, _helperlib.c_helpers["xxgemm"])
     global _set_threads
     _set_threads = ctypes.CFUNCTYPE(None, ctypes.c_int64)(
         _addresses["absjit_pool_set_threads"])
-    _set_threads(threads)
+    _set_threads(cores)
     _engine = engine
 
 
 _set_threads = None
 _threads = None  # the count last set
+
+
+def built() -> bool:
+    """Whether this process has built the pool (at its first blocked product)."""
+    return _engine is not None
+
+
+def threads():
+    """The thread count products may use (set by :mod:`.threads` before each call),
+    or None before the first."""
+    return _threads
 
 
 def set_threads(n: int) -> None:

@@ -424,8 +424,11 @@ def _guard_blocks(dispatcher, parallel):
 
 def info() -> dict:
     """The threading set-up: layer, adaptive or not, cores other processes use, the
-    thread count chosen at the last check."""
+    thread count chosen at the last check, and the products' pool (:mod:`.pool`:
+    whether it runs here, and the threads its products may use now)."""
     import numba
+
+    from . import pool
     available = _POLICY._available()
     return {"layer_requested": _layer, "layer": (numba.threading_layer()
                                                  if _layer is not None and _is_running()
@@ -433,7 +436,9 @@ def info() -> dict:
             "adaptive": _enabled(), "others_busy": round(_POLICY.monitor.others_busy, 2),
             "threads": _POLICY.threads, "blas_threads": _POLICY.blas_threads,
             "worker_threads": _POLICY.worker_cap,
-            "max_threads": available}
+            "max_threads": available,
+            "pool": {"available": pool.available(), "built": pool.built(),
+                     "threads": pool.threads()}}
 
 
 def _is_running() -> bool:
