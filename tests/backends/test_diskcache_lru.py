@@ -129,7 +129,11 @@ def test_concurrent_processes_under_a_tiny_cap(tmp_path):
         assert p.returncode == 0, err
         assert json.loads(out.strip().splitlines()[-1])["compiles"] >= 1
     entries = _entries_of(tmp_path)
-    assert 1 <= len(entries) < 8  # 8 kernels were written: some were evicted
+    # 8 kernels were written: some were evicted. The cap is below one entry's size, so
+    # each eviction keeps only its own process's new entry, and two processes evicting
+    # at once may each delete the other's: none left is a legal end state (a deleted
+    # entry costs a later call a compile, never a failure)
+    assert len(entries) < 8
     largest = max(s for s, _ in entries.values())
     # at most the cap plus what the last writers added since their own eviction
     assert sum(s for s, _ in entries.values()) <= 30 * 1024 + 2 * largest
