@@ -34,8 +34,6 @@ def _element_type(dtype):
         return dtype.instance_type
     if isinstance(dtype, types.DType):
         return dtype.dtype
-    if isinstance(dtype, types.Function) and getattr(dtype.typing_key, "__name__", "") == "bool_":
-        return types.boolean
     return None
 
 

@@ -99,7 +99,6 @@ def _bgemm(a, b, out, ta, tb):
     return out
 
 
-
 @numba.njit(error_model="numpy")
 def _blocked(a, out, ta, nblk):
     """``(nb, m, n, k, lda, width, blocks)`` of a blocked product into ``out``: its
@@ -188,6 +187,7 @@ def _pgemm_pool(a, b, out, ta, tb, nblk):
     zero[0] = 0
     size = out.itemsize
     pa, pb, pc = a.ctypes.data, b.ctypes.data, out.ctypes.data
+    p_one, p_zero = one.ctypes.data, zero.ctypes.data
     kind = _blas_kind(out)
     table = _empty((ntasks, 14), np.int64)
     for t in range(ntasks):
@@ -200,18 +200,16 @@ def _pgemm_pool(a, b, out, ta, tb, nblk):
         table[t, 3] = width if width < n - j0 else n - j0
         table[t, 4] = m
         table[t, 5] = k
-        table[t, 6] = one.ctypes.data
+        table[t, 6] = p_one
         table[t, 7] = pb + (q * (k * n) + (j0 * k if tb else j0)) * size
         table[t, 8] = ldb
         table[t, 9] = pa + q * (m * k) * size
         table[t, 10] = lda
-        table[t, 11] = zero.ctypes.data
+        table[t, 11] = p_zero
         table[t, 12] = pc + (q * (m * n) + j0) * size
         table[t, 13] = n
     _pool_gemm(table, ntasks, one, zero)
     return out
-
-
 
 
 @numba.njit(error_model="numpy")

@@ -127,9 +127,10 @@ PARALLEL_MIN_PRODUCT = 1 << 17
 # blocks of result columns (and matrices of a batch) that the threads of absjit's pool
 # (:mod:`.pool`) take one at a time, each a single-threaded BLAS call
 # (:func:`.blas_kernels._pgemm_pool`): on a machine where other processes keep cores
-# busy, OpenBLAS's fixed split waits for its slowest thread. Smaller matrices stay one serial call each: a task per 16x16 or 64x64
-# product cost more than it saved (256 of 16x16: 0.074 ms against 0.024 ms serial; 64
-# of 64x64: 0.19 ms against 0.155 ms; 2-core machine, load 1.4-1.8).
+# busy, OpenBLAS's fixed split waits for its slowest thread. Smaller matrices stay one
+# serial call each: a task per 16x16 or 64x64 product cost more than it saved (256 of
+# 16x16: 0.074 ms against 0.024 ms serial; 64 of 64x64: 0.19 ms against 0.155 ms; 2-core
+# machine, load 1.4-1.8).
 PARALLEL_GEMM_MIN = 1 << 20
 # ... in about this many tasks, none narrower than ``GEMM_BLOCK_MIN`` columns: 16 for one
 # matrix (rather than 8: on 2 cores with 1 busy process, the last task a preempted

@@ -400,7 +400,7 @@ entry:
 def _build():
     """Compile the pool's IR, register ``absjit_pool_gemm`` and ``absjit_pool_run``
     with LLVM's symbol table, and configure it."""
-    global _engine
+    global _engine, _set_threads
     import llvmlite.binding as llvm
     from numba.core import config as numba_config
 
@@ -425,7 +425,6 @@ def _build():
     configure = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64,
                                  ctypes.c_int64)(_addresses["absjit_pool_configure"])
     configure(nworkers, SPIN, WAIT_SPIN, _helperlib.c_helpers["xxgemm"])
-    global _set_threads
     _set_threads = ctypes.CFUNCTYPE(None, ctypes.c_int64)(
         _addresses["absjit_pool_set_threads"])
     _set_threads(cores)
