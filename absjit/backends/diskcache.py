@@ -21,6 +21,10 @@ so whoever can write the cache can run code in this process. Therefore
   never block (files are opened non-blocking, without following links);
 * :func:`clear` renames each entry aside before deleting it, so a concurrent clear or
   a concurrent reader never sees half a directory; a vanished entry means a compile.
+* processes compiling one kernel at once each save it and record a MAC; the MAC is
+  rewritten until it matches the files on disk (:func:`record_mac`), so the entry they
+  leave authenticates. Numba's temporary files (saves in progress) are never part of
+  an entry's MAC.
 
 Size cap: ``ABSJIT_CACHE_MAX_BYTES`` (default :data:`DEFAULT_MAX_BYTES`, 2 GiB; a number
 of bytes, optionally with a ``k``/``M``/``G`` suffix) bounds each backend's directory.
@@ -55,6 +59,7 @@ _MAX_ENTRY_BYTES = 1 << 28  # a Numba cache file larger than this is not ours
 #: The default cap on one backend's cache directory (``ABSJIT_CACHE_MAX_BYTES``).
 DEFAULT_MAX_BYTES = 2 << 30
 _LOW_WATER = 0.9  # eviction goes down to this fraction of the cap
+_RECORD_ATTEMPTS = 8  # MAC rewrites while concurrent writers keep changing the files
 _lock = threading.Lock()
 _refused: set = set()  # roots refused this process (warned once each)
 
@@ -233,10 +238,13 @@ def write_module(module_name: str, text: str, backend: str = BACKEND_DIR) -> str
     return path
 
 
-def cache_files(module_name: str, backend: str = BACKEND_DIR) -> list:
-    """Numba's files for ``module_name`` (whatever kind of file they turn out to be)."""
+def cache_files(module_name: str, backend: str = BACKEND_DIR, partial: bool = False) -> list:
+    """Numba's files for ``module_name`` (whatever kind of file they turn out to be);
+    with ``partial``, also the temporary files of saves in progress (``*.tmp.<uid>``,
+    which Numba renames into place when done, or a crash leaves behind)."""
     pattern = os.path.join(numba_dir(backend), glob.escape(module_name) + ".*")
-    return sorted(p for p in glob.glob(pattern) if not os.path.basename(p).startswith(".tmp"))
+    return sorted(p for p in glob.glob(pattern)
+                  if partial or ".tmp." not in os.path.basename(p))
 
 
 def _mac_path(module_name: str, backend: str) -> str:
@@ -275,15 +283,27 @@ def verify_or_purge(module_name: str, backend: str = BACKEND_DIR) -> bool:
 
 
 def record_mac(module_name: str, backend: str = BACKEND_DIR) -> None:
-    """Authenticate the files Numba just wrote for the module."""
-    files = cache_files(module_name, backend)
-    if files:
-        try:
-            _atomic_write(_mac_path(module_name, backend),
-                          _mac(module_name, files, backend).encode())
-        except OSError:
+    """Authenticate the files Numba just wrote for the module.
+
+    Processes compiling the same kernel at once each save their own (equivalent, not
+    byte-identical) data file and then record a MAC; one process's MAC, computed before
+    another's save, may land after the other's. So each writer reads the files again
+    after writing and rewrites the MAC until it matches them: the last MAC written is
+    then always checked against files no save has changed since (a later save is
+    followed by its own record)."""
+    for _ in range(_RECORD_ATTEMPTS):
+        files = cache_files(module_name, backend)
+        if not files:
             return
-        evict(backend=backend, keep=module_name)
+        try:
+            mac = _mac(module_name, files, backend)
+            _atomic_write(_mac_path(module_name, backend), mac.encode())
+            settled = _mac(module_name, cache_files(module_name, backend), backend) == mac
+        except OSError:
+            return  # files vanished under us: whoever removed them decides the entry
+        if settled:
+            break
+    evict(backend=backend, keep=module_name)
 
 
 # -- size cap ------------------------------------------------------------------------
@@ -377,7 +397,7 @@ def evict(backend: str = BACKEND_DIR, keep: str | None = None, limit: int | None
 
 def purge(module_name: str, keep_module: bool = False, backend: str = BACKEND_DIR) -> None:
     """Delete a kernel's cache files (and its module file unless ``keep_module``)."""
-    paths = cache_files(module_name, backend) + [_mac_path(module_name, backend)]
+    paths = cache_files(module_name, backend, partial=True) + [_mac_path(module_name, backend)]
     if not keep_module:
         paths.append(os.path.join(kernel_dir(backend), module_name + ".py"))
     for p in paths:

@@ -149,3 +149,39 @@ def _entries_of(root):
             del os.environ["ABSJIT_CACHE_DIR"]
         else:
             os.environ["ABSJIT_CACHE_DIR"] = old
+
+
+def test_a_save_landing_between_mac_and_write_does_not_leave_a_stale_mac(cache, monkeypatch):
+    # Two processes compile one kernel: A hashes the files, B replaces the data file
+    # with its own (equivalent, different bytes) and records its MAC, then A's MAC
+    # lands. The entry must still authenticate afterwards.
+    module = make_entry("race", 1000, 1_000_000)
+    data = os.path.join(diskcache.numba_dir(), module + ".kernel-1.py311.1.nbc")
+    real_mac = diskcache._mac
+    calls = []
+
+    def mac_then_other_writer_saves(*args):
+        value = real_mac(*args)
+        if not calls:
+            with open(data, "wb") as f:
+                f.write(b"e" * 1000)  # B's save, after A has hashed
+        calls.append(value)
+        return value
+
+    monkeypatch.setattr(diskcache, "_mac", mac_then_other_writer_saves)
+    diskcache.record_mac(module)
+    monkeypatch.setattr(diskcache, "_mac", real_mac)
+    assert len(calls) >= 3  # it noticed and wrote again
+    assert diskcache.verify_or_purge(module)
+
+
+def test_numbas_temporary_files_are_not_part_of_an_entry(cache):
+    module = make_entry("tmp", 1000, 1_000_000)
+    partial = os.path.join(diskcache.numba_dir(),
+                           module + ".kernel-1.py311.nbi.tmp.0123456789abcdef")
+    with open(partial, "wb") as f:
+        f.write(b"half a save")
+    assert partial not in diskcache.cache_files(module)
+    assert diskcache.verify_or_purge(module)  # another writer's save in progress
+    diskcache.purge(module)
+    assert not os.path.exists(partial)  # but a purge removes it with the rest
