@@ -283,6 +283,11 @@ class Backend:
         """Versions of everything that changes compiled code (part of cache keys)."""
         return ()
 
+    def settings_key(self) -> tuple:
+        """Settings read when a program is compiled that change its code (environment
+        variables): part of the in-memory cache's key, asked at every compile."""
+        return ()
+
     # -- buffer transfer hooks -------------------------------------------------------
     def to_buffer(self, value):
         """A NumPy array (or Array's NumPy value) as this backend's input buffer."""

@@ -7,7 +7,8 @@ re-created in a loop) trace again but compile once. The key is a SHA-256 over:
   variables renamed in binding order, literal values printed exactly — plus what it
   does not: every literal's dtype, and the bytes of constants held inside nested
   jaxprs; top-level constants are call-time operands, so only their types matter);
-* the backend's name and ``version_key()``, the ``CompileOptions`` and absjit's version.
+* the backend's name, ``version_key()`` and ``settings_key()``, the ``CompileOptions``
+  and absjit's version.
 
 A param that the text cannot describe faithfully (a Python callable, an arbitrary
 object whose ``str`` may not determine it) makes the jaxpr uncacheable: it is compiled
@@ -119,7 +120,8 @@ def cache_key(closed_jaxpr, backend, options) -> str | None:
     if text is None:
         return None
     h = hashlib.sha256(text.encode())
-    h.update(repr((backend.name, _version_key(backend), options, __version__)).encode())
+    h.update(repr((backend.name, _version_key(backend), backend.settings_key(), options,
+                   __version__)).encode())
     return h.hexdigest()
 
 

@@ -219,19 +219,23 @@ x = np.random.default_rng(0).standard_normal(200_003).astype(np.float32)
 x[::97] = np.nan
 f = absjit.jit(lambda v: (jnp.sort(v)[::-1] * 2, jnp.argsort(v) + 1), backend="cpu")
 s, i = f(x)
-assert "prange(" in f.lower(x).compile().as_text()
+want = "prange(" if os.environ.get("ABSJIT_POOL_LOOPS") == "0" else "_pool_for("
+assert want in f.lower(x).compile().as_text()
 np.testing.assert_array_equal(np.asarray(s), np.sort(x)[::-1] * 2)
 np.testing.assert_array_equal(np.asarray(i), np.argsort(x, kind="stable") + 1)
 print("ok")
 """
 
 
-def test_large_sort_with_parallel_consumer_compiles():
+@pytest.mark.parametrize("pool_loops", ["0", "1"])
+def test_large_sort_with_parallel_consumer_compiles(pool_loops):
     # A merge sort that swapped two buffer variables sent Numba's parallel passes into
     # endless copy propagation once the kernel also held a prange loop (>= 2**17
     # elements): the first call never returned.
+    import os
     import subprocess
     import sys
     proc = subprocess.run([sys.executable, "-c", _LARGE_SORT], capture_output=True,
-                          text=True, timeout=240)
+                          text=True, timeout=240,
+                          env=dict(os.environ, ABSJIT_POOL_LOOPS=pool_loops))
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

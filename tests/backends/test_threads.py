@@ -96,10 +96,11 @@ def busy_machine(monkeypatch):
     threads._POLICY.blas_threads = None
 
 
-def test_parallel_kernel_yields_to_busy_cores(busy_machine):
+def test_parallel_kernel_yields_to_busy_cores(busy_machine, monkeypatch):
     import numba
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("one core: nothing to give up")
+    monkeypatch.setenv("ABSJIT_POOL_LOOPS", "0")  # prange loops on Numba's threads
     f = absjit.jit(lambda x: jnp.sin(x) * 2, compiler_options={"parallel": True})
     x = np.linspace(-1, 1, 64, dtype=np.float32)
     np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) * 2, rtol=1e-6)
@@ -109,6 +110,20 @@ def test_parallel_kernel_yields_to_busy_cores(busy_machine):
     busy_machine.others = 0.0  # the machine became idle: every thread again
     f(x)
     assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+
+
+def test_pool_loops_keep_every_thread_on_busy_cores(busy_machine):
+    # The pool's sleeping workers are put on a core when woken, busy or not: one per
+    # core ran selu as fast with 1 or 2 busy processes as on an idle machine.
+    from absjit.backends.numba_cpu import pool
+    if not pool.ensure():
+        pytest.skip("no native pool on this platform")
+    f = absjit.jit(lambda x: jnp.cos(x) * 2, compiler_options={"parallel": True})
+    x = np.linspace(-1, 1, 64, dtype=np.float32)
+    threads._POLICY.loops_checked = None
+    np.testing.assert_allclose(np.asarray(f(x)), np.cos(x) * 2, rtol=1e-6)
+    assert "_pool_for(" in f.lower(x).compile().as_text()
+    assert pool.loop_threads() == threads.info()["max_threads"]
 
 
 def test_blas_product_yields_to_busy_cores(busy_machine):
@@ -158,11 +173,19 @@ _FORK_SCRIPT = """
     x = np.linspace(-1, 1, 1000, dtype=np.float32)
     want = np.exp(x) + 1
     assert np.allclose(np.asarray(f(x)), want)
-    assert "prange(" in f.lower(x).compile().as_text()
+    assert "_pool_for(" in f.lower(x).compile().as_text()  # on absjit's pool
+    # and a prange loop on Numba's threads
+    os.environ["ABSJIT_POOL_LOOPS"] = "0"
+    g = absjit.jit(lambda x: jnp.sum(jnp.exp(x), axis=1), compiler_options={"parallel": True})
+    x2 = x.reshape(100, 10)
+    assert np.allclose(np.asarray(g(x2)), np.exp(x2).sum(1))
+    assert "prange(" in g.lower(x2).compile().as_text()
+    del os.environ["ABSJIT_POOL_LOOPS"]
     print("layer", threads.info()["layer"])
     pid = os.fork()
-    if pid == 0:  # the child runs the parallel kernel the parent already ran
-        ok = np.allclose(np.asarray(f(x)), want)
+    if pid == 0:  # the child runs the parallel kernels the parent already ran
+        ok = np.allclose(np.asarray(f(x)), want) and \
+            np.allclose(np.asarray(g(x2)), np.exp(x2).sum(1))
         os._exit(0 if ok else 3)
     _, status = os.waitpid(pid, 0)
     print("child status", status)
@@ -190,15 +213,24 @@ def test_without_tbb_concurrent_callers_and_fork_are_safe():
         from absjit.backends.numba_cpu import threads
         threads._tbb_loads = lambda: False
         import threading, numpy as np, absjit, absjit.numpy as jnp
-        f = absjit.jit(lambda x: jnp.sqrt(x) * 3, compiler_options={"parallel": True})
-        x = np.arange(20000, dtype=np.float32)
+        # a prange loop, and a loop on absjit's pool
+        import os
+        os.environ["ABSJIT_POOL_LOOPS"] = "0"
+        f = absjit.jit(lambda x: jnp.sum(jnp.sqrt(x), axis=1) * 3,
+                       compiler_options={"parallel": True})
+        x = np.arange(20000, dtype=np.float32).reshape(200, 100)
         f(x)
+        assert "prange(" in f.lower(x).compile().as_text()
+        del os.environ["ABSJIT_POOL_LOOPS"]
+        p = absjit.jit(lambda x: jnp.sqrt(x) * 3, compiler_options={"parallel": True})
+        p(x)
         errors = []
 
         def hammer():
             try:
                 for _ in range(200):
-                    assert np.allclose(np.asarray(f(x)), np.sqrt(x) * 3)
+                    assert np.allclose(np.asarray(f(x)), np.sqrt(x).sum(1) * 3)
+                    assert np.allclose(np.asarray(p(x)), np.sqrt(x) * 3)
             except Exception as e:
                 errors.append(e)
         ts = [threading.Thread(target=hammer) for _ in range(4)]
@@ -217,5 +249,5 @@ def test_user_chosen_layer_is_kept():
         f = absjit.jit(lambda x: x * 2, compiler_options={"parallel": True})
         f(np.ones(10, np.float32))
         print("layer", threads.info()["layer"])
-    """, env={"NUMBA_THREADING_LAYER": "workqueue"})
+    """, env={"NUMBA_THREADING_LAYER": "workqueue", "ABSJIT_POOL_LOOPS": "0"})
     assert "layer workqueue" in out, out

@@ -116,20 +116,39 @@ def test_bound_from_size_is_checked_at_entry(backend):
         f(np.arange(2.0, dtype=np.float32))
 
 
-def test_serial_and_parallel_tiers_agree(rng):
+def test_serial_and_parallel_tiers_agree(rng, monkeypatch):
+    # prange loops on Numba's threads: their parfor compile runs in the background
+    # while a serial tier serves the first calls
+    monkeypatch.setenv("ABSJIT_POOL_LOOPS", "0")
     f = absjit.jit(lambda x: jnp.exp(x) * 3 - x, abstraction="ranked", backend="cpu")
     x = rng.standard_normal(300_000).astype(np.float32)
     first = np.asarray(f(x))
     exe = f.lower(x).compile().executable
     tiered = [t for t in _walk_wrapped(exe) if isinstance(t, tiers.Tiered)]
-    assert tiered, "a ranked kernel with a parallel loop compiles in two tiers"
+    assert tiered, "a ranked kernel with a prange loop compiles in two tiers"
     assert tiered[0].wait(120)
     assert "prange(" in exe.as_text()
     assert_close(f(x), first, rtol=0, atol=0)
     assert_close(first, np.exp(x) * 3 - x, rtol=1e-5, atol=1e-5)
 
 
+def test_pool_loops_need_no_tiers(rng):
+    # an elementwise loop runs on the native pool: no parfor compile to hide
+    from absjit.backends.numba_cpu import pool
+    if not pool.ensure():
+        pytest.skip("no native pool on this platform")
+    f = absjit.jit(lambda x: jnp.exp(x) * 3 - x, abstraction="ranked", backend="cpu")
+    x = rng.standard_normal(300_000).astype(np.float32)
+    exe = f.lower(x).compile().executable
+    assert not [t for t in _walk_wrapped(exe) if isinstance(t, tiers.Tiered)]
+    assert "_pool_for(" in exe.as_text() and "prange(" not in exe.as_text()
+    assert_close(f(x), np.exp(x) * 3 - x, rtol=1e-5, atol=1e-5)
+    small = rng.standard_normal(1000).astype(np.float32)  # under the threshold: serial
+    assert_close(f(small), np.exp(small) * 3 - small, rtol=1e-5, atol=1e-5)
+
+
 def test_parallel_tier_compiles_only_once_hot(rng, monkeypatch):
+    monkeypatch.setenv("ABSJIT_POOL_LOOPS", "0")  # tiers hide prange's parfor compile
     monkeypatch.setattr(tiers, "HOT_SECONDS", 0.02)
     monkeypatch.setattr(tiers, "HOT_CALL_SECONDS", 0.0)
     f = absjit.jit(lambda x: jnp.exp(x) * 2.5 - x, abstraction="ranked", backend="cpu")
@@ -149,7 +168,8 @@ def test_parallel_tier_compiles_only_once_hot(rng, monkeypatch):
     assert_close(f(x), np.exp(x) * 2.5 - x, rtol=1e-5, atol=1e-5)
 
 
-def test_promote_all_starts_every_cold_tier():
+def test_promote_all_starts_every_cold_tier(monkeypatch):
+    monkeypatch.setenv("ABSJIT_POOL_LOOPS", "0")  # tiers hide prange's parfor compile
     f = absjit.jit(lambda x: jnp.exp(x) + 1.25, abstraction="ranked", backend="cpu")
     x = np.ones(10, np.float32)
     f(x)

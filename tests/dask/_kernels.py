@@ -43,10 +43,20 @@ def slow_copy(block, seconds=0.15):
 
 
 _parallel_selu = absjit.jit(selu, abstraction="ranked")
+_parallel_row_sum = absjit.jit(lambda x: jnp.sum(selu(x), axis=1), abstraction="ranked")
 
 
 def threads_in_task(n):
-    """Run a parallel (ranked, prange) kernel in a task and report the thread count the
-    policy chose for it."""
+    """Run parallel (ranked) kernels in a task, one on absjit's pool and one with a
+    prange loop, and report the thread counts the policy chose for them."""
+    import os
+
+    from absjit.backends.numba_cpu import pool
     _parallel_selu(np.ones(n, np.float32)).block_until_ready()
-    return numba.get_num_threads(), threads.info()["worker_threads"]
+    os.environ["ABSJIT_POOL_LOOPS"] = "0"  # a prange loop on Numba's threads
+    try:
+        _parallel_row_sum(np.ones((n // 100, 100), np.float32)).block_until_ready()
+    finally:
+        del os.environ["ABSJIT_POOL_LOOPS"]
+    return (numba.get_num_threads(), pool.loop_threads() if pool.available() else 1,
+            threads.info()["worker_threads"])

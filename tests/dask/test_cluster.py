@@ -80,4 +80,4 @@ def test_kernels_in_a_worker_use_its_share_of_threads(client):
     got = client.gather([client.submit(_kernels.threads_in_task, 300_000, pure=False,
                                        workers=[w])
                          for w in client.scheduler_info()["workers"]])
-    assert got == [(1, 1), (1, 1)]
+    assert got == [(1, 1, 1), (1, 1, 1)]

@@ -336,7 +336,8 @@ def render_function(name, params, body, results, parallel_ok, guards=False,
     """Source of one function: ``(text, renderer)``; with ``lift_consts`` the function
     takes the scalar constants as trailing parameters (``renderer.consts``), then the
     symbolic sizes no parameter has (``renderer.size_params``)."""
-    r = FunctionRenderer(parallel_ok, lift_consts, parallel_blas)
+    r = FunctionRenderer(parallel_ok, lift_consts, parallel_blas,
+                         pool_loops=parallel_ok and pool.loops_enabled() and pool.ensure())
     r.call_piece = call_piece
     pnames = r.bind_params(params)
     atoms = ir.size_atoms(params, body, results)
@@ -350,7 +351,7 @@ def render_function(name, params, body, results, parallel_ok, guards=False,
     r.emit(f"return ({''.join(x + ', ' for x in rets)})", 1)
     cnames = [f"c{k}" for k in range(len(r.consts))]
     head = f"def {name}({', '.join(pnames + cnames + r.size_params)}):"
-    return "\n".join([head] + r.lines) + "\n", r
+    return "".join(c + "\n\n" for c in r.chunks) + "\n".join([head] + r.lines) + "\n", r
 
 
 def render_program(program, parallel_ok, parallel_blas=False):
@@ -380,6 +381,9 @@ class NumbaCPUBackend(Backend):
         from ...compat import host_cpu_name, numba_versions
         return ("absjit", __version__, "numba_cpu", _package_hash()) + numba_versions() + \
             (host_cpu_name(),)
+
+    def settings_key(self) -> tuple:
+        return (pool.loops_enabled(),)  # ``ABSJIT_POOL_LOOPS``
 
     # -- compile ---------------------------------------------------------------------
     def compile(self, closed_jaxpr, options) -> Executable:
@@ -452,7 +456,8 @@ class NumbaCPUBackend(Backend):
         disp = threads.guard(disp, parallel=parallel,
                              blas=_calls_blas(program) or in_kernel_blas,
                              blas_blocks=parallel_blas or (parallel and in_kernel_blas
-                                                           and threads.adaptive()))
+                                                           and threads.adaptive()),
+                             pool_loops="_pool_for(" in text)
         return NumbaExecutable(disp, text, in_avals, program, n, seconds, half_views)
 
     def _tiered(self, program, src, sig, options, prims):
@@ -608,8 +613,12 @@ class NumbaCPUBackend(Backend):
         module.__dict__.update(callees)  # outlined loop bodies this function calls
         exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102 - our own source
         fn = module.__dict__[fn_name]
-        if "_pgemm_pool(" in text:
-            pool.ensure()  # its symbol, before the kernel links against it (from disk)
+        if "_pgemm_pool(" in text or "_pool_for(" in text:
+            pool.ensure()  # its symbols, before the kernel links against them (from disk)
+        chunk_flags = dict(flags, parallel=False)
+        for nm, obj in list(module.__dict__.items()):  # the pool loops' chunk functions
+            if nm.startswith("_loop") and isinstance(obj, types.FunctionType):
+                module.__dict__[nm] = numba.njit(**chunk_flags)(obj)
         for attempt_disk in ((True, False) if use_disk else (False,)):
             disp = numba.njit(**flags)(fn)
             try:

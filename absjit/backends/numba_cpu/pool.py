@@ -32,12 +32,13 @@ is false and products run their blocks in Numba's threads
 from __future__ import annotations
 
 import ctypes
+import os
 import platform
 import sys
 import threading
 
-__all__ = ["available", "built", "ensure", "set_threads", "threads", "SPIN", "WAIT_SPIN",
-           "run_python"]
+__all__ = ["available", "loops_enabled", "built", "ensure", "set_threads", "threads", "set_loop_threads",
+           "loop_threads", "SPIN", "WAIT_SPIN", "LOOP_TASKS", "run_python"]
 
 #: Pause instructions an idle worker spins through before it sleeps (10-50 us,
 #: depending on the processor's pause latency).
@@ -45,6 +46,8 @@ SPIN = 1000
 #: Pause instructions the caller spins through, waiting for the last task, before it
 #: sleeps.
 WAIT_SPIN = 1000
+#: Tasks per thread a parallel loop is cut into (:func:`.loop_kernels._pool_for`).
+LOOP_TASKS = 8
 
 _SYS_FUTEX = {"x86_64": 202, "aarch64": 98}
 _PAUSE = {"x86_64": "call void @llvm.x86.sse2.pause()",
@@ -67,6 +70,14 @@ def available() -> bool:
     return sys.platform.startswith("linux") and _machine() in _SYS_FUTEX
 
 
+def loops_enabled() -> bool:
+    """Whether kernels compiled from now on run their parallel loops on the pool
+    (:mod:`.loop_kernels`): where it is available, unless ``ABSJIT_POOL_LOOPS=0``,
+    which makes them ``prange`` loops on Numba's threading layer."""
+    return available() and os.environ.get("ABSJIT_POOL_LOOPS", "1").strip().lower() \
+        not in ("0", "false", "no", "off")
+
+
 # Globals: gen (futex word, the job's generation), next ((gen << 32) | next task; the low
 # half all ones while a job is being published), done (tasks finished; futex word the
 # caller sleeps on), slots (workers that may still join the job), fn/ctx/ntasks (the
@@ -87,6 +98,7 @@ _IR = r"""
 @waitspin = internal global i64 0, align 8
 @xxgemm = internal global i64 0, align 8
 @maxthreads = internal global i64 1, align 8
+@loopthreads = internal global i64 1, align 8
 
 declare i64 @syscall(i64, ...)
 declare i32 @getpid()
@@ -380,6 +392,31 @@ entry:
   ret void
 }}
 
+; A loop of n iterations cut into tasks: at most {loop_tasks} per thread and n in all,
+; on the loop thread count. ctx starts with two i64 fields, written here: n and the
+; task count (task t runs iterations [t * n / tasks, (t + 1) * n / tasks)).
+define void @absjit_pool_for(i64 %f, i64* %ctx, i64 %n) {{
+entry:
+  %lt = load atomic i64, i64* @loopthreads monotonic, align 8
+  %want = mul i64 %lt, {loop_tasks}
+  %fewer = icmp slt i64 %n, %want
+  %nt0 = select i1 %fewer, i64 %n, i64 %want
+  %none = icmp slt i64 %nt0, 1
+  %nt = select i1 %none, i64 1, i64 %nt0
+  store i64 %n, i64* %ctx, align 8
+  %p1 = getelementptr i64, i64* %ctx, i64 1
+  store i64 %nt, i64* %p1, align 8
+  %c = ptrtoint i64* %ctx to i64
+  call void @absjit_pool_run(i64 %f, i64 %c, i64 %nt, i64 %lt)
+  ret void
+}}
+
+define void @absjit_pool_set_loop_threads(i64 %n) {{
+entry:
+  store atomic i64 %n, i64* @loopthreads seq_cst, align 8
+  ret void
+}}
+
 define void @absjit_pool_set_threads(i64 %n) {{
 entry:
   store atomic i64 %n, i64* @maxthreads seq_cst, align 8
@@ -400,7 +437,7 @@ entry:
 def _build():
     """Compile the pool's IR, register ``absjit_pool_gemm`` and ``absjit_pool_run``
     with LLVM's symbol table, and configure it."""
-    global _engine, _set_threads
+    global _engine, _set_threads, _set_loop_threads
     import llvmlite.binding as llvm
     from numba.core import config as numba_config
 
@@ -409,15 +446,17 @@ def _build():
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     m = _machine()
-    text = _IR.format(sys_futex=_SYS_FUTEX[m], pause=_PAUSE[m], pause_decl=_PAUSE_DECL[m])
+    text = _IR.format(sys_futex=_SYS_FUTEX[m], pause=_PAUSE[m], pause_decl=_PAUSE_DECL[m],
+                      loop_tasks=LOOP_TASKS)
     mod = llvm.parse_assembly(text)
     mod.verify()
     target = llvm.Target.from_default_triple()
     tm = target.create_target_machine(opt=2, codemodel="jitdefault")
     engine = llvm.create_mcjit_compiler(mod, tm)
     engine.finalize_object()
-    for name in ("absjit_pool_gemm", "absjit_pool_run", "absjit_pool_configure",
-                 "absjit_pool_set_threads"):
+    for name in ("absjit_pool_gemm", "absjit_pool_run", "absjit_pool_for",
+                 "absjit_pool_configure", "absjit_pool_set_threads",
+                 "absjit_pool_set_loop_threads"):
         _addresses[name] = engine.get_function_address(name)
         llvm.add_symbol(name, _addresses[name])
     cores = max(1, int(numba_config.NUMBA_NUM_THREADS))
@@ -428,11 +467,16 @@ def _build():
     _set_threads = ctypes.CFUNCTYPE(None, ctypes.c_int64)(
         _addresses["absjit_pool_set_threads"])
     _set_threads(cores)
+    _set_loop_threads = ctypes.CFUNCTYPE(None, ctypes.c_int64)(
+        _addresses["absjit_pool_set_loop_threads"])
+    _set_loop_threads(cores)
     _engine = engine
 
 
 _set_threads = None
 _threads = None  # the count last set
+_set_loop_threads = None
+_loop_threads = None  # the loops' count last set
 
 
 def built() -> bool:
@@ -452,6 +496,21 @@ def set_threads(n: int) -> None:
     if n != _threads and ensure():
         _set_threads(int(n))
         _threads = n
+
+
+def loop_threads():
+    """The thread count ``prange``-style loops may use (:func:`set_loop_threads`), or
+    None before the first."""
+    return _loop_threads
+
+
+def set_loop_threads(n: int) -> None:
+    """Threads (the caller's included) the next loops (:func:`.loop_kernels._pool_for`)
+    may use."""
+    global _loop_threads
+    if n != _loop_threads and ensure():
+        _set_loop_threads(int(n))
+        _loop_threads = n
 
 
 def ensure() -> bool:

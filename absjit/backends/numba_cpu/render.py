@@ -51,8 +51,13 @@ class FunctionRenderer:
     float_folds = FLOAT_FOLDS
 
     def __init__(self, parallel_ok: bool, lift_consts: bool = False,
-                 parallel_blas: bool = False):
+                 parallel_blas: bool = False, pool_loops: bool = False):
         self.parallel_ok = parallel_ok
+        # Parallel nests run as chunk functions on absjit's pool (:mod:`.loop_kernels`)
+        # rather than as ``prange`` loops on Numba's threads.
+        self.pool_loops = pool_loops and parallel_ok
+        self.chunks = []  # the chunk functions' sources (module level, before this one)
+        self.uses_pool_loops = False
         # Large products may run as blocks on a thread pool (``_pgemm_*``); only where
         # the caller keeps BLAS at one thread while this function runs.
         self.parallel_blas = parallel_blas
@@ -168,6 +173,40 @@ class FunctionRenderer:
             depth += 1
         return depth
 
+    def _pool_ok(self, s) -> bool:
+        """Whether the nest or reduction ``s`` (marked parallel) runs on the pool."""
+        return bool(self.pool_loops and s.parallel and not self.serial_only)
+
+    def pool_loop(self, vars_, shape, depth, inner, count=None) -> bool:
+        """Loops over ``vars_`` (sizes ``shape``) as a chunk function over a range of
+        the outermost index, called through :func:`.loop_kernels._pool_for` (which
+        see); ``inner(d)`` writes what the innermost loop runs. False, with nothing
+        written, when that code needs the GIL (an ``objmode`` block): the caller
+        writes a ``prange`` loop instead. ``count``: the outermost loop's trip count
+        as source (default: ``shape[0]``'s)."""
+        name = self._new("_loop")
+        outer, outer_hoisted, self.lines = self.lines, dict(self.hoisted), []
+        self.serial_only += 1
+        try:
+            self.emit("if t_lo < 0:", 1)
+            self.emit("return", 2)
+            self.emit("for t_k in range(t_hi - t_lo):", 1)
+            self.emit(f"{self.loop_var(vars_[0])} = t_lo + t_k", 2)
+            inner(self.loops(vars_[1:], shape[1:], 2, False))
+        finally:
+            self.serial_only -= 1
+            body, self.lines, self.hoisted = self.lines, outer, outer_hoisted
+        if any("objmode(" in line for line in body):
+            return False
+        captured = _free_names(body, ("t_lo", "t_hi", "t_k"), self.callees)
+        self.chunks.append("\n".join([f"def {name}({', '.join(('t_lo', 't_hi', *captured))}):"]
+                                     + body) + "\n")
+        values = "".join(c + ", " for c in captured)
+        count = size_text(shape[0]) if count is None else count
+        self.emit(f"_pool_for({name}, {count}, ({values}))", depth)
+        self.uses_pool_loops = True
+        return True
+
     def _parallel(self, flag, body=(), depth=0) -> bool:
         """Whether a nest marked ``flag`` becomes a ``prange`` loop. Rank-0 buffers the
         body reads are read once before it: Numba's parallel lowering cannot index a
@@ -242,8 +281,11 @@ class FunctionRenderer:
                       depth)
         elif isinstance(s, ir.Nest):
             def plain(d):
-                inner = self.loops(s.vars, s.shape, d, self._parallel(s.parallel, s.body, d))
-                self.block(s.body, inner)
+                def body(inner):
+                    self.block(s.body, inner)
+                if self._pool_ok(s) and self.pool_loop(s.vars, s.shape, d, body):
+                    return
+                body(self.loops(s.vars, s.shape, d, self._parallel(s.parallel, s.body, d)))
             # short rows: one flat loop (render_periodic)
             self._periodic(s, depth, render_periodic.render_nest, plain, True)
         elif isinstance(s, ir.Reduce):
@@ -423,28 +465,12 @@ class FunctionRenderer:
         pos = self.loop_var(s.vars[axes[0]]) if axes else "0"
         if all(d < a for d in kept for a in axes):
             # Reduced axes innermost: one scalar accumulator per output element.
+            kvars, kshape = [s.vars[d] for d in kept], [shape[d] for d in kept]
+            if kept and self._pool_ok(s) and self.pool_loop(
+                    kvars, kshape, depth, lambda inner: self._reduce_rows(s, inner)):
+                return
             par = self._parallel(s.parallel, s.body, depth)
-            inner = self.loops([s.vars[d] for d in kept], [shape[d] for d in kept], depth,
-                               par)
-            names = [self.fresh("acc") for _ in accs]
-            for a, acc in zip(accs, names):
-                self.emit(f"{acc} = {literal_expr(a.monoid.identity, a.monoid.acc_dtype)}",
-                          inner)
-                if a.monoid.arg:
-                    self.emit(f"{acc}_i = -1", inner)
-            if _lanes_ok(s, self._float_fold):
-                self._lanes(s, accs, names, inner)
-            else:
-                rdepth = self.loops([s.vars[a] for a in axes], [shape[a] for a in axes],
-                                    inner, False)
-                self.block(s.body, rdepth)
-                for a, acc in zip(accs, names):
-                    self._fold(a.monoid, acc, self.value(a.value), pos, rdepth,
-                               a.value.dtype)
-            kidx = ", ".join(at + [self.loop_var(s.vars[d]) for d in kept]) or "()"
-            for a, acc in zip(accs, names):
-                self.emit(f"{self.name(a.out)}[{kidx}] = {self._final(a.monoid, acc)}",
-                          inner)
+            self._reduce_rows(s, self.loops(kvars, kshape, depth, par))
             return
         # Reduced axes outside kept ones: accumulators indexed by the kept axes.
         kshape = shape_text([shape[d] for d in kept])
@@ -488,6 +514,34 @@ class FunctionRenderer:
                 self.emit(f"{sa}_i = {acc}_i[{f}]", inner)
             self.emit(f"{self.name(a.out)}[{oidx}] = {self._final(a.monoid, sa)}", inner)
 
+    def _reduce_rows(self, s, inner):
+        """Inside the loops over a reduction's kept axes (outermost): its accumulators,
+        the loops over its reduced axes, and the stores of the results."""
+        accs = s.accs()
+        shape, axes = s.shape, s.axes
+        kept = [d for d in range(len(shape)) if d not in axes]
+        at = [self._ix(i) for i in s.out_at]
+        pos = self.loop_var(s.vars[axes[0]]) if axes else "0"
+        names = [self.fresh("acc") for _ in accs]
+        for a, acc in zip(accs, names):
+            self.emit(f"{acc} = {literal_expr(a.monoid.identity, a.monoid.acc_dtype)}",
+                      inner)
+            if a.monoid.arg:
+                self.emit(f"{acc}_i = -1", inner)
+        if _lanes_ok(s, self._float_fold):
+            self._lanes(s, accs, names, inner)
+        else:
+            rdepth = self.loops([s.vars[a] for a in axes], [shape[a] for a in axes],
+                                inner, False)
+            self.block(s.body, rdepth)
+            for a, acc in zip(accs, names):
+                self._fold(a.monoid, acc, self.value(a.value), pos, rdepth,
+                           a.value.dtype)
+        kidx = ", ".join(at + [self.loop_var(s.vars[d]) for d in kept]) or "()"
+        for a, acc in zip(accs, names):
+            self.emit(f"{self.name(a.out)}[{kidx}] = {self._final(a.monoid, acc)}",
+                      inner)
+
 
 #: Accumulators per reduction along a long contiguous row (a multiple of the vector width).
 ROW_LANES = 16
@@ -518,3 +572,34 @@ def _rename_ix(i, r):
     if isinstance(i, IxClamp) and (type(i.lo) is Dim or type(i.hi) is Dim):
         return IxClamp(i.value, size_text(i.lo), size_text(i.hi))  # printed as given
     return i
+
+
+def _module_names() -> frozenset:
+    """Names a generated module defines at its top (its header's imports)."""
+    import builtins
+
+    from . import runtime
+    return frozenset(runtime.__all__) | frozenset(dir(builtins)) | {"np", "math", "prange"}
+
+
+def _free_names(lines, params, callees) -> list:
+    """The names a chunk's body ``lines`` reads but neither binds nor finds at module
+    level: the kernel's values it must be passed, in order of first use."""
+    import ast
+
+    tree = ast.parse("def f():\n" + "\n".join(lines))
+    bound, used = set(params), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                bound.add(node.id)
+            elif node.id not in used:
+                used.append(node.id)
+    known = _module_names() | set(callees)
+    # ast.walk is breadth-first: order the reads by position for a canonical source
+    order = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            pos = (node.lineno, node.col_offset)
+            order[node.id] = min(order.get(node.id, pos), pos)
+    return sorted((u for u in used if u not in bound and u not in known), key=order.get)

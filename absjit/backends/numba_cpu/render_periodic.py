@@ -249,14 +249,20 @@ def _flat_body(r, stmt, lay, base, k, depth):
     return body
 
 
-def _chunks(r, lay, base, k, body_fn, depth, parallel):
-    """``for c: base = c * L; for k in range(L): body`` and the partial last chunk."""
-    c = r.loop_var(r.fresh("_c"))
-    rng = "prange" if parallel else "range"
-    r.emit(f"for {c} in {rng}({lay.n_full}):", depth)
-    r.emit(f"{r.loop_var(base)} = {c} * {lay.chunk}", depth + 1)
-    r.emit(f"for {r.loop_var(k)} in range({lay.chunk}):", depth + 1)
-    body_fn(depth + 2)
+def _chunks(r, lay, base, k, body_fn, depth, parallel, pool=False):
+    """``for c: base = c * L; for k in range(L): body`` and the partial last chunk.
+    ``parallel()``: whether the loop over chunks is a ``prange`` loop; with ``pool`` it
+    runs on absjit's pool (:meth:`.render.FunctionRenderer.pool_loop`) where it can."""
+    c = r.fresh("_c")
+
+    def chunk(d):
+        r.emit(f"{r.loop_var(base)} = {r.loop_var(c)} * {lay.chunk}", d)
+        r.emit(f"for {r.loop_var(k)} in range({lay.chunk}):", d)
+        body_fn(d + 1)
+    if not (pool and r.pool_loop([c], [lay.n_full], depth, chunk, count=str(lay.n_full))):
+        rng = "prange" if parallel() else "range"
+        r.emit(f"for {r.loop_var(c)} in {rng}({lay.n_full}):", depth)
+        chunk(depth + 1)
     if lay.guard is not None or lay.rem:
         r.emit(f"{r.loop_var(base)} = {lay.n_full} * {lay.chunk}"
                if lay.guard is not None else
@@ -268,8 +274,8 @@ def _chunks(r, lay, base, k, body_fn, depth, parallel):
 def render_nest(r, stmt, lay, depth):
     base, k = r.fresh("_p"), r.fresh("_k")
     body = _flat_body(r, stmt, lay, base, k, depth)
-    par = r._parallel(stmt.parallel, body, depth)
-    _chunks(r, lay, base, k, lambda d: r.block(body, d), depth, par)
+    _chunks(r, lay, base, k, lambda d: r.block(body, d), depth,
+            lambda: r._parallel(stmt.parallel, body, depth), pool=r._pool_ok(stmt))
 
 
 def render_reduce(r, stmt, lay, depth):
@@ -293,7 +299,7 @@ def render_reduce(r, stmt, lay, depth):
             r._fold(a.monoid, t, val, "0", d, a.value.dtype)
             r.emit(f"{acc}[{r.loop_var(k)}] = {t}", d)
 
-    _chunks(r, lay, base, k, fold, depth, False)
+    _chunks(r, lay, base, k, fold, depth, lambda: False)
     # Lane k holds the output element k % T: fold the L / T lanes of each.
     shape, vars_ = tuple(stmt.shape), tuple(stmt.vars)
     tail_vars, tail_shape = vars_[lay.split:], shape[lay.split:]

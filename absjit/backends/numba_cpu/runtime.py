@@ -58,8 +58,9 @@ def _dot(a, b):
 # BLAS products on offset, row-strided operands, written in place: batched and blocked
 # products, and the convolutions' accumulating ones.
 from .blas_kernels import _bgemm, _gemm_rows, _pgemm_pool, _pgemm_prange  # noqa: E402
+from .loop_kernels import _pool_for  # noqa: E402
 
-__all__ += ["_dot", "_bgemm", "_pgemm_pool", "_pgemm_prange", "_gemm_rows"]
+__all__ += ["_dot", "_bgemm", "_pgemm_pool", "_pgemm_prange", "_gemm_rows", "_pool_for"]
 
 # Float reductions' accumulator updates, which the loop vectoriser can reorder.
 from .fold_kernels import _fold_add, _fold_max, _fold_min  # noqa: E402
