@@ -99,9 +99,14 @@ _IR = r"""
 @xxgemm = internal global i64 0, align 8
 @maxthreads = internal global i64 1, align 8
 @loopthreads = internal global i64 1, align 8
+@allowed = internal global [16 x i64] zeroinitializer, align 8
+@threads = internal global [256 x i64] zeroinitializer, align 8
+@offcpu = internal global i32 -1, align 4
 
 declare i64 @syscall(i64, ...)
 declare i32 @getpid()
+declare i32 @sched_getcpu()
+declare i32 @pthread_setaffinity_np(i64, i64, i8*)
 declare i32 @pthread_create(i64*, i8*, i8* (i8*)*, i8*)
 declare i32 @pthread_detach(i64)
 {pause_decl}
@@ -218,6 +223,7 @@ reset:
   store atomic i32 0, i32* @lock seq_cst, align 4
   store atomic i32 0, i32* @sleepers seq_cst, align 4
   store atomic i32 0, i32* @slots seq_cst, align 4
+  store i32 -1, i32* @offcpu, align 4
   store atomic i64 4294967295, i64* @next seq_cst, align 8
   store i32 0, i32* %ip, align 4
   br label %loop
@@ -233,6 +239,14 @@ create:
 detach:
   %t = load i64, i64* %tid, align 8
   %rd = call i32 @pthread_detach(i64 %t)
+  %fits = icmp slt i32 %i, 256
+  br i1 %fits, label %keep, label %next
+keep:
+  %i64 = sext i32 %i to i64
+  %slot = getelementptr [256 x i64], [256 x i64]* @threads, i64 0, i64 %i64
+  store i64 %t, i64* %slot, align 8
+  br label %next
+next:
   %i1 = add i32 %i, 1
   store i32 %i1, i32* %ip, align 4
   br label %loop
@@ -257,6 +271,86 @@ body:
   br label %loop
 out:
   ret void
+}}
+
+; Keep the workers off the caller's core (while the caller holds the job lock): a
+; woken worker queued behind the caller would run only once the caller has done every
+; task. Re-pinned only when the caller has moved to another core since the last job.
+define internal void @keep_off_caller(i32 %nw) {{
+entry:
+  %mask = alloca [16 x i64], align 8
+  %ip = alloca i32, align 4
+  %cpu = call i32 @sched_getcpu()
+  %neg = icmp slt i32 %cpu, 0
+  %big = icmp sge i32 %cpu, 1024
+  %skip = or i1 %neg, %big
+  br i1 %skip, label %out, label %check
+check:
+  %old = load i32, i32* @offcpu, align 4
+  %same = icmp eq i32 %old, %cpu
+  br i1 %same, label %out, label %build
+build:
+  store i32 %cpu, i32* @offcpu, align 4
+  %all = load [16 x i64], [16 x i64]* @allowed, align 8
+  store [16 x i64] %all, [16 x i64]* %mask, align 8
+  %word = lshr i32 %cpu, 6
+  %w64 = zext i32 %word to i64
+  %bit = and i32 %cpu, 63
+  %b64 = zext i32 %bit to i64
+  %one = shl i64 1, %b64
+  %inv = xor i64 %one, -1
+  %wp = getelementptr [16 x i64], [16 x i64]* %mask, i64 0, i64 %w64
+  %wv = load i64, i64* %wp, align 8
+  %nv = and i64 %wv, %inv
+  store i64 %nv, i64* %wp, align 8
+  %anyv = call i64 @or_words([16 x i64]* %mask)
+  %none = icmp eq i64 %anyv, 0
+  br i1 %none, label %out, label %start
+start:
+  store i32 0, i32* %ip, align 4
+  %m8 = bitcast [16 x i64]* %mask to i8*
+  br label %loop
+loop:
+  %i = load i32, i32* %ip, align 4
+  %more = icmp slt i32 %i, %nw
+  %fits = icmp slt i32 %i, 256
+  %go = and i1 %more, %fits
+  br i1 %go, label %pin, label %out
+pin:
+  %i64 = sext i32 %i to i64
+  %slot = getelementptr [256 x i64], [256 x i64]* @threads, i64 0, i64 %i64
+  %t = load i64, i64* %slot, align 8
+  %rc = call i32 @pthread_setaffinity_np(i64 %t, i64 128, i8* %m8)
+  %i1 = add i32 %i, 1
+  store i32 %i1, i32* %ip, align 4
+  br label %loop
+out:
+  ret void
+}}
+
+define internal i64 @or_words([16 x i64]* %m) {{
+entry:
+  %acc = alloca i64, align 8
+  %ip = alloca i64, align 8
+  store i64 0, i64* %acc, align 8
+  store i64 0, i64* %ip, align 8
+  br label %loop
+loop:
+  %i = load i64, i64* %ip, align 8
+  %more = icmp ult i64 %i, 16
+  br i1 %more, label %body, label %out
+body:
+  %p = getelementptr [16 x i64], [16 x i64]* %m, i64 0, i64 %i
+  %w = load i64, i64* %p, align 8
+  %a = load i64, i64* %acc, align 8
+  %a1 = or i64 %a, %w
+  store i64 %a1, i64* %acc, align 8
+  %i1 = add i64 %i, 1
+  store i64 %i1, i64* %ip, align 8
+  br label %loop
+out:
+  %r = load i64, i64* %acc, align 8
+  ret i64 %r
 }}
 
 ; Run fn(t, ctx) for t in [0, n) on at most nthreads threads (the caller's included;
@@ -284,6 +378,7 @@ inline:
   call void @run_inline(i64 %f, i64 %c, i64 %n)
   ret void
 publish:
+  call void @keep_off_caller(i32 %nw)
   %g = load atomic i32, i32* @gen seq_cst, align 4
   %g1 = add i32 %g, 1
   %g64 = zext i32 %g1 to i64
@@ -423,15 +518,26 @@ entry:
   ret void
 }}
 
-define void @absjit_pool_configure(i32 %nworkers, i64 %spin, i64 %waitspin, i64 %xxgemm) {{
+define void @absjit_pool_configure(i32 %nworkers, i64 %spin, i64 %waitspin, i64 %xxgemm,
+                                   [16 x i64]* %allowed) {{
 entry:
   store atomic i32 %nworkers, i32* @nworkers seq_cst, align 4
   store atomic i64 %spin, i64* @spin seq_cst, align 8
   store atomic i64 %waitspin, i64* @waitspin seq_cst, align 8
   store atomic i64 %xxgemm, i64* @xxgemm seq_cst, align 8
+  %all = load [16 x i64], [16 x i64]* %allowed, align 8
+  store [16 x i64] %all, [16 x i64]* @allowed, align 8
   ret void
 }}
 """
+
+
+def _allowed_cpus():
+    """The cores this process may run on (where workers may be pinned)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
 
 
 def _build():
@@ -461,9 +567,15 @@ def _build():
         llvm.add_symbol(name, _addresses[name])
     cores = max(1, int(numba_config.NUMBA_NUM_THREADS))
     nworkers = 2 * cores - 1  # up to twice the threads on a busy machine (:mod:`.threads`)
+    mask = (ctypes.c_uint64 * 16)()
+    for cpu in _allowed_cpus():
+        if cpu < 1024:
+            mask[cpu // 64] |= 1 << (cpu % 64)
     configure = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64,
-                                 ctypes.c_int64)(_addresses["absjit_pool_configure"])
-    configure(nworkers, SPIN, WAIT_SPIN, _helperlib.c_helpers["xxgemm"])
+                                 ctypes.c_int64, ctypes.c_void_p)(
+        _addresses["absjit_pool_configure"])
+    configure(nworkers, SPIN, WAIT_SPIN, _helperlib.c_helpers["xxgemm"],
+              ctypes.addressof(mask))
     _set_threads = ctypes.CFUNCTYPE(None, ctypes.c_int64)(
         _addresses["absjit_pool_set_threads"])
     _set_threads(cores)
