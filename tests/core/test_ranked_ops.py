@@ -132,17 +132,21 @@ def test_serial_and_parallel_tiers_agree(rng, monkeypatch):
     assert_close(first, np.exp(x) * 3 - x, rtol=1e-5, atol=1e-5)
 
 
-def test_pool_loops_need_no_tiers(rng):
-    # an elementwise loop runs on the native pool: no parfor compile to hide
+def test_tiers_of_pool_loops_agree(rng):
+    # loops on the native pool: the serial tier first, the pool's in the background
     from absjit.backends.numba_cpu import pool
     if not pool.ensure():
         pytest.skip("no native pool on this platform")
     f = absjit.jit(lambda x: jnp.exp(x) * 3 - x, abstraction="ranked", backend="cpu")
     x = rng.standard_normal(300_000).astype(np.float32)
+    first = np.asarray(f(x))
     exe = f.lower(x).compile().executable
-    assert not [t for t in _walk_wrapped(exe) if isinstance(t, tiers.Tiered)]
+    (tiered,) = [t for t in _walk_wrapped(exe) if isinstance(t, tiers.Tiered)]
     assert "_pool_for(" in exe.as_text() and "prange(" not in exe.as_text()
-    assert_close(f(x), np.exp(x) * 3 - x, rtol=1e-5, atol=1e-5)
+    tiers.promote_all()
+    assert tiered.wait(120) and tiered.current is not None
+    assert_close(f(x), first, rtol=0, atol=0)
+    assert_close(first, np.exp(x) * 3 - x, rtol=1e-5, atol=1e-5)
     small = rng.standard_normal(1000).astype(np.float32)  # under the threshold: serial
     assert_close(f(small), np.exp(small) * 3 - small, rtol=1e-5, atol=1e-5)
 

@@ -432,10 +432,10 @@ class NumbaCPUBackend(Backend):
         if pieces is None:
             src, r = render_program(program, parallel_ok, parallel_blas)
             sig = tuple(_numba_type(b.dtype, b.ndim, True) for b in program.params)
-            if r.uses_parallel and ir.size_atoms(program.params, program.body,
-                                                 program.outputs):
+            if (r.uses_parallel or r.uses_pool_loops) and \
+                    ir.size_atoms(program.params, program.body, program.outputs):
                 # ranked: a serial tier now, the parallel one in the background
-                disp = self._tiered(program, src, sig, options, r.prims)
+                disp = self._tiered(program, src, sig, options, r.prims, r.uses_parallel)
             else:
                 disp = self._function(src, "kernel", sig, r.uses_parallel, options,
                                       r.prims)
@@ -460,14 +460,16 @@ class NumbaCPUBackend(Backend):
                              pool_loops="_pool_for(" in text)
         return NumbaExecutable(disp, text, in_avals, program, n, seconds, half_views)
 
-    def _tiered(self, program, src, sig, options, prims):
+    def _tiered(self, program, src, sig, options, prims, uses_prange):
         """A ranked kernel as :class:`.tiers.Tiered`: its serial variant compiled now
-        (``nogil``), its parallel source ``src`` compiled in a background thread."""
-        threads.configure_layer()  # now: the thread guard reads which layer runs
+        (``nogil``), its parallel source ``src`` (``prange`` loops, or loops on the
+        pool) compiled in a background thread."""
+        if uses_prange:
+            threads.configure_layer()  # now: the thread guard reads which layer runs
         serial_src, r = render_program(program, False)
         serial = self._function(serial_src, "kernel", sig, False, options, r.prims,
                                 nogil=True)
-        return tiers.Tiered(serial, lambda: self._function(src, "kernel", sig, True,
+        return tiers.Tiered(serial, lambda: self._function(src, "kernel", sig, uses_prange,
                                                            options, prims))
 
     def _compile_pieces(self, program, pieces, parallel_ok, ro, options):
