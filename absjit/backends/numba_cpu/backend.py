@@ -337,7 +337,7 @@ def render_function(name, params, body, results, parallel_ok, guards=False,
     takes the scalar constants as trailing parameters (``renderer.consts``), then the
     symbolic sizes no parameter has (``renderer.size_params``)."""
     r = FunctionRenderer(parallel_ok, lift_consts, parallel_blas,
-                         pool_loops=parallel_ok and pool.loops_enabled() and pool.ensure())
+                         pool_loops=parallel_ok and pool.loops_enabled())
     r.call_piece = call_piece
     pnames = r.bind_params(params)
     atoms = ir.size_atoms(params, body, results)
@@ -615,8 +615,11 @@ class NumbaCPUBackend(Backend):
         module.__dict__.update(callees)  # outlined loop bodies this function calls
         exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102 - our own source
         fn = module.__dict__[fn_name]
-        if "_pgemm_pool(" in text or "_pool_for(" in text:
-            pool.ensure()  # its symbols, before the kernel links against them (from disk)
+        if ("_pgemm_pool(" in text or "_pool_for(" in text) and not pool.ensure():
+            # its symbols, before the kernel links against them (from disk)
+            raise CompilationError(f"absjit's thread pool could not be built here "
+                                   f"({pool.failure()}); ABSJIT_POOL_LOOPS=0 runs parallel "
+                                   "loops on Numba's threads instead")
         chunk_flags = dict(flags, parallel=False)
         for nm, obj in list(module.__dict__.items()):  # the pool loops' chunk functions
             if nm.startswith("_loop") and isinstance(obj, types.FunctionType):

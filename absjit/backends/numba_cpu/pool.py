@@ -37,7 +37,7 @@ import platform
 import sys
 import threading
 
-__all__ = ["available", "loops_enabled", "built", "ensure", "set_threads", "threads", "set_loop_threads",
+__all__ = ["available", "loops_enabled", "built", "failure", "ensure", "set_threads", "threads", "set_loop_threads",
            "loop_threads", "SPIN", "WAIT_SPIN", "LOOP_TASKS", "run_python"]
 
 #: Pause instructions an idle worker spins through before it sleeps (10-50 us,
@@ -581,7 +581,7 @@ def _build():
     _set_threads(cores)
     _set_loop_threads = ctypes.CFUNCTYPE(None, ctypes.c_int64)(
         _addresses["absjit_pool_set_loop_threads"])
-    _set_loop_threads(cores)
+    _set_loop_threads(int(_loop_threads or cores))
     _engine = engine
 
 
@@ -618,11 +618,19 @@ def loop_threads():
 
 def set_loop_threads(n: int) -> None:
     """Threads (the caller's included) the next loops (:func:`.loop_kernels._pool_for`)
-    may use."""
+    may use; kept for the pool's build when it is not built yet (a kernel builds it
+    when it is compiled or loaded)."""
     global _loop_threads
-    if n != _loop_threads and ensure():
-        _set_loop_threads(int(n))
-        _loop_threads = n
+    with _lock:
+        if n != _loop_threads:
+            _loop_threads = n
+            if _engine is not None:
+                _set_loop_threads(int(n))
+
+
+def failure():
+    """Why the pool could not be built, or None."""
+    return _failed
 
 
 def ensure() -> bool:
