@@ -173,3 +173,23 @@ def test_the_switch_is_read_at_each_compile(monkeypatch):
     f = absjit.jit(fn, compiler_options=PAR)
     assert "_pool_for(" in _text(f, x)
     assert_close(f(x), np.sqrt(x) + 0.75, rtol=1e-6)
+
+
+def test_workers_are_kept_off_the_callers_core():
+    import numba
+    allowed = os.sched_getaffinity(0)
+    if len(allowed) < 2:
+        pytest.skip("one core")
+    f = absjit.jit(lambda a: jnp.exp(a) + 2.5)
+    x = np.ones(300_000, np.float32)
+    f(x)
+    masks = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            masks.append(os.sched_getaffinity(int(tid)))
+        except OSError:
+            pass  # a thread that ended meanwhile
+    # every worker: the process's cores but one (the caller's at the last job)
+    pinned = [m for m in masks if m < allowed and len(m) == len(allowed) - 1]
+    assert len(pinned) >= 2 * numba.config.NUMBA_NUM_THREADS - 1
+    assert len({frozenset(allowed - m) for m in pinned}) == 1

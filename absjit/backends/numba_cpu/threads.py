@@ -24,8 +24,11 @@ N worker processes never start N all-core pools. The
 same count applies to Numba's threads (per calling thread, ``numba.set_num_threads``)
 and to the BLAS libraries' threads (OpenBLAS via SciPy and NumPy), and absjit never runs
 a ``prange`` kernel and a multi-threaded BLAS product in the same kernel, so the two
-pools never spin against each other. Large products run as blocks of the result on
-absjit's own pool (:mod:`.pool`, :func:`.blas_kernels._pgemm_pool`), taken one at a
+pools never spin against each other. Parallel loops run on absjit's own pool where it
+runs (:mod:`.loop_kernels`), on every available core whatever the load (its sleeping
+workers are woken straight onto a core); the count above then applies only to ``prange``
+loops (``ABSJIT_POOL_LOOPS=0``, or platforms without the pool). Large products run as
+blocks of the result on absjit's own pool (:mod:`.pool`, :func:`.blas_kernels._pgemm_pool`), taken one at a
 time, each a BLAS call with BLAS held at one thread; they use every available thread,
 since a thread that another process slows down takes fewer blocks, where OpenBLAS's own
 fixed split would wait for it; and since the pool's idle threads sleep rather than
