@@ -57,6 +57,7 @@ class FunctionRenderer:
         # rather than as ``prange`` loops on Numba's threads.
         self.pool_loops = pool_loops and parallel_ok
         self.chunks = []  # the chunk functions' sources (module level, before this one)
+        self.alias_of = {}  # a buffer's name -> the name it aliases (``b3 = b1``)
         self.uses_pool_loops = False
         # Large products may run as blocks on a thread pool (``_pgemm_*``); only where
         # the caller keeps BLAS at one thread while this function runs.
@@ -199,9 +200,15 @@ class FunctionRenderer:
         if any("objmode(" in line for line in body):
             return False
         captured = _free_names(body, ("t_lo", "t_hi", "t_k"), self.callees)
-        self.chunks.append("\n".join([f"def {name}({', '.join(('t_lo', 't_hi', *captured))}):"]
-                                     + body) + "\n")
-        values = "".join(c + ", " for c in captured)
+        # An alias is bound in the chunk from the array it names, passed once: LLVM
+        # then sees one array (two arguments would be two pointers it must check for
+        # overlap, and an in-place update ``b3[i] = f(b1[i])`` would fail that check
+        # and run unvectorised).
+        passed = list(dict.fromkeys(self.alias_of.get(c, c) for c in captured))
+        rebind = [f"    {c} = {self.alias_of[c]}" for c in captured if c in self.alias_of]
+        self.chunks.append("\n".join([f"def {name}({', '.join(('t_lo', 't_hi', *passed))}):"]
+                                     + rebind + body) + "\n")
+        values = "".join(c + ", " for c in passed)
         count = size_text(shape[0]) if count is None else count
         self.emit(f"_pool_for({name}, {count}, ({values}))", depth)
         self.uses_pool_loops = True
@@ -328,7 +335,9 @@ class FunctionRenderer:
                 src = f"{src}.reshape({shape_text(s.dst.shape)})"
             self.emit(f"{self.name(s.dst)} = {src}", depth)
         elif isinstance(s, ir.Alias):
-            self.emit(f"{self.name(s.dst)} = {self.name(s.src)}", depth)
+            src = self.name(s.src)
+            self.alias_of[self.name(s.dst)] = self.alias_of.get(src, src)
+            self.emit(f"{self.name(s.dst)} = {src}", depth)
         elif isinstance(s, ir.CallPiece):
             fname, disp, consts, sizes = self.call_piece(s.piece)
             self.callees[fname] = disp
