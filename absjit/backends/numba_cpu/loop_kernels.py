@@ -38,14 +38,17 @@ from numba.extending import intrinsic
 __all__ = ["_pool_for"]
 
 _I64 = llir.IntType(64)
+_HEAD = 2  # the record's first fields: iterations and tasks (``absjit_pool_for``)
 
 
-def _compile_result(dispatcher, args):
-    for sig, cres in dispatcher.overloads.items():
-        if tuple(sig) == tuple(args):
-            return cres
-    raise RuntimeError(f"the loop chunk {dispatcher.py_func.__name__} was not compiled "
-                       f"for {args}")
+def _compile_chunk(context, builder, dispatcher, args):
+    """The chunk compiled into the kernel's library with the flags of its Numba
+    function (the kernel's: error model, fast math, no bounds checks)."""
+    from numba.core import compiler
+    flags = compiler.Flags()
+    dispatcher.targetdescr.options.parse_as_flags(flags, dispatcher.targetoptions)
+    return context.compile_subroutine(builder, dispatcher.py_func,
+                                      types.none(*args), flags=flags, caching=False)
 
 
 @intrinsic
@@ -55,21 +58,20 @@ def _pool_for(typingctx, chunk, n, values):
             or not isinstance(values, types.BaseTuple):
         return None
     args = (types.int64, types.int64) + tuple(values.types)
-    typingctx.resolve_function_type(chunk, args, {})  # compiles the chunk
     sig = types.none(chunk, n, values)
 
     def codegen(context, builder, sig, llargs):
         _, nval, tup = llargs
-        cres = _compile_result(chunk.dispatcher, args)
-        context.active_code_library.add_linking_library(cres.library)
+        cres = _compile_chunk(context, builder, chunk.dispatcher, args)
         models = [context.data_model_manager[t] for t in values.types]
-        record = llir.LiteralStructType([_I64, _I64] + [m.get_data_type() for m in models])
+        record = llir.LiteralStructType([_I64] * _HEAD + [m.get_data_type() for m in models])
         task = _task_function(context, builder.module, cres, record, models)
 
         slot = cgutils.alloca_once(builder, record)
         for i, m in enumerate(models):
             v = builder.extract_value(tup, i)
-            builder.store(m.as_data(builder, v), cgutils.gep_inbounds(builder, slot, 0, i + 2))
+            builder.store(m.as_data(builder, v),
+                          cgutils.gep_inbounds(builder, slot, 0, i + _HEAD))
         fnty = llir.FunctionType(llir.VoidType(), [_I64, _I64.as_pointer(), _I64])
         run = cgutils.get_or_insert_function(builder.module, fnty, "absjit_pool_for")
         count = context.cast(builder, nval, n, types.int64)
@@ -92,10 +94,11 @@ def _task_function(context, module, cres, record, models):
     tasks = b.load(cgutils.gep_inbounds(b, rec, 0, 1))
     lo = b.sdiv(b.mul(t, n), tasks)
     hi = b.sdiv(b.mul(b.add(t, _I64(1)), n), tasks)
-    vals = [m.from_data(b, b.load(cgutils.gep_inbounds(b, rec, 0, i + 2)))
+    vals = [m.from_data(b, b.load(cgutils.gep_inbounds(b, rec, 0, i + _HEAD)))
             for i, m in enumerate(models)]
     callee = context.declare_function(module, cres.fndesc)
     context.call_conv.call_function(b, callee, cres.signature.return_type,
                                     cres.signature.args, [lo, hi] + vals)
     b.ret_void()
     return fn
+
