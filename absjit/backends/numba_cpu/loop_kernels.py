@@ -6,14 +6,16 @@ runs iterations ``[t_lo, t_hi)`` of the outermost loop, and a call in the kernel
 
     _pool_for(_loop0, n, (arg0, b0, s3))
 
-:func:`_pool_for` compiles the chunk for those argument types (the backend has made it a
-Numba function with the kernel's own flags), links it into the kernel, and emits a
-small C-ABI function ``void task(int64 t, int64 ctx)`` next to it that unpacks the
+:func:`_pool_for` compiles the chunk for those argument types straight into the kernel's
+library (a subroutine, with the flags of the Numba function the backend made of it:
+the kernel's own), and emits a small C-ABI function ``void task(int64 t, int64 ctx)`` next to it that unpacks the
 values from a record on the kernel's stack and runs task ``t``'s share of iterations.
 The kernel hands ``task`` and the record to ``absjit_pool_for`` (found by name, so the
 kernel can be cached on disk), which cuts the loop into :data:`.pool.LOOP_TASKS` tasks
 per thread and runs them on the pool: the calling thread and sleeping workers take them
-one at a time.
+one at a time. An alias (``b3 = b1``) reaches the chunk as one argument, rebound there
+(:meth:`.render.FunctionRenderer.pool_loop`): as two, an in-place update would fail
+LLVM's overlap check and run unvectorised.
 
 Against Numba's ``prange`` on its threading layer: no parfor passes at compile time,
 and on a machine other processes keep busy the pool's sleeping workers are woken
