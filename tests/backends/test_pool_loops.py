@@ -175,7 +175,17 @@ def test_the_switch_is_read_at_each_compile(monkeypatch):
     assert_close(f(x), np.sqrt(x) + 0.75, rtol=1e-6)
 
 
-def test_workers_are_kept_off_the_callers_core():
+def _worker_masks():
+    masks = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            masks.append(os.sched_getaffinity(int(tid)))
+        except OSError:
+            pass  # a thread that ended meanwhile
+    return masks
+
+
+def test_workers_are_kept_off_the_callers_core_on_a_busy_machine(monkeypatch):
     import numba
     allowed = os.sched_getaffinity(0)
     if len(allowed) < 2:
@@ -183,13 +193,16 @@ def test_workers_are_kept_off_the_callers_core():
     f = absjit.jit(lambda a: jnp.exp(a) + 2.5)
     x = np.ones(300_000, np.float32)
     f(x)
-    masks = []
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            masks.append(os.sched_getaffinity(int(tid)))
-        except OSError:
-            pass  # a thread that ended meanwhile
-    # every worker: the process's cores but one (the caller's at the last job)
-    pinned = [m for m in masks if m < allowed and len(m) == len(allowed) - 1]
-    assert len(pinned) >= 2 * numba.config.NUMBA_NUM_THREADS - 1
-    assert len({frozenset(allowed - m) for m in pinned}) == 1
+    monkeypatch.setattr(threads._POLICY, "before_pool_loops", lambda: None)
+    pool.set_keep_off(True)  # what the thread policy sets while others keep cores busy
+    try:
+        f(x)
+        # every worker: the process's cores but one (the caller's at the last job)
+        pinned = [m for m in _worker_masks() if m < allowed and len(m) == len(allowed) - 1]
+        assert len(pinned) >= 2 * numba.config.NUMBA_NUM_THREADS - 1
+        assert len({frozenset(allowed - m) for m in pinned}) == 1
+        assert threads.info()["pool"]["keep_off_caller"]
+    finally:
+        pool.set_keep_off(False)
+    f(x)  # idle again: every core
+    assert not [m for m in _worker_masks() if m < allowed]

@@ -19,10 +19,13 @@ and the chunks of a parallel loop (:func:`.loop_kernels._pool_for`,
   that follows another finds it awake), then sleeps on a futex; a worker that finds no
   free place in a job goes straight back to sleep; the caller, once every task is
   taken, spins :data:`WAIT_SPIN` pauses for the last one to finish, then sleeps;
-* the workers are kept off the core the caller runs on (pinned to the process's other
-  cores, again whenever the caller has moved): a woken worker queued on the caller's
-  core would run only once the caller had taken every task, which made selu on a busy
-  2-core machine take 0.10 or 0.20 ms from one run to the next;
+* while other processes keep the cores busy, the workers are kept off the core the
+  caller runs on (pinned to the process's other cores, again whenever the caller has
+  moved): a woken worker queued on the caller's core would run only once the caller
+  had taken every task, which made selu on a busy 2-core machine take 0.10 or 0.20 ms
+  from one run to the next. On an idle machine they may run anywhere: the scheduler
+  finds them an idle core, and a pinned worker sharing its core with another thread
+  of the process that spins (JAX's, in the benchmarks) made an MLP 1.5x slower;
 * a second caller while a product runs (another Python thread) runs its tasks on its
   own thread, so callers never wait for each other; so does a call allowed one thread;
 * a forked child starts its own workers at its first product (the parent's do not
@@ -44,8 +47,9 @@ import platform
 import sys
 import threading
 
-__all__ = ["available", "loops_enabled", "built", "failure", "ensure", "set_threads", "threads", "set_loop_threads",
-           "loop_threads", "SPIN", "WAIT_SPIN", "LOOP_TASKS", "run_python"]
+__all__ = ["available", "loops_enabled", "built", "failure", "ensure", "set_threads",
+           "threads", "set_loop_threads", "loop_threads", "set_keep_off", "keep_off", "SPIN",
+           "WAIT_SPIN", "LOOP_TASKS", "run_python"]
 
 #: Pause instructions an idle worker spins through before it sleeps (10-50 us,
 #: depending on the processor's pause latency).
@@ -109,6 +113,7 @@ _IR = r"""
 @allowed = internal global [16 x i64] zeroinitializer, align 8
 @threads = internal global [256 x i64] zeroinitializer, align 8
 @offcpu = internal global i32 -1, align 4
+@keepoff = internal global i32 0, align 4
 
 declare i64 @syscall(i64, ...)
 declare i32 @getpid()
@@ -280,13 +285,30 @@ out:
   ret void
 }}
 
-; Keep the workers off the caller's core (while the caller holds the job lock): a
-; woken worker queued behind the caller would run only once the caller has done every
-; task. Re-pinned only when the caller has moved to another core since the last job.
+; While other processes keep the cores busy (keepoff, set by absjit.threads), keep the
+; workers off the caller's core (while the caller holds the job lock): with no core
+; idle, a woken worker queued behind the caller would run only once the caller has
+; done every task. Re-pinned only when the caller has moved to another core since the
+; last job; given every allowed core again once the machine is idle, where the
+; scheduler finds them an idle core itself and a fixed core may be one another
+; thread of the process keeps busy.
 define internal void @keep_off_caller(i32 %nw) {{
 entry:
   %mask = alloca [16 x i64], align 8
-  %ip = alloca i32, align 4
+  %on = load atomic i32, i32* @keepoff monotonic, align 4
+  %off = icmp eq i32 %on, 0
+  br i1 %off, label %unpin, label %getcpu
+unpin:
+  %was = load i32, i32* @offcpu, align 4
+  %pinned = icmp ne i32 %was, -1
+  br i1 %pinned, label %restore, label %out
+restore:
+  store i32 -1, i32* @offcpu, align 4
+  %all0 = load [16 x i64], [16 x i64]* @allowed, align 8
+  store [16 x i64] %all0, [16 x i64]* %mask, align 8
+  call void @pin_workers(i32 %nw, [16 x i64]* %mask)
+  br label %out
+getcpu:
   %cpu = call i32 @sched_getcpu()
   %neg = icmp slt i32 %cpu, 0
   %big = icmp sge i32 %cpu, 1024
@@ -297,7 +319,6 @@ check:
   %same = icmp eq i32 %old, %cpu
   br i1 %same, label %out, label %build
 build:
-  store i32 %cpu, i32* @offcpu, align 4
   %all = load [16 x i64], [16 x i64]* @allowed, align 8
   store [16 x i64] %all, [16 x i64]* %mask, align 8
   %word = lshr i32 %cpu, 6
@@ -312,8 +333,19 @@ build:
   store i64 %nv, i64* %wp, align 8
   %anyv = call i64 @or_words([16 x i64]* %mask)
   %none = icmp eq i64 %anyv, 0
-  br i1 %none, label %out, label %start
-start:
+  br i1 %none, label %out, label %pin
+pin:
+  store i32 %cpu, i32* @offcpu, align 4
+  call void @pin_workers(i32 %nw, [16 x i64]* %mask)
+  br label %out
+out:
+  ret void
+}}
+
+; Set the first nw workers' affinity to mask.
+define internal void @pin_workers(i32 %nw, [16 x i64]* %mask) {{
+entry:
+  %ip = alloca i32, align 4
   store i32 0, i32* %ip, align 4
   %m8 = bitcast [16 x i64]* %mask to i8*
   br label %loop
@@ -513,6 +545,12 @@ entry:
   ret void
 }}
 
+define void @absjit_pool_set_keep_off(i32 %on) {{
+entry:
+  store atomic i32 %on, i32* @keepoff seq_cst, align 4
+  ret void
+}}
+
 define void @absjit_pool_set_loop_threads(i64 %n) {{
 entry:
   store atomic i64 %n, i64* @loopthreads seq_cst, align 8
@@ -550,7 +588,7 @@ def _allowed_cpus():
 def _build():
     """Compile the pool's IR, register ``absjit_pool_gemm`` and ``absjit_pool_run``
     with LLVM's symbol table, and configure it."""
-    global _engine, _set_threads, _set_loop_threads
+    global _engine, _set_threads, _set_loop_threads, _set_keep_off
     import llvmlite.binding as llvm
     from numba.core import config as numba_config
 
@@ -569,7 +607,7 @@ def _build():
     engine.finalize_object()
     for name in ("absjit_pool_gemm", "absjit_pool_run", "absjit_pool_for",
                  "absjit_pool_configure", "absjit_pool_set_threads",
-                 "absjit_pool_set_loop_threads"):
+                 "absjit_pool_set_loop_threads", "absjit_pool_set_keep_off"):
         _addresses[name] = engine.get_function_address(name)
         llvm.add_symbol(name, _addresses[name])
     cores = max(1, int(numba_config.NUMBA_NUM_THREADS))
@@ -589,6 +627,9 @@ def _build():
     _set_loop_threads = ctypes.CFUNCTYPE(None, ctypes.c_int64)(
         _addresses["absjit_pool_set_loop_threads"])
     _set_loop_threads(int(_loop_threads or cores))
+    _set_keep_off = ctypes.CFUNCTYPE(None, ctypes.c_int32)(
+        _addresses["absjit_pool_set_keep_off"])
+    _set_keep_off(int(bool(_keep_off)))
     _engine = engine
 
 
@@ -596,6 +637,8 @@ _set_threads = None
 _threads = None  # the count last set
 _set_loop_threads = None
 _loop_threads = None  # the loops' count last set
+_set_keep_off = None
+_keep_off = False  # workers kept off the caller's core (a busy machine)
 
 
 def built() -> bool:
@@ -633,6 +676,24 @@ def set_loop_threads(n: int) -> None:
             _loop_threads = n
             if _engine is not None:
                 _set_loop_threads(int(n))
+
+
+def set_keep_off(on: bool) -> None:
+    """Whether the workers are kept off the caller's core: while other processes keep
+    the cores busy (:mod:`.threads` decides); kept for the build when the pool is not
+    built yet."""
+    global _keep_off
+    on = bool(on)
+    with _lock:
+        if on != _keep_off:
+            _keep_off = on
+            if _engine is not None:
+                _set_keep_off(int(on))
+
+
+def keep_off() -> bool:
+    """Whether the workers are kept off the caller's core now."""
+    return _keep_off
 
 
 def failure():

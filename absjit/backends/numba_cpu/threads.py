@@ -350,6 +350,7 @@ class _Policy:
         if pool.available():
             self.current()  # the load, measured at most every CHECK_INTERVAL
             pool.set_threads(pool_threads(n, self.monitor.others_busy))
+            pool.set_keep_off(self.monitor.others_busy > SLACK)
         if parallel and getattr(self.local, "n", None) != n:
             import numba
             numba.set_num_threads(n)
@@ -373,6 +374,8 @@ class _Policy:
             from . import pool
             if _enabled():
                 n = self._available()
+                self.current()  # the load, measured at most every CHECK_INTERVAL
+                pool.set_keep_off(self.monitor.others_busy > SLACK)
             else:
                 import numba
                 n = int(numba.config.NUMBA_NUM_THREADS)
@@ -476,7 +479,8 @@ def info() -> dict:
             "worker_threads": _POLICY.worker_cap,
             "max_threads": available,
             "pool": {"available": pool.available(), "built": pool.built(),
-                     "threads": pool.threads(), "loop_threads": pool.loop_threads()}}
+                     "threads": pool.threads(), "loop_threads": pool.loop_threads(),
+                     "keep_off_caller": pool.keep_off()}}
 
 
 def _is_running() -> bool:
