@@ -21,6 +21,14 @@ from tests.checks import assert_close
 pytestmark = pytest.mark.skipif(not pool.available(),
                                 reason="the native pool runs on Linux x86-64/AArch64")
 
+
+
+@pytest.fixture(autouse=True)
+def _pool_loops_on(monkeypatch):
+    # these tests are about pool loops: a suite run with ABSJIT_POOL_LOOPS=0 still runs them
+    monkeypatch.delenv("ABSJIT_POOL_LOOPS", raising=False)
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PAR = {"parallel": True}
 
@@ -175,11 +183,11 @@ def test_the_switch_is_read_at_each_compile(monkeypatch):
     assert_close(f(x), np.sqrt(x) + 0.75, rtol=1e-6)
 
 
-def _worker_masks():
-    masks = []
+def _thread_masks():
+    masks = {}
     for tid in os.listdir("/proc/self/task"):
         try:
-            masks.append(os.sched_getaffinity(int(tid)))
+            masks[int(tid)] = os.sched_getaffinity(int(tid))
         except OSError:
             pass  # a thread that ended meanwhile
     return masks
@@ -198,11 +206,35 @@ def test_workers_are_kept_off_the_callers_core_on_a_busy_machine(monkeypatch):
     try:
         f(x)
         # every worker: the process's cores but one (the caller's at the last job)
-        pinned = [m for m in _worker_masks() if m < allowed and len(m) == len(allowed) - 1]
+        pinned = {t: m for t, m in _thread_masks().items()
+                  if m < allowed and len(m) == len(allowed) - 1}
         assert len(pinned) >= 2 * numba.config.NUMBA_NUM_THREADS - 1
-        assert len({frozenset(allowed - m) for m in pinned}) == 1
+        assert len({frozenset(allowed - m) for m in pinned.values()}) == 1
         assert threads.info()["pool"]["keep_off_caller"]
     finally:
         pool.set_keep_off(False)
     f(x)  # idle again: every core
-    assert not [m for m in _worker_masks() if m < allowed]
+    now = _thread_masks()
+    assert all(now[t] == allowed for t in pinned if t in now)
+
+
+def test_a_failing_task_raises_after_the_loop_joins():
+    # generated chunks can fail only to allocate a scratch array; the kernel raises
+    # MemoryError instead of returning what the other tasks computed
+    import numba
+    from absjit.backends.numba_cpu.loop_kernels import _pool_for
+    assert pool.ensure()
+
+    @numba.njit
+    def chunk(lo, hi, out, big):
+        for i in range(lo, hi):
+            out[i] = np.empty(big, np.float64).size if i == 77 else i
+
+    @numba.njit
+    def kernel(out, big):
+        _pool_for(chunk, out.shape[0], (out, big))
+        return out.sum()
+    out = np.zeros(100)
+    assert kernel(out, 1) == sum(range(100)) - 76
+    with pytest.raises(MemoryError, match="parallel loop"):
+        kernel(out, 1 << 60)

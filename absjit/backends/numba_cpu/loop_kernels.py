@@ -28,8 +28,11 @@ t_k`` after a ``t_lo < 0`` test: with a plain ``range(t_lo, t_hi)`` Numba cannot
 the index is never negative and the wrap-around of negative indices stops LLVM from
 vectorising the loop (5x slower for selu).
 
-A chunk's status is not looked at: its body is scalar code compiled with NumPy's error
-model and no bounds checks, which has nothing to raise.
+A chunk's body is scalar code compiled with NumPy's error model and no bounds checks;
+the one thing in it that can fail is the allocation of a small scratch array (a row
+reduction's lanes) when memory is exhausted. A task whose chunk returns an error marks
+the record, and the kernel raises ``MemoryError`` once the loop has joined, never a
+result computed from a skipped task.
 """
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ from numba.extending import intrinsic
 __all__ = ["_pool_for"]
 
 _I64 = llir.IntType(64)
-_HEAD = 2  # the record's first fields: iterations and tasks (``absjit_pool_for``)
+_HEAD = 3  # the record's first fields: iterations and tasks (``absjit_pool_for``), failed
 
 
 def _compile_chunk(context, builder, dispatcher, args):
@@ -70,6 +73,8 @@ def _pool_for(typingctx, chunk, n, values):
         task = _task_function(context, builder.module, cres, record, models)
 
         slot = cgutils.alloca_once(builder, record)
+        failed = cgutils.gep_inbounds(builder, slot, 0, 2)
+        builder.store(_I64(0), failed)
         for i, m in enumerate(models):
             v = builder.extract_value(tup, i)
             builder.store(m.as_data(builder, v),
@@ -79,6 +84,10 @@ def _pool_for(typingctx, chunk, n, values):
         count = context.cast(builder, nval, n, types.int64)
         builder.call(run, [builder.ptrtoint(task, _I64), builder.bitcast(slot, _I64.as_pointer()),
                            count])
+        with builder.if_then(builder.icmp_signed("!=", builder.load(failed), _I64(0)),
+                             likely=False):
+            context.call_conv.return_user_exc(
+                builder, MemoryError, ("out of memory in a task of a parallel loop",))
         return context.get_dummy_value()
 
     return sig, codegen
@@ -99,8 +108,10 @@ def _task_function(context, module, cres, record, models):
     vals = [m.from_data(b, b.load(cgutils.gep_inbounds(b, rec, 0, i + _HEAD)))
             for i, m in enumerate(models)]
     callee = context.declare_function(module, cres.fndesc)
-    context.call_conv.call_function(b, callee, cres.signature.return_type,
-                                    cres.signature.args, [lo, hi] + vals)
+    status, _ = context.call_conv.call_function(b, callee, cres.signature.return_type,
+                                                cres.signature.args, [lo, hi] + vals)
+    with b.if_then(status.is_error, likely=False):
+        b.store_atomic(_I64(1), cgutils.gep_inbounds(b, rec, 0, 2), "monotonic", 8)
     b.ret_void()
     return fn
 

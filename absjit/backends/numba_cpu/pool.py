@@ -83,9 +83,11 @@ def available() -> bool:
 
 def loops_enabled() -> bool:
     """Whether kernels compiled from now on run their parallel loops on the pool
-    (:mod:`.loop_kernels`): where it is available, unless ``ABSJIT_POOL_LOOPS=0``,
-    which makes them ``prange`` loops on Numba's threading layer."""
-    return available() and os.environ.get("ABSJIT_POOL_LOOPS", "1").strip().lower() \
+    (:mod:`.loop_kernels`): where it is available and could be built, unless
+    ``ABSJIT_POOL_LOOPS=0``, which makes them ``prange`` loops on Numba's threading
+    layer (as they are where the pool failed to build: :func:`failure`)."""
+    return available() and _failed is None and \
+        os.environ.get("ABSJIT_POOL_LOOPS", "1").strip().lower() \
         not in ("0", "false", "no", "off")
 
 
@@ -112,6 +114,7 @@ _IR = r"""
 @loopthreads = internal global i64 1, align 8
 @allowed = internal global [16 x i64] zeroinitializer, align 8
 @threads = internal global [256 x i64] zeroinitializer, align 8
+@started = internal global i32 0, align 4
 @offcpu = internal global i32 -1, align 4
 @keepoff = internal global i32 0, align 4
 
@@ -236,6 +239,7 @@ reset:
   store atomic i32 0, i32* @sleepers seq_cst, align 4
   store atomic i32 0, i32* @slots seq_cst, align 4
   store i32 -1, i32* @offcpu, align 4
+  store atomic i32 0, i32* @started seq_cst, align 4
   store atomic i64 4294967295, i64* @next seq_cst, align 8
   store i32 0, i32* %ip, align 4
   br label %loop
@@ -257,6 +261,8 @@ keep:
   %i64 = sext i32 %i to i64
   %slot = getelementptr [256 x i64], [256 x i64]* @threads, i64 0, i64 %i64
   store i64 %t, i64* %slot, align 8
+  %kept = add i32 %i, 1
+  store atomic i32 %kept, i32* @started seq_cst, align 4
   br label %next
 next:
   %i1 = add i32 %i, 1
@@ -342,24 +348,31 @@ out:
   ret void
 }}
 
-; Set the first nw workers' affinity to mask.
+; Set the affinity of the first nw workers this process started (their handles kept
+; in @threads; fewer when pthread_create failed part-way) to mask.
 define internal void @pin_workers(i32 %nw, [16 x i64]* %mask) {{
 entry:
   %ip = alloca i32, align 4
   store i32 0, i32* %ip, align 4
   %m8 = bitcast [16 x i64]* %mask to i8*
+  %have = load atomic i32, i32* @started seq_cst, align 4
   br label %loop
 loop:
   %i = load i32, i32* %ip, align 4
   %more = icmp slt i32 %i, %nw
-  %fits = icmp slt i32 %i, 256
-  %go = and i1 %more, %fits
+  %kept = icmp slt i32 %i, %have
+  %go = and i1 %more, %kept
   br i1 %go, label %pin, label %out
 pin:
   %i64 = sext i32 %i to i64
   %slot = getelementptr [256 x i64], [256 x i64]* @threads, i64 0, i64 %i64
   %t = load i64, i64* %slot, align 8
+  %zero = icmp eq i64 %t, 0
+  br i1 %zero, label %step, label %set
+set:
   %rc = call i32 @pthread_setaffinity_np(i64 %t, i64 128, i8* %m8)
+  br label %step
+step:
   %i1 = add i32 %i, 1
   store i32 %i1, i32* %ip, align 4
   br label %loop

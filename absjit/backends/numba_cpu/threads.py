@@ -376,9 +376,10 @@ class _Policy:
                 n = self._available()
                 self.current()  # the load, measured at most every CHECK_INTERVAL
                 pool.set_keep_off(self.monitor.others_busy > SLACK)
-            else:
+            else:  # the user's thread count, as prange loops would use; never pinned
                 import numba
                 n = int(numba.config.NUMBA_NUM_THREADS)
+                pool.set_keep_off(False)
             pool.set_loop_threads(n)
             self.loops_checked = now
 
