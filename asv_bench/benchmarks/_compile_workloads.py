@@ -47,7 +47,7 @@ def mlp_step_fn(jnp, value_and_grad, lr=0.1):
 
 def mlp_step_args(rows=128, sizes=(64, 128, 64, 10)):
     rng = np.random.default_rng(5)
-    params = [(rng.standard_normal((i, o)).astype(np.float32) / np.sqrt(i),
+    params = [((rng.standard_normal((i, o)) / np.sqrt(i)).astype(np.float32),
                np.zeros(o, np.float32)) for i, o in zip(sizes[:-1], sizes[1:])]
     x = rng.standard_normal((rows, sizes[0])).astype(np.float32)
     y = np.eye(sizes[-1], dtype=np.float32)[rng.integers(0, sizes[-1], rows)]

@@ -174,7 +174,7 @@ def make_dot_relu(m=100, k=1000, n=2000):
 # -- 3-layer MLP forward on 256 rows ---------------------------------------------------
 def _mlp_params(sizes=(784, 512, 256, 10), seed=5):
     rng = np.random.default_rng(seed)
-    return [(rng.standard_normal((i, o)).astype(np.float32) / np.sqrt(i),
+    return [((rng.standard_normal((i, o)) / np.sqrt(i)).astype(np.float32),
              rng.standard_normal(o).astype(np.float32) * 0.1)
             for i, o in zip(sizes[:-1], sizes[1:])]
 
