@@ -48,7 +48,8 @@ import sys
 import threading
 
 __all__ = ["available", "loops_enabled", "built", "failure", "ensure", "set_threads",
-           "threads", "set_loop_threads", "loop_threads", "set_keep_off", "keep_off", "SPIN",
+           "threads", "set_loop_threads", "loop_threads", "set_keep_off", "keep_off",
+           "set_gemm64", "SPIN",
            "WAIT_SPIN", "LOOP_TASKS", "run_python"]
 
 #: Pause instructions an idle worker spins through before it sleeps (10-50 us,
@@ -110,6 +111,7 @@ _IR = r"""
 @spin = internal global i64 0, align 8
 @waitspin = internal global i64 0, align 8
 @xxgemm = internal global i64 0, align 8
+@gemm64 = internal global [8 x i64] zeroinitializer, align 8
 @maxthreads = internal global i64 1, align 8
 @loopthreads = internal global i64 1, align 8
 @allowed = internal global [16 x i64] zeroinitializer, align 8
@@ -525,9 +527,64 @@ entry:
   %b = inttoptr i64 %v9 to i8*
   %beta = inttoptr i64 %v11 to i8*
   %cc = inttoptr i64 %v12 to i8*
+  %slot = call i64 @gemm_slot(i8 %kind, i8 %ta)
+  %gp = getelementptr [8 x i64], [8 x i64]* @gemm64, i64 0, i64 %slot
+  %g = load atomic i64, i64* %gp monotonic, align 8
+  %use64 = icmp ne i64 %g, 0
+  br i1 %use64, label %ilp64, label %numba
+numba:
   %fa = load i64, i64* @xxgemm, align 8
   %fp = inttoptr i64 %fa to i32 (i8, i8, i8, i64, i64, i64, i8*, i8*, i64, i8*, i64, i8*, i8*, i64)*
   %r = call i32 %fp(i8 %kind, i8 %ta, i8 %tb, i64 %v3, i64 %v4, i64 %v5, i8* %alpha, i8* %a, i64 %v8, i8* %b, i64 %v10, i8* %beta, i8* %cc, i64 %v13)
+  ret void
+ilp64:
+  ; Fortran ?gemm_ with 64-bit integers, every argument by reference (and the two
+  ; hidden lengths of the character arguments)
+  %pta = alloca i8, align 1
+  %ptb = alloca i8, align 1
+  %pi = alloca [6 x i64], align 8
+  store i8 %ta, i8* %pta, align 1
+  store i8 %tb, i8* %ptb, align 1
+  %pm = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 0
+  store i64 %v3, i64* %pm, align 8
+  %pn = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 1
+  store i64 %v4, i64* %pn, align 8
+  %pk = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 2
+  store i64 %v5, i64* %pk, align 8
+  %plda = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 3
+  store i64 %v8, i64* %plda, align 8
+  %pldb = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 4
+  store i64 %v10, i64* %pldb, align 8
+  %pldc = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 5
+  store i64 %v13, i64* %pldc, align 8
+  %gf = inttoptr i64 %g to void (i8*, i8*, i64*, i64*, i64*, i8*, i8*, i64*, i8*, i64*, i8*, i8*, i64*, i64, i64)*
+  call void %gf(i8* %pta, i8* %ptb, i64* %pm, i64* %pn, i64* %pk, i8* %alpha, i8* %a, i64* %plda, i8* %b, i64* %pldb, i8* %beta, i8* %cc, i64* %pldc, i64 1, i64 1)
+  ret void
+}}
+
+; The @gemm64 slot of a block: its kind (s d c z) times two, plus one when the first
+; operand is transposed.
+define internal i64 @gemm_slot(i8 %kind, i8 %ta) {{
+entry:
+  %isd = icmp eq i8 %kind, 100
+  %isc = icmp eq i8 %kind, 99
+  %isz = icmp eq i8 %kind, 122
+  %k1 = select i1 %isd, i64 1, i64 0
+  %k2 = select i1 %isc, i64 2, i64 %k1
+  %k3 = select i1 %isz, i64 3, i64 %k2
+  %t = icmp eq i8 %ta, 116
+  %t64 = zext i1 %t to i64
+  %k6 = shl i64 %k3, 1
+  %slot = or i64 %k6, %t64
+  ret i64 %slot
+}}
+
+; Route blocks of a kind and first-operand layout (@gemm_slot) to an ILP64 Fortran
+; gemm (fn), or back to numba_xxgemm (fn = 0).
+define void @absjit_pool_set_gemm64(i64 %slot, i64 %fn) {{
+entry:
+  %p = getelementptr [8 x i64], [8 x i64]* @gemm64, i64 0, i64 %slot
+  store atomic i64 %fn, i64* %p seq_cst, align 8
   ret void
 }}
 
@@ -620,7 +677,8 @@ def _build():
     engine.finalize_object()
     for name in ("absjit_pool_gemm", "absjit_pool_run", "absjit_pool_for",
                  "absjit_pool_configure", "absjit_pool_set_threads",
-                 "absjit_pool_set_loop_threads", "absjit_pool_set_keep_off"):
+                 "absjit_pool_set_loop_threads", "absjit_pool_set_keep_off",
+                 "absjit_pool_set_gemm64"):
         _addresses[name] = engine.get_function_address(name)
         llvm.add_symbol(name, _addresses[name])
     cores = max(1, int(numba_config.NUMBA_NUM_THREADS))
@@ -707,6 +765,15 @@ def set_keep_off(on: bool) -> None:
 def keep_off() -> bool:
     """Whether the workers are kept off the caller's core now."""
     return _keep_off
+
+
+def set_gemm64(slot: int, address: int) -> None:
+    """Run the product blocks of ``slot`` (kind ``s d c z`` times two, plus one when
+    the first operand is transposed) through the ILP64 Fortran gemm at ``address``, or
+    through ``numba_xxgemm`` when it is 0 (:mod:`.block_blas` decides)."""
+    if ensure():
+        ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64)(
+            _addresses["absjit_pool_set_gemm64"])(int(slot), int(address))
 
 
 def failure():

@@ -442,9 +442,13 @@ def _guard_blocks(dispatcher, parallel):
     policy = _POLICY
 
     if not parallel and pool.ensure():  # blocks on the native pool only
+        from . import block_blas
+
         def call(*args):
             prime()  # BLAS's function pointers, looked up from this thread
             policy.before_blas_blocks(parallel=False)
+            if block_blas._choice is None:  # once: which BLAS runs the blocks
+                block_blas.choose(pool.set_gemm64)
             return dispatcher(*args)
         call.__wrapped__ = dispatcher
         return call
@@ -467,10 +471,11 @@ def _guard_blocks(dispatcher, parallel):
 def info() -> dict:
     """The threading set-up: layer, adaptive or not, cores other processes use, the
     thread count chosen at the last check, and the products' pool (:mod:`.pool`:
-    whether it runs here, and the threads its products may use now)."""
+    whether it runs here, the threads its products may use now, and which BLAS runs
+    their blocks, :mod:`.block_blas`)."""
     import numba
 
-    from . import pool
+    from . import block_blas, pool
     available = _POLICY._available()
     return {"layer_requested": _layer, "layer": (numba.threading_layer()
                                                  if _layer is not None and _is_running()
@@ -481,7 +486,8 @@ def info() -> dict:
             "max_threads": available,
             "pool": {"available": pool.available(), "built": pool.built(),
                      "threads": pool.threads(), "loop_threads": pool.loop_threads(),
-                     "keep_off_caller": pool.keep_off()}}
+                     "keep_off_caller": pool.keep_off(),
+                     "block_blas": block_blas.choice()}}
 
 
 def _is_running() -> bool:
