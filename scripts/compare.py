@@ -2,7 +2,8 @@
 
 Usage: ``env -u OPENBLAS_CORETYPE python scripts/compare.py [--quick] [--json PATH]``.
 Each time is the median of several repeats of a steady-state call (compiled
-beforehand), absjit and the others measured in the same process. Ratios below 1 mean
+beforehand), absjit and the others measured in the same process, their repeats taken
+in turn. Ratios below 1 mean
 absjit is faster. ``--json`` also writes the figures with a description of the machine
 (CPU, cores, load average), which ``scripts/plot_bench.py`` draws.
 """
@@ -31,10 +32,20 @@ from asv_bench.benchmarks.bench_cpu_compile import fresh_process_seconds  # noqa
 
 def median_seconds(fn, repeat):
     """The median over ``repeat`` runs of the mean time of one call (seconds)."""
-    t = timeit.Timer(lambda: w._ready(fn()))
-    number, _ = t.autorange()
-    number = max(number // 4, 1)
-    return statistics.median(t.repeat(repeat, number)) / number
+    return interleaved_medians({"fn": fn}, repeat)["fn"]
+
+
+def interleaved_medians(impls, repeat):
+    """``{name: seconds}``: for each implementation the median over ``repeat`` runs of
+    the mean time of one call, the runs of all of them taken in turn (a machine whose
+    speed drifts, as a shared one does, then moves every column alike)."""
+    timers = {k: timeit.Timer(lambda fn=fn: w._ready(fn())) for k, fn in impls.items()}
+    numbers = {k: max(t.autorange()[0] // 4, 1) for k, t in timers.items()}
+    runs = {k: [] for k in timers}
+    for _ in range(repeat):
+        for k, t in timers.items():
+            runs[k].append(t.timeit(numbers[k]) / numbers[k])
+    return {k: statistics.median(v) for k, v in runs.items()}
 
 
 def machine() -> dict:
@@ -99,13 +110,12 @@ def main():
         print("warning: OPENBLAS_CORETYPE is set; BLAS runs slower than on a user's machine "
               "(run with env -u OPENBLAS_CORETYPE)", file=sys.stderr)
     load_before = os.getloadavg()[0]
-    repeat = 3 if args.quick else 7
+    repeat = 5 if args.quick else 9
     rows = []
     for name, make in {**w.WORKLOADS, **lw.WORKLOADS}.items():
         if args.only and name not in args.only:
             continue
-        impls = make()
-        times = {k: median_seconds(fn, repeat) for k, fn in impls.items()}
+        times = interleaved_medians(make(), repeat)
         rows.append((name, times))
     rows.append(("dispatch x+1 (10)", dispatch_times(repeat)))
 
