@@ -538,27 +538,13 @@ numba:
   %r = call i32 %fp(i8 %kind, i8 %ta, i8 %tb, i64 %v3, i64 %v4, i64 %v5, i8* %alpha, i8* %a, i64 %v8, i8* %b, i64 %v10, i8* %beta, i8* %cc, i64 %v13)
   ret void
 ilp64:
-  ; Fortran ?gemm_ with 64-bit integers, every argument by reference (and the two
-  ; hidden lengths of the character arguments)
-  %pta = alloca i8, align 1
-  %ptb = alloca i8, align 1
-  %pi = alloca [6 x i64], align 8
-  store i8 %ta, i8* %pta, align 1
-  store i8 %tb, i8* %ptb, align 1
-  %pm = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 0
-  store i64 %v3, i64* %pm, align 8
-  %pn = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 1
-  store i64 %v4, i64* %pn, align 8
-  %pk = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 2
-  store i64 %v5, i64* %pk, align 8
-  %plda = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 3
-  store i64 %v8, i64* %plda, align 8
-  %pldb = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 4
-  store i64 %v10, i64* %pldb, align 8
-  %pldc = getelementptr [6 x i64], [6 x i64]* %pi, i64 0, i64 5
-  store i64 %v13, i64* %pldc, align 8
+  ; Fortran ?gemm_ with 64-bit integers, every argument by reference: the row's own
+  ; int64 fields (the transpose letters are their low bytes; the pool runs only on
+  ; little-endian machines), and the character arguments' two hidden lengths
+  %pta = bitcast i64* %p1 to i8*
+  %ptb = bitcast i64* %p2 to i8*
   %gf = inttoptr i64 %g to void (i8*, i8*, i64*, i64*, i64*, i8*, i8*, i64*, i8*, i64*, i8*, i8*, i64*, i64, i64)*
-  call void %gf(i8* %pta, i8* %ptb, i64* %pm, i64* %pn, i64* %pk, i8* %alpha, i8* %a, i64* %plda, i8* %b, i64* %pldb, i8* %beta, i8* %cc, i64* %pldc, i64 1, i64 1)
+  call void %gf(i8* %pta, i8* %ptb, i64* %p3, i64* %p4, i64* %p5, i8* %alpha, i8* %a, i64* %p8, i8* %b, i64* %p10, i8* %beta, i8* %cc, i64* %p13, i64 1, i64 1)
   ret void
 }}
 
