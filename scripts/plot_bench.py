@@ -40,7 +40,7 @@ def plot(runs: list, out: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(len(runs), 1, figsize=(9, 3.6 * len(runs)), squeeze=False)
+    fig, axes = plt.subplots(len(runs), 1, figsize=(10, 4.6 * len(runs)), squeeze=False)
     for ax, run in zip(axes[:, 0], runs):
         rel = relative_times(run["times_s"])
         names = list(rel)
@@ -56,7 +56,7 @@ def plot(runs: list, out: str) -> None:
         lo = min(min(r.values()) for r in rel.values()) if rel else 0.1
         hi = max(max(r.values()) for r in rel.values()) if rel else 10
         ax.set_ylim(10 ** math.floor(math.log10(lo)), 10 ** math.ceil(math.log10(hi)))
-        ax.set_xticks(range(len(names)), names, rotation=15)
+        ax.set_xticks(range(len(names)), names, rotation=40, ha="right", rotation_mode="anchor")
         ax.set_ylabel("time / jax.jit time")
         ax.set_title(title(run.get("machine", {})), fontsize=10)
         ax.legend(fontsize=8, ncol=len(IMPLS), loc="upper left")
