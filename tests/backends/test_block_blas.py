@@ -28,14 +28,19 @@ def rechoose(monkeypatch):
             pool.set_gemm64(slot, 0)
 
 
-# Products of >= 1M multiply-adds run as blocks on the pool; every layout of operands
-# (the first BLAS operand is the right-hand side: y or y.T)
+# Products of >= 1M multiply-adds run as blocks on the pool. The first BLAS operand is
+# the right-hand side: "ik,jk->ij" and "bik,bjk->bij" read it transposed (the "t"
+# slots); x @ y.T copies y.T first, so it takes the "n" slots like the others.
 PRODUCTS = {
     "x @ y": (lambda x, y: x @ y, (96, 128), (128, 160)),
     "x @ y.T": (lambda x, y: x @ y.T, (96, 128), (160, 128)),
     "x.T @ y": (lambda x, y: x.T @ y, (128, 96), (128, 160)),
-    "x.T @ y.T": (lambda x, y: x.T @ y.T, (128, 96), (160, 128)),
-    "batched": (lambda x, y: jnp.einsum("bij,bjk->bik", x, y), (3, 96, 128), (3, 128, 160)),
+    "ik,jk->ij": (lambda x, y: jnp.einsum("ik,jk->ij", x, y), (96, 128), (160, 128)),
+    "ki,jk->ij": (lambda x, y: jnp.einsum("ki,jk->ij", x, y), (128, 96), (160, 128)),
+    "bij,bjk->bik": (lambda x, y: jnp.einsum("bij,bjk->bik", x, y), (3, 96, 128),
+                     (3, 128, 160)),
+    "bik,bjk->bij": (lambda x, y: jnp.einsum("bik,bjk->bij", x, y), (3, 96, 128),
+                     (3, 160, 128)),
 }
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 
@@ -84,10 +89,42 @@ def test_every_route_gives_the_product(rechoose, route, dtype, name):
 
 
 def test_numpy_blas_is_found_in_numpy_wheels():
+    import glob
+    import os
+    libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    if not glob.glob(os.path.join(libs, "*openblas64*")):
+        pytest.skip("this NumPy does not bundle an ILP64 OpenBLAS (not a PyPI wheel)")
+    gemms = block_blas.numpy_gemms()
+    assert sorted(gemms) == ["c", "d", "s", "z"] and all(gemms.values())
+
+
+@pytest.mark.parametrize("name,slot", [("x @ y", 2), ("ik,jk->ij", 3),
+                                       ("bik,bjk->bij", 3)])
+def test_a_product_takes_its_kind_and_layout_slot(rechoose, name, slot):
+    # float64 blocks (slots 2: "d n", 3: "d t") pointed at NumPy's float32 gemm: that
+    # reads and writes only half of each buffer, and the product comes out wrong, which
+    # shows the block took that slot
     gemms = block_blas.numpy_gemms()
     if not gemms:
         pytest.skip("NumPy's BLAS here has no 64-bit integer OpenBLAS symbols")
-    assert sorted(gemms) == ["c", "d", "s", "z"] and all(gemms.values())
+    rechoose.setenv(block_blas.ENV, "scipy")
+    absjit.config.update("enable_x64", True)
+    fn, xs, ys = PRODUCTS[name]
+    x, y = _operands(np.float64, xs, ys)
+    f = absjit.jit(fn)
+    want = _reference(fn, x, y)
+    np.testing.assert_allclose(np.asarray(f(x, y)), want, rtol=1e-12, atol=1e-10)
+    other = 5 - slot  # the other layout of float64
+    pool.set_gemm64(other, gemms["s"])
+    np.testing.assert_allclose(np.asarray(f(x, y)), want, rtol=1e-12, atol=1e-10)
+    pool.set_gemm64(other, 0)
+    pool.set_gemm64(slot, gemms["s"])
+    assert not np.allclose(np.asarray(f(x, y)), want)
+
+
+def test_slots_are_checked():
+    with pytest.raises(ValueError, match="expected 0 to 7"):
+        pool.set_gemm64(8, 0)
 
 
 def test_a_bad_setting_is_a_clear_error(rechoose):

@@ -5,12 +5,15 @@ Two OpenBLAS builds are usually loaded: SciPy's, which Numba's ``numba_xxgemm`` 
 ``np.dot`` in compiled code) calls, and NumPy's own, which its wheels bundle with 64-bit
 integers (``scipy_sgemm_64_``...). They are different releases and their kernels differ:
 on the 2-core AMD EPYC development machine NumPy's (OpenBLAS 0.3.31) ran a single-threaded
-float32 block whose first operand is not transposed 4-11% faster than SciPy's (0.3.30),
-and one whose first operand is transposed 5-18% slower; float64 blocks were equal.
+float32 block whose first operand is not transposed (``x @ y``: the first BLAS operand is
+``y``) 7-10% faster than SciPy's (0.3.30); float64 blocks timed the same.
 
-So once per process, before its first blocked product, both libraries time one block of
-each kind and layout on the calling thread (BLAS at one thread, as blocks run; about
-5 ms in all), and each (kind, layout) is routed to the faster one: :func:`choose`.
+Which one wins depends on the machine, and for a transposed first operand it changed
+from one process to the next here (NumPy's 0.92x SciPy's time in one, 1.08-1.16x in
+others). So once per process, before its first blocked product, both libraries time one
+block of each kind and layout on the calling thread (BLAS at one thread, as blocks run;
+10-15 ms in all), and each (kind, layout) is routed to the faster one: :func:`choose`.
+If the measurement fails, every block goes through SciPy's.
 ``ABSJIT_BLOCK_BLAS`` overrides the measurement: ``scipy`` (always SciPy's, through Numba)
 or ``numpy`` (NumPy's for every kind and layout it has); ``auto`` is the default. Complex
 blocks are not timed and stay with SciPy's unless ``numpy`` is asked for. Where NumPy's
@@ -41,6 +44,15 @@ MARGIN = 0.98
 
 _lock = threading.Lock()
 _choice = None  # {"s n": "numpy" | "scipy", ...} once chosen
+
+
+def _after_fork_in_child():
+    global _lock
+    _lock = threading.Lock()  # a fork inside choose() must not leave it held
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def numpy_gemms() -> dict:
@@ -137,13 +149,19 @@ def choose(set_slot) -> dict:
         mode = os.environ.get(ENV, "auto").strip().lower() or "auto"
         if mode not in ("auto", "scipy", "numpy"):
             raise ValueError(f"{ENV}={mode!r}: expected 'auto', 'scipy' or 'numpy'")
-        gemms = numpy_gemms() if mode != "scipy" else {}
+        try:
+            gemms = numpy_gemms() if mode != "scipy" else {}
+        except Exception:  # noqa: BLE001 - SciPy's BLAS for every block
+            gemms = {}
         routes = {(k, t): "scipy" for k in _KINDS for t in (False, True)}
         if gemms:
             if mode == "numpy":
                 routes = {key: "numpy" for key in routes}
             else:
-                routes.update(_measure(gemms))
+                try:
+                    routes.update(_measure(gemms))
+                except Exception:  # noqa: BLE001 - SciPy's BLAS, as without NumPy's
+                    pass
         for (kind, trans), lib in routes.items():
             set_slot(2 * _KINDS.index(kind) + int(trans), gemms[kind] if lib == "numpy" else 0)
         _choice = {f"{k} {'t' if t else 'n'}": lib for (k, t), lib in routes.items()}

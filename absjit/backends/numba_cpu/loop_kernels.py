@@ -29,10 +29,11 @@ the index is never negative and the wrap-around of negative indices stops LLVM f
 vectorising the loop (5x slower for selu).
 
 A chunk's body is scalar code compiled with NumPy's error model and no bounds checks;
-the one thing in it that can fail is the allocation of a small scratch array (a row
-reduction's lanes) when memory is exhausted. A task whose chunk returns an error marks
-the record, and the kernel raises ``MemoryError`` once the loop has joined, never a
-result computed from a skipped task.
+the one thing a generated chunk can fail at is the allocation of a small scratch array
+(a row reduction's lanes) when memory is exhausted. A task whose chunk returns an error
+marks the record, and once the loop has joined the kernel raises ``MemoryError`` (the
+chunk's own exception stays in the worker that ran it), never returning a result
+computed from a skipped task.
 """
 from __future__ import annotations
 

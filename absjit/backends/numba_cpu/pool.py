@@ -757,6 +757,9 @@ def set_gemm64(slot: int, address: int) -> None:
     """Run the product blocks of ``slot`` (kind ``s d c z`` times two, plus one when
     the first operand is transposed) through the ILP64 Fortran gemm at ``address``, or
     through ``numba_xxgemm`` when it is 0 (:mod:`.block_blas` decides)."""
+    if not 0 <= int(slot) < 8:
+        raise ValueError(f"slot {slot}: expected 0 to 7 (kind s d c z times two, "
+                         f"plus one for a transposed first operand)")
     if ensure():
         ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64)(
             _addresses["absjit_pool_set_gemm64"])(int(slot), int(address))

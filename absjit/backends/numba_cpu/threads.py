@@ -441,9 +441,9 @@ def _guard_blocks(dispatcher, parallel):
     from .blas_kernels import prime
     policy = _POLICY
 
-    if not parallel and pool.ensure():  # blocks on the native pool only
-        from . import block_blas
+    from . import block_blas
 
+    if not parallel and pool.ensure():  # blocks on the native pool only
         def call(*args):
             prime()  # BLAS's function pointers, looked up from this thread
             policy.before_blas_blocks(parallel=False)
@@ -456,6 +456,8 @@ def _guard_blocks(dispatcher, parallel):
     def call(*args):
         prime()
         policy.before_blas_blocks()
+        if pool.built() and block_blas._choice is None:
+            block_blas.choose(pool.set_gemm64)
         old = numba.set_parallel_chunksize(1)  # blocks taken one at a time
         try:
             if _serialize:
