@@ -238,3 +238,53 @@ def test_a_failing_task_raises_after_the_loop_joins():
     assert kernel(out, 1) == sum(range(100)) - 76
     with pytest.raises(MemoryError, match="parallel loop"):
         kernel(out, 1 << 56)  # 512 PiB: more than any address space, so malloc fails
+
+
+# -- reductions of every axis, in parts on the pool -----------------------------------------
+WHOLE = [
+    ("sum, sum of squares", lambda a: (jnp.sum(a), jnp.sum(a * a))),
+    ("max, min", lambda a: (jnp.max(a), jnp.min(a))),
+    ("argmax, argmin", lambda a: (jnp.argmax(a), jnp.argmin(a))),
+    ("mean of a product", lambda a: jnp.mean(a * 1.5)),
+    ("prod of signs", lambda a: jnp.prod(jnp.sign(a) + (a == 0))),  # exact: +-1
+]
+
+
+@pytest.mark.parametrize("shape", [(1_000_003,), (700, 301)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("name, fn", WHOLE, ids=[w[0] for w in WHOLE])
+def test_reductions_of_every_axis_run_in_parts(name, fn, dtype, shape):
+    absjit.config.update("enable_x64", True)  # (reset after each test)
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    f = absjit.jit(fn)
+    text = _text(f, x)
+    assert "_pool_for(" in text
+    tol = 1e-5 if np.dtype(dtype) == np.float32 else 1e-12
+    assert_close(f(x), absjit.jit(fn, backend="interpret")(x), rtol=tol, atol=tol)
+
+
+def test_arg_reductions_in_parts_keep_the_first_extremum_and_the_first_nan():
+    x = np.zeros(1_000_000, np.float32)
+    x[[123_456, 654_321, 999_999]] = 7  # ties in different parts: the first wins
+    x[[5, 700_000]] = -7
+    f = absjit.jit(lambda a: (jnp.argmax(a), jnp.argmin(a), jnp.max(a)))
+    assert "_pool_for(" in _text(f, x)
+    assert [int(v) for v in f(x)[:2]] == [123_456, 5]
+    x[[400_000, 800_000]] = np.nan  # NaN wins, its first occurrence
+    got = f(x)
+    assert [int(v) for v in got[:2]] == [400_000, 400_000] and np.isnan(got[2])
+
+
+def test_a_sum_in_parts_does_not_depend_on_the_thread_count(monkeypatch):
+    # the parts depend on the shape alone: the same bits on 1, 2 or 5 threads
+    x = np.random.default_rng(4).standard_normal(2_000_001).astype(np.float32)
+    f = absjit.jit(lambda a: (jnp.sum(a), jnp.sum(jnp.exp(a * 0.1))))
+    f(x)
+    monkeypatch.setattr(threads._POLICY, "before_pool_loops", lambda: None)
+    results = []
+    for n in (1, 2, 5):
+        pool.set_loop_threads(n)
+        results.append([np.asarray(v).tobytes() for v in f(x)])
+    pool.set_loop_threads(threads._POLICY._available())
+    assert results[0] == results[1] == results[2]

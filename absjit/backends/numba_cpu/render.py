@@ -472,6 +472,8 @@ class FunctionRenderer:
         kept = [d for d in range(len(shape)) if d not in axes]
         at = [self._ix(i) for i in s.out_at]
         pos = self.loop_var(s.vars[axes[0]]) if axes else "0"
+        if not kept and self._reduce_whole(s, depth):
+            return
         if all(d < a for d in kept for a in axes):
             # Reduced axes innermost: one scalar accumulator per output element.
             kvars, kshape = [s.vars[d] for d in kept], [shape[d] for d in kept]
@@ -523,6 +525,74 @@ class FunctionRenderer:
                 self.emit(f"{sa}_i = {acc}_i[{f}]", inner)
             self.emit(f"{self.name(a.out)}[{oidx}] = {self._final(a.monoid, sa)}", inner)
 
+    def _reduce_whole(self, s, depth) -> bool:
+        """A reduction of every axis of a large static array on the pool: its first axis
+        cut into :func:`whole_parts` parts, each folded into partial accumulators
+        (a task per part), then the partials folded in order. The parts depend on the
+        shape alone, so the result is the same whatever the thread count; an arg
+        reduction keeps the first extremum (a part's position, compared strictly, in
+        order). False, with nothing written, where it does not apply."""
+        shape = s.shape
+        if not (self.pool_loops and self.parallel_ok) or self.serial_only or s.out_at \
+                or not shape or not is_static(shape):
+            return False
+        parts = whole_parts(shape)
+        if parts < 2:
+            return False
+        accs = s.accs()
+        partials = [self.fresh("part") for _ in accs]
+        part_var = f"__part{len(self.chunks)}_{self.counts.get('_loop', 0)}"
+        n0 = int(shape[0])
+
+        def chunk(d):
+            c = self.loop_var(part_var)
+            lo, hi, r = self.fresh("lo"), self.fresh("hi"), self.fresh("r")
+            self.emit(f"{lo} = {c} * {n0} // {parts}", d)
+            self.emit(f"{hi} = ({c} + 1) * {n0} // {parts}", d)
+            names = self._init_accs(accs, d)
+            self.emit(f"for {r} in range({hi} - {lo}):", d)
+            self.emit(f"{self.loop_var(s.vars[0])} = {lo} + {r}", d + 1)
+            rdepth = self.loops(list(s.vars[1:]), list(shape[1:]), d + 1, False)
+            self.block(s.body, rdepth)
+            pos = self.loop_var(s.vars[s.axes[0]])
+            for a, acc in zip(accs, names):
+                self._fold(a.monoid, acc, self.value(a.value), pos, rdepth, a.value.dtype)
+            for a, acc, part in zip(accs, names, partials):
+                self.emit(f"{part}[{c}] = {acc}", d)
+                if a.monoid.arg:
+                    self.emit(f"{part}_i[{c}] = {acc}_i", d)
+
+        allocs = []
+        for a, part in zip(accs, partials):
+            allocs.append(f"{part} = _empty(({parts},), {dtype_ctor(a.monoid.acc_dtype)})")
+            if a.monoid.arg:
+                allocs.append(f"{part}_i = _empty(({parts},), np.int64)")
+        mark = len(self.lines)
+        for line in allocs:
+            self.emit(line, depth)
+        if not self.pool_loop([part_var], [parts], depth, chunk):
+            del self.lines[mark:]
+            return False
+        names = self._init_accs(accs, depth)
+        q = self.fresh("q")
+        self.emit(f"for {q} in range({parts}):", depth)
+        for a, acc, part in zip(accs, names, partials):
+            self._fold(a.monoid, acc, f"{part}[{q}]", f"{part}_i[{q}]", depth + 1,
+                       a.monoid.acc_dtype)
+        for a, acc in zip(accs, names):
+            self.emit(f"{self.name(a.out)}[()] = {self._final(a.monoid, acc)}", depth)
+        return True
+
+    def _init_accs(self, accs, depth) -> list:
+        """Fresh accumulators for ``accs``, set to their monoids' identities."""
+        names = [self.fresh("acc") for _ in accs]
+        for a, acc in zip(accs, names):
+            self.emit(f"{acc} = {literal_expr(a.monoid.identity, a.monoid.acc_dtype)}",
+                      depth)
+            if a.monoid.arg:
+                self.emit(f"{acc}_i = -1", depth)
+        return names
+
     def _reduce_rows(self, s, inner):
         """Inside the loops over a reduction's kept axes (outermost): its accumulators,
         the loops over its reduced axes, and the stores of the results."""
@@ -531,12 +601,7 @@ class FunctionRenderer:
         kept = [d for d in range(len(shape)) if d not in axes]
         at = [self._ix(i) for i in s.out_at]
         pos = self.loop_var(s.vars[axes[0]]) if axes else "0"
-        names = [self.fresh("acc") for _ in accs]
-        for a, acc in zip(accs, names):
-            self.emit(f"{acc} = {literal_expr(a.monoid.identity, a.monoid.acc_dtype)}",
-                      inner)
-            if a.monoid.arg:
-                self.emit(f"{acc}_i = -1", inner)
+        names = self._init_accs(accs, inner)
         if _lanes_ok(s, self._float_fold):
             self._lanes(s, accs, names, inner)
         else:
@@ -554,6 +619,28 @@ class FunctionRenderer:
 
 #: Accumulators per reduction along a long contiguous row (a multiple of the vector width).
 ROW_LANES = 16
+
+#: A reduction of every axis of an array of at least ``PARALLEL_MIN_SIZE`` elements runs
+#: on the pool in at most this many parts of its first axis ...
+WHOLE_PARTS = 64
+#: ... none smaller than this many elements.
+WHOLE_PART_MIN = 1 << 14
+
+
+def whole_parts(shape) -> int:
+    """Parts a reduction of every axis of an array of static ``shape`` is cut into
+    (:meth:`FunctionRenderer._reduce_whole`); below 2 it runs as one loop.
+
+    Examples
+    --------
+    >>> whole_parts((1_000_000,)), whole_parts((1000, 1000)), whole_parts((100_000,))
+    (61, 61, 1)
+    """
+    from ...compiler.lower import PARALLEL_MIN_SIZE
+    total = int(np.prod(shape))
+    if total < PARALLEL_MIN_SIZE:
+        return 1
+    return int(min(WHOLE_PARTS, shape[0], total // WHOLE_PART_MIN))
 
 
 def _lanes_ok(s, float_fold) -> bool:

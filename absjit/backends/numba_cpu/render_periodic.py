@@ -271,11 +271,79 @@ def _chunks(r, lay, base, k, body_fn, depth, parallel, pool=False):
         body_fn(depth + 1)
 
 
+def _chunks_in_parts(r, lay, base, k, accs, names, fold_into, parts, depth) -> bool:
+    """:func:`_chunks` for a reduction, its whole chunks cut into ``parts`` runs of
+    consecutive chunks on the pool, each folding into its own row of lanes; the rows
+    are folded into the lanes ``names`` in order, then the partial last chunk. False,
+    with nothing written, where the pool cannot run the body."""
+    rows = [r.fresh("lanes") for _ in accs]
+    own = [r.fresh("own") for _ in accs]
+    part, c = r.fresh("_part"), r.fresh("_c")
+    lo, hi, rr, q = r.fresh("lo"), r.fresh("hi"), r.fresh("r"), r.fresh("q")
+    n_full = lay.n_full
+    # a part folds into lanes of its own (a 1-D array, as the one-loop rendering's), and
+    # its chunks' positions are bounded (0 <= lo <= hi <= n_full) so LLVM sees that no
+    # index wraps around and vectorises the lanes as it does there
+    fold = fold_into([(lambda i, o=o: f"{o}[{i}]") for o in own])
+
+    def run(d):
+        pv = r.loop_var(part)
+        r.emit(f"{lo} = {pv} * {n_full} // {parts}", d)
+        r.emit(f"{hi} = ({pv} + 1) * {n_full} // {parts}", d)
+        r.emit(f"if {lo} < 0 or {hi} > {n_full}:", d)
+        r.emit("continue", d + 1)
+        for a, o in zip(accs, own):
+            r.emit(f"{o} = _empty(({lay.chunk},), {_ctor(a.monoid.acc_dtype)})", d)
+        r.emit(f"for {q} in range({lay.chunk}):", d)
+        for a, o in zip(accs, own):
+            r.emit(f"{o}[{q}] = {_literal(a.monoid.identity, a.monoid.acc_dtype)}", d + 1)
+        r.emit(f"for {rr} in range({hi} - {lo}):", d)
+        r.emit(f"{r.loop_var(c)} = {lo} + {rr}", d + 1)
+        r.emit(f"{r.loop_var(base)} = {r.loop_var(c)} * {lay.chunk}", d + 1)
+        r.emit(f"for {r.loop_var(k)} in range({lay.chunk}):", d + 1)
+        fold(d + 2)
+        r.emit(f"for {q} in range({lay.chunk}):", d)
+        for o, row in zip(own, rows):
+            r.emit(f"{row}[{pv}, {q}] = {o}[{q}]", d + 1)
+
+    mark = len(r.lines)
+    for a, row in zip(accs, rows):
+        r.emit(f"{row} = _empty(({parts}, {lay.chunk}), {_ctor(a.monoid.acc_dtype)})", depth)
+    if not r.pool_loop([part], [parts], depth, run, count=str(parts)):
+        del r.lines[mark:]
+        return False
+    p2 = r.fresh("q")
+    r.emit(f"for {p2} in range({parts}):", depth)
+    r.emit(f"for {q} in range({lay.chunk}):", depth + 1)
+    for a, acc, row in zip(accs, names, rows):
+        t = r.fresh("a")
+        r.emit(f"{t} = {acc}[{q}]", depth + 2)
+        r._fold(a.monoid, t, f"{row}[{p2}, {q}]", "0", depth + 2, a.monoid.acc_dtype)
+        r.emit(f"{acc}[{q}] = {t}", depth + 2)
+    if lay.rem:
+        r.emit(f"{r.loop_var(base)} = {n_full * lay.chunk}", depth)
+        r.emit(f"for {r.loop_var(k)} in range({lay.rem}):", depth)
+        fold_into([(lambda i, acc=acc: f"{acc}[{i}]") for acc in names])(depth + 1)
+    return True
+
+
 def render_nest(r, stmt, lay, depth):
     base, k = r.fresh("_p"), r.fresh("_k")
     body = _flat_body(r, stmt, lay, base, k, depth)
     _chunks(r, lay, base, k, lambda d: r.block(body, d), depth,
             lambda: r._parallel(stmt.parallel, body, depth), pool=r._pool_ok(stmt))
+
+
+def _parts(r, stmt, lay) -> int:
+    """Parts the whole chunks of a flat reduction run in on the pool (each folding into
+    lanes of its own), or 1: a static layout of at least ``PARALLEL_MIN_SIZE`` elements
+    in a kernel whose loops may run in parallel. The count depends on the layout alone
+    (:func:`.render.whole_parts`), so the sum is the same whatever the thread count."""
+    from .render import whole_parts
+    if not (r.pool_loops and r.parallel_ok) or r.serial_only or lay.guard is not None \
+            or any(a.monoid.arg for a in stmt.accs()):
+        return 1
+    return min(whole_parts((lay.size,)), lay.n_full)
 
 
 def render_reduce(r, stmt, lay, depth):
@@ -291,15 +359,21 @@ def render_reduce(r, stmt, lay, depth):
         r.emit(f"{acc}[{q}] = {_literal(a.monoid.identity, a.monoid.acc_dtype)}", depth + 1)
     tmps = [r.fresh("a") for _ in accs]
 
-    def fold(d):
-        r.block(body, d)
-        for a, acc, t in zip(accs, names, tmps):
-            val = r.value(a.value)
-            r.emit(f"{t} = {acc}[{r.loop_var(k)}]", d)
-            r._fold(a.monoid, t, val, "0", d, a.value.dtype)
-            r.emit(f"{acc}[{r.loop_var(k)}] = {t}", d)
+    def fold_into(lanes):
+        def fold(d):
+            r.block(body, d)
+            for a, lane, t in zip(accs, lanes, tmps):
+                val = r.value(a.value)
+                r.emit(f"{t} = {lane(r.loop_var(k))}", d)
+                r._fold(a.monoid, t, val, "0", d, a.value.dtype)
+                r.emit(f"{lane(r.loop_var(k))} = {t}", d)
+        return fold
 
-    _chunks(r, lay, base, k, fold, depth, lambda: False)
+    fold = fold_into([(lambda i, acc=acc: f"{acc}[{i}]") for acc in names])
+    parts = _parts(r, stmt, lay)
+    if parts < 2 or not _chunks_in_parts(r, lay, base, k, accs, names, fold_into, parts,
+                                         depth):
+        _chunks(r, lay, base, k, fold, depth, lambda: False)
     # Lane k holds the output element k % T: fold the L / T lanes of each.
     shape, vars_ = tuple(stmt.shape), tuple(stmt.vars)
     tail_vars, tail_shape = vars_[lay.split:], shape[lay.split:]
