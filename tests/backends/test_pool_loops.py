@@ -276,10 +276,17 @@ def test_arg_reductions_in_parts_keep_the_first_extremum_and_the_first_nan():
     assert [int(v) for v in got[:2]] == [400_000, 400_000] and np.isnan(got[2])
 
 
-def test_a_sum_in_parts_does_not_depend_on_the_thread_count(monkeypatch):
-    # the parts depend on the shape alone: the same bits on 1, 2 or 5 threads
-    x = np.random.default_rng(4).standard_normal(2_000_001).astype(np.float32)
-    f = absjit.jit(lambda a: (jnp.sum(a), jnp.sum(jnp.exp(a * 0.1))))
+def test_a_sum_in_parts_has_the_same_bits_on_any_thread_count_and_without_the_pool(
+        monkeypatch):
+    # the parts depend on the shape alone: 1, 2 or 5 threads, or no pool at all
+    # (float64: its sum shows the order of the additions in its last bits)
+    absjit.config.update("enable_x64", True)  # (reset after each test)
+    x = np.random.default_rng(4).standard_normal(2_000_001)
+
+    def fn(a):
+        return jnp.sum(a), jnp.sum(jnp.exp(a * 0.1)), jnp.max(a), jnp.argmax(a)
+    f = absjit.jit(fn)
+    assert "_pool_for(" in _text(f, x)
     f(x)
     monkeypatch.setattr(threads._POLICY, "before_pool_loops", lambda: None)
     results = []
@@ -287,4 +294,10 @@ def test_a_sum_in_parts_does_not_depend_on_the_thread_count(monkeypatch):
         pool.set_loop_threads(n)
         results.append([np.asarray(v).tobytes() for v in f(x)])
     pool.set_loop_threads(threads._POLICY._available())
-    assert results[0] == results[1] == results[2]
+    serial = absjit.jit(fn, compiler_options={"parallel": False})
+    assert "_pool_for(" not in _text(serial, x)
+    results.append([np.asarray(v).tobytes() for v in serial(x)])
+    assert all(r == results[0] for r in results)
+    # and close to NumPy's sum
+    one_loop = float(np.add.reduce(x.astype(np.float64)))
+    assert np.isclose(np.frombuffer(results[0][0])[0], one_loop, rtol=1e-12)

@@ -49,6 +49,10 @@ class FunctionRenderer:
     #: ``combine primitive -> helper`` for float accumulators (a renderer for another
     #: target, without those helpers, sets ``{}``).
     float_folds = FLOAT_FOLDS
+    #: Whether a large reduction into one value (or a short row) runs in parts with
+    #: arrays of partials (:meth:`_reduce_whole`): a renderer for code that cannot
+    #: allocate (a device kernel) sets False.
+    reduce_in_parts = True
 
     def __init__(self, parallel_ok: bool, lift_consts: bool = False,
                  parallel_blas: bool = False, pool_loops: bool = False):
@@ -470,10 +474,10 @@ class FunctionRenderer:
         accs = s.accs()
         shape, axes = s.shape, s.axes
         kept = [d for d in range(len(shape)) if d not in axes]
-        at = [self._ix(i) for i in s.out_at]
-        pos = self.loop_var(s.vars[axes[0]]) if axes else "0"
         if not kept and self._reduce_whole(s, depth):
             return
+        at = [self._ix(i) for i in s.out_at]
+        pos = self.loop_var(s.vars[axes[0]]) if axes else "0"
         if all(d < a for d in kept for a in axes):
             # Reduced axes innermost: one scalar accumulator per output element.
             kvars, kshape = [s.vars[d] for d in kept], [shape[d] for d in kept]
@@ -525,23 +529,33 @@ class FunctionRenderer:
                 self.emit(f"{sa}_i = {acc}_i[{f}]", inner)
             self.emit(f"{self.name(a.out)}[{oidx}] = {self._final(a.monoid, sa)}", inner)
 
+    def parts_loop(self, part, parts, depth, body) -> None:
+        """``for part in range(parts): body`` — on the pool where the kernel's loops
+        run there (:meth:`pool_loop`), else one part after the other. Either way the
+        parts are the same, so a result built from them has the same bits."""
+        if self.pool_loops and not self.serial_only and \
+                self.pool_loop([part], [parts], depth, body, count=str(parts)):
+            return
+        self.emit(f"for {self.loop_var(part)} in range({parts}):", depth)
+        body(depth + 1)
+
     def _reduce_whole(self, s, depth) -> bool:
-        """A reduction of every axis of a large static array on the pool: its first axis
-        cut into :func:`whole_parts` parts, each folded into partial accumulators
-        (a task per part), then the partials folded in order. The parts depend on the
-        shape alone, so the result is the same whatever the thread count; an arg
+        """A reduction of every axis of a large static array in parts: its first axis
+        cut into :func:`whole_parts` parts (on the pool where it runs:
+        :meth:`parts_loop`), each folded into partial accumulators, then the partials
+        folded in order. The parts depend on the shape alone, so the result is the
+        same bits whatever the thread count, and with the pool or without; an arg
         reduction keeps the first extremum (a part's position, compared strictly, in
         order). False, with nothing written, where it does not apply."""
         shape = s.shape
-        if not (self.pool_loops and self.parallel_ok) or self.serial_only or s.out_at \
-                or not shape or not is_static(shape):
+        if not self.reduce_in_parts or s.out_at or not shape or not is_static(shape):
             return False
         parts = whole_parts(shape)
         if parts < 2:
             return False
         accs = s.accs()
         partials = [self.fresh("part") for _ in accs]
-        part_var = f"__part{len(self.chunks)}_{self.counts.get('_loop', 0)}"
+        part_var = self.fresh("_part")
         n0 = int(shape[0])
 
         def chunk(d):
@@ -567,12 +581,9 @@ class FunctionRenderer:
             allocs.append(f"{part} = _empty(({parts},), {dtype_ctor(a.monoid.acc_dtype)})")
             if a.monoid.arg:
                 allocs.append(f"{part}_i = _empty(({parts},), np.int64)")
-        mark = len(self.lines)
         for line in allocs:
             self.emit(line, depth)
-        if not self.pool_loop([part_var], [parts], depth, chunk):
-            del self.lines[mark:]
-            return False
+        self.parts_loop(part_var, parts, depth, chunk)
         names = self._init_accs(accs, depth)
         q = self.fresh("q")
         self.emit(f"for {q} in range({parts}):", depth)
@@ -620,8 +631,9 @@ class FunctionRenderer:
 #: Accumulators per reduction along a long contiguous row (a multiple of the vector width).
 ROW_LANES = 16
 
-#: A reduction of every axis of an array of at least ``PARALLEL_MIN_SIZE`` elements runs
-#: on the pool in at most this many parts of its first axis ...
+#: A reduction of an array of at least ``PARALLEL_MIN_SIZE`` elements into one value
+#: (or, rendered as a flat loop, into a short trailing row: ``render_periodic``) runs in
+#: at most this many parts (of its first axis; of a flat loop's whole chunks) ...
 WHOLE_PARTS = 64
 #: ... none smaller than this many elements.
 WHOLE_PART_MIN = 1 << 14

@@ -271,11 +271,12 @@ def _chunks(r, lay, base, k, body_fn, depth, parallel, pool=False):
         body_fn(depth + 1)
 
 
-def _chunks_in_parts(r, lay, base, k, accs, names, fold_into, parts, depth) -> bool:
+def _chunks_in_parts(r, lay, base, k, accs, names, fold_into, parts, depth):
     """:func:`_chunks` for a reduction, its whole chunks cut into ``parts`` runs of
-    consecutive chunks on the pool, each folding into its own row of lanes; the rows
-    are folded into the lanes ``names`` in order, then the partial last chunk. False,
-    with nothing written, where the pool cannot run the body."""
+    consecutive chunks (on the pool where it runs:
+    :meth:`.render.FunctionRenderer.parts_loop`), each folding into its own row of
+    lanes; the rows are folded into the lanes ``names`` in order, then the partial last
+    chunk."""
     rows = [r.fresh("lanes") for _ in accs]
     own = [r.fresh("own") for _ in accs]
     part, c = r.fresh("_part"), r.fresh("_c")
@@ -306,12 +307,9 @@ def _chunks_in_parts(r, lay, base, k, accs, names, fold_into, parts, depth) -> b
         for o, row in zip(own, rows):
             r.emit(f"{row}[{pv}, {q}] = {o}[{q}]", d + 1)
 
-    mark = len(r.lines)
     for a, row in zip(accs, rows):
         r.emit(f"{row} = _empty(({parts}, {lay.chunk}), {_ctor(a.monoid.acc_dtype)})", depth)
-    if not r.pool_loop([part], [parts], depth, run, count=str(parts)):
-        del r.lines[mark:]
-        return False
+    r.parts_loop(part, parts, depth, run)
     p2 = r.fresh("q")
     r.emit(f"for {p2} in range({parts}):", depth)
     r.emit(f"for {q} in range({lay.chunk}):", depth + 1)
@@ -324,7 +322,6 @@ def _chunks_in_parts(r, lay, base, k, accs, names, fold_into, parts, depth) -> b
         r.emit(f"{r.loop_var(base)} = {n_full * lay.chunk}", depth)
         r.emit(f"for {r.loop_var(k)} in range({lay.rem}):", depth)
         fold_into([(lambda i, acc=acc: f"{acc}[{i}]") for acc in names])(depth + 1)
-    return True
 
 
 def render_nest(r, stmt, lay, depth):
@@ -335,12 +332,12 @@ def render_nest(r, stmt, lay, depth):
 
 
 def _parts(r, stmt, lay) -> int:
-    """Parts the whole chunks of a flat reduction run in on the pool (each folding into
-    lanes of its own), or 1: a static layout of at least ``PARALLEL_MIN_SIZE`` elements
-    in a kernel whose loops may run in parallel. The count depends on the layout alone
-    (:func:`.render.whole_parts`), so the sum is the same whatever the thread count."""
+    """Parts the whole chunks of a flat reduction run in (each folding into lanes of
+    its own), or 1: a static layout of at least ``PARALLEL_MIN_SIZE`` elements. The
+    count depends on the layout alone (:func:`.render.whole_parts`), never on whether
+    or on how many threads the parts run, so neither changes the result's bits."""
     from .render import whole_parts
-    if not (r.pool_loops and r.parallel_ok) or r.serial_only or lay.guard is not None \
+    if not r.reduce_in_parts or lay.guard is not None \
             or any(a.monoid.arg for a in stmt.accs()):
         return 1
     return min(whole_parts((lay.size,)), lay.n_full)
@@ -371,9 +368,10 @@ def render_reduce(r, stmt, lay, depth):
 
     fold = fold_into([(lambda i, acc=acc: f"{acc}[{i}]") for acc in names])
     parts = _parts(r, stmt, lay)
-    if parts < 2 or not _chunks_in_parts(r, lay, base, k, accs, names, fold_into, parts,
-                                         depth):
+    if parts < 2:
         _chunks(r, lay, base, k, fold, depth, lambda: False)
+    else:
+        _chunks_in_parts(r, lay, base, k, accs, names, fold_into, parts, depth)
     # Lane k holds the output element k % T: fold the L / T lanes of each.
     shape, vars_ = tuple(stmt.shape), tuple(stmt.vars)
     tail_vars, tail_shape = vars_[lay.split:], shape[lay.split:]

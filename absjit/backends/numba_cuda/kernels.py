@@ -117,6 +117,7 @@ class KernelRenderer(FunctionRenderer):
     nested in a kernel folded by one thread."""
 
     float_folds: dict = {}  # plain Python folds: no CPU fold helpers here
+    reduce_in_parts = False  # no arrays of partials inside a device kernel
 
     def __init__(self):
         super().__init__(parallel_ok=False)
