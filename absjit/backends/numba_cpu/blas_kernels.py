@@ -225,6 +225,17 @@ def _gemm_rows(m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta):
 _primed = False
 
 
+def xxgemm_function():
+    """Numba's ``numba_xxgemm`` (SciPy's BLAS) as a ctypes function: ``(kind, transa,
+    transb, m, n, k, alpha*, a*, lda, b*, ldb, beta*, c*, ldc) -> int``."""
+    import ctypes
+
+    from numba import _helperlib
+    sz, vp, ch = ctypes.c_ssize_t, ctypes.c_void_p, ctypes.c_char
+    return ctypes.CFUNCTYPE(ctypes.c_int, ch, ch, ch, sz, sz, sz, vp, vp, sz, vp, sz,
+                            vp, vp, sz)(_helperlib.c_helpers["xxgemm"])
+
+
 def prime():
     """Run one 1x1 product per BLAS kind through ``numba_xxgemm`` from the calling
     thread, once per process: its first call for a kind looks SciPy's function up under
@@ -233,12 +244,7 @@ def prime():
     global _primed
     if _primed:
         return
-    import ctypes
-
-    from numba import _helperlib
-    sz, vp, ch = ctypes.c_ssize_t, ctypes.c_void_p, ctypes.c_char
-    xxgemm = ctypes.CFUNCTYPE(ctypes.c_int, ch, ch, ch, sz, sz, sz, vp, vp, sz, vp, sz,
-                              vp, vp, sz)(_helperlib.c_helpers["xxgemm"])
+    xxgemm = xxgemm_function()
     for kind, dt in zip(b"sdcz", (np.float32, np.float64, np.complex64, np.complex128)):
         one, zero = np.ones(1, dt), np.zeros(1, dt)
         x, out = np.ones(1, dt), np.empty(1, dt)

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-__all__ = ["choose", "choice", "numpy_gemms", "ENV"]
+__all__ = ["choose", "ensure_chosen", "choice", "numpy_gemms", "ENV"]
 
 ENV = "ABSJIT_BLOCK_BLAS"
 _KINDS = "sdcz"
@@ -58,19 +58,11 @@ if hasattr(os, "register_at_fork"):
 def numpy_gemms() -> dict:
     """``{kind: address}`` of the ILP64 Fortran ``?gemm_`` of the OpenBLAS that NumPy
     loaded (from its own package directory), or ``{}``."""
+    from .threads import loaded_libraries
     root = os.path.dirname(os.path.dirname(os.path.abspath(np.__file__)))
     mine = os.path.join(root, "numpy")  # numpy/ and its wheel's numpy.libs/
-    paths = set()
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                path = line.rsplit(None, 1)[-1]
-                if path.startswith(mine) and "blas" in os.path.basename(path).lower() \
-                        and ".so" in path:
-                    paths.add(path)
-    except OSError:
-        return {}
-    for path in sorted(paths):
+    for path in loaded_libraries(lambda p: p.startswith(mine)
+                                 and "blas" in os.path.basename(p).lower()):
         try:
             lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0))
         except OSError:
@@ -84,10 +76,9 @@ def numpy_gemms() -> dict:
 
 def _timers(gemms):
     """``{(library, kind, transposed): () -> seconds}``: one block through each."""
-    from numba import _helperlib
-    sz, vp, ch = ctypes.c_ssize_t, ctypes.c_void_p, ctypes.c_char
-    xxgemm = ctypes.CFUNCTYPE(ctypes.c_int, ch, ch, ch, sz, sz, sz, vp, vp, sz, vp, sz,
-                              vp, vp, sz)(_helperlib.c_helpers["xxgemm"])
+    from .blas_kernels import xxgemm_function
+    xxgemm = xxgemm_function()
+    vp = ctypes.c_void_p
     i64 = ctypes.POINTER(ctypes.c_int64)
     out = {}
     rng = np.random.default_rng(0)
@@ -166,6 +157,13 @@ def choose(set_slot) -> dict:
             set_slot(2 * _KINDS.index(kind) + int(trans), gemms[kind] if lib == "numpy" else 0)
         _choice = {f"{k} {'t' if t else 'n'}": lib for (k, t), lib in routes.items()}
         return dict(_choice)
+
+
+def ensure_chosen(set_slot) -> None:
+    """:func:`choose`, unless this process has chosen already (a check without the
+    lock: it runs before every call of a kernel with blocked products)."""
+    if _choice is None:
+        choose(set_slot)
 
 
 def choice():

@@ -539,6 +539,18 @@ class FunctionRenderer:
         self.emit(f"for {self.loop_var(part)} in range({parts}):", depth)
         body(depth + 1)
 
+    def part_range(self, part, n, parts, depth) -> tuple:
+        """``(lo, hi)``: names bound to part ``part``'s share ``[lo, hi)`` of ``n``
+        (inside :meth:`parts_loop`'s body). The bounds are tested (the test never
+        fails) so LLVM sees ``0 <= lo <= hi <= n``: an index built from them never
+        wraps around, and the loops over them vectorise."""
+        lo, hi, pv = self.fresh("lo"), self.fresh("hi"), self.loop_var(part)
+        self.emit(f"{lo} = {pv} * {n} // {parts}", depth)
+        self.emit(f"{hi} = ({pv} + 1) * {n} // {parts}", depth)
+        self.emit(f"if {lo} < 0 or {hi} > {n}:", depth)
+        self.emit("continue", depth + 1)
+        return lo, hi
+
     def _reduce_whole(self, s, depth) -> bool:
         """A reduction of every axis of a large static array in parts: its first axis
         cut into :func:`whole_parts` parts (on the pool where it runs:
@@ -559,10 +571,8 @@ class FunctionRenderer:
         n0 = int(shape[0])
 
         def chunk(d):
-            c = self.loop_var(part_var)
-            lo, hi, r = self.fresh("lo"), self.fresh("hi"), self.fresh("r")
-            self.emit(f"{lo} = {c} * {n0} // {parts}", d)
-            self.emit(f"{hi} = ({c} + 1) * {n0} // {parts}", d)
+            c, r = self.loop_var(part_var), self.fresh("r")
+            lo, hi = self.part_range(part_var, n0, parts, d)
             names = self._init_accs(accs, d)
             self.emit(f"for {r} in range({hi} - {lo}):", d)
             self.emit(f"{self.loop_var(s.vars[0])} = {lo} + {r}", d + 1)
@@ -576,13 +586,10 @@ class FunctionRenderer:
                 if a.monoid.arg:
                     self.emit(f"{part}_i[{c}] = {acc}_i", d)
 
-        allocs = []
         for a, part in zip(accs, partials):
-            allocs.append(f"{part} = _empty(({parts},), {dtype_ctor(a.monoid.acc_dtype)})")
+            self.emit(f"{part} = _empty(({parts},), {dtype_ctor(a.monoid.acc_dtype)})", depth)
             if a.monoid.arg:
-                allocs.append(f"{part}_i = _empty(({parts},), np.int64)")
-        for line in allocs:
-            self.emit(line, depth)
+                self.emit(f"{part}_i = _empty(({parts},), np.int64)", depth)
         self.parts_loop(part_var, parts, depth, chunk)
         names = self._init_accs(accs, depth)
         q = self.fresh("q")

@@ -278,26 +278,17 @@ def _chunks_in_parts(r, lay, base, k, accs, names, fold_into, parts, depth):
     lanes; the rows are folded into the lanes ``names`` in order, then the partial last
     chunk."""
     rows = [r.fresh("lanes") for _ in accs]
-    own = [r.fresh("own") for _ in accs]
     part, c = r.fresh("_part"), r.fresh("_c")
-    lo, hi, rr, q = r.fresh("lo"), r.fresh("hi"), r.fresh("r"), r.fresh("q")
+    rr, q = r.fresh("r"), r.fresh("q")
     n_full = lay.n_full
-    # a part folds into lanes of its own (a 1-D array, as the one-loop rendering's), and
-    # its chunks' positions are bounded (0 <= lo <= hi <= n_full) so LLVM sees that no
-    # index wraps around and vectorises the lanes as it does there
-    fold = fold_into([(lambda i, o=o: f"{o}[{i}]") for o in own])
 
     def run(d):
         pv = r.loop_var(part)
-        r.emit(f"{lo} = {pv} * {n_full} // {parts}", d)
-        r.emit(f"{hi} = ({pv} + 1) * {n_full} // {parts}", d)
-        r.emit(f"if {lo} < 0 or {hi} > {n_full}:", d)
-        r.emit("continue", d + 1)
-        for a, o in zip(accs, own):
-            r.emit(f"{o} = _empty(({lay.chunk},), {_ctor(a.monoid.acc_dtype)})", d)
-        r.emit(f"for {q} in range({lay.chunk}):", d)
-        for a, o in zip(accs, own):
-            r.emit(f"{o}[{q}] = {_literal(a.monoid.identity, a.monoid.acc_dtype)}", d + 1)
+        # bounded chunk positions and lanes of the part's own (a 1-D array, as the
+        # one-loop rendering's): LLVM vectorises the lanes as it does there
+        lo, hi = r.part_range(part, n_full, parts, d)
+        own = _new_lanes(r, accs, lay.chunk, d)
+        fold = fold_into([(lambda i, o=o: f"{o}[{i}]") for o in own])
         r.emit(f"for {rr} in range({hi} - {lo}):", d)
         r.emit(f"{r.loop_var(c)} = {lo} + {rr}", d + 1)
         r.emit(f"{r.loop_var(base)} = {r.loop_var(c)} * {lay.chunk}", d + 1)
@@ -343,17 +334,24 @@ def _parts(r, stmt, lay) -> int:
     return min(whole_parts((lay.size,)), lay.n_full)
 
 
+def _new_lanes(r, accs, chunk, depth) -> list:
+    """Names of fresh arrays of ``chunk`` lanes per accumulator, set to the monoids'
+    identities."""
+    names = [r.fresh("acc") for _ in accs]
+    q = r.fresh("q")
+    for a, acc in zip(accs, names):
+        r.emit(f"{acc} = _empty(({chunk},), {_ctor(a.monoid.acc_dtype)})", depth)
+    r.emit(f"for {q} in range({chunk}):", depth)
+    for a, acc in zip(accs, names):
+        r.emit(f"{acc}[{q}] = {_literal(a.monoid.identity, a.monoid.acc_dtype)}", depth + 1)
+    return names
+
+
 def render_reduce(r, stmt, lay, depth):
     accs = stmt.accs()
     base, k = r.fresh("_p"), r.fresh("_k")
     body = _flat_body(r, stmt, lay, base, k, depth)
-    names = [r.fresh("acc") for _ in accs]
-    q = r.fresh("q")
-    for a, acc in zip(accs, names):
-        r.emit(f"{acc} = _empty(({lay.chunk},), {_ctor(a.monoid.acc_dtype)})", depth)
-    r.emit(f"for {q} in range({lay.chunk}):", depth)
-    for a, acc in zip(accs, names):
-        r.emit(f"{acc}[{q}] = {_literal(a.monoid.identity, a.monoid.acc_dtype)}", depth + 1)
+    names = _new_lanes(r, accs, lay.chunk, depth)
     tmps = [r.fresh("a") for _ in accs]
 
     def fold_into(lanes):

@@ -248,20 +248,26 @@ _SETTER_NAMES = ("openblas_set_num_threads", "openblas_set_num_threads64_",
 _GETTER_NAMES = tuple(n.replace("set_", "get_") for n in _SETTER_NAMES)
 
 
-def _blas_libraries():
-    """``[(set_num_threads, initial thread count)]`` for each OpenBLAS loaded in this
-    process (NumPy's and SciPy's are separate libraries)."""
+def loaded_libraries(keep) -> list:
+    """The paths of the shared libraries loaded in this process (``/proc/self/maps``)
+    for which ``keep(path)`` is true, sorted; ``[]`` where that file cannot be read."""
     paths = set()
     try:
         with open("/proc/self/maps") as f:
             for line in f:
                 path = line.rsplit(None, 1)[-1]
-                if "openblas" in os.path.basename(path).lower() and ".so" in path:
+                if ".so" in path and keep(path):
                     paths.add(path)
     except OSError:
         return []
+    return sorted(paths)
+
+
+def _blas_libraries():
+    """``[(set_num_threads, initial thread count)]`` for each OpenBLAS loaded in this
+    process (NumPy's and SciPy's are separate libraries)."""
     found = []
-    for path in sorted(paths):
+    for path in loaded_libraries(lambda p: "openblas" in os.path.basename(p).lower()):
         try:
             lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
         except OSError:
@@ -447,8 +453,7 @@ def _guard_blocks(dispatcher, parallel):
         def call(*args):
             prime()  # BLAS's function pointers, looked up from this thread
             policy.before_blas_blocks(parallel=False)
-            if block_blas._choice is None:  # once: which BLAS runs the blocks
-                block_blas.choose(pool.set_gemm64)
+            block_blas.ensure_chosen(pool.set_gemm64)  # once: which BLAS runs the blocks
             return dispatcher(*args)
         call.__wrapped__ = dispatcher
         return call
@@ -456,8 +461,8 @@ def _guard_blocks(dispatcher, parallel):
     def call(*args):
         prime()
         policy.before_blas_blocks()
-        if pool.built() and block_blas._choice is None:
-            block_blas.choose(pool.set_gemm64)
+        if pool.built():
+            block_blas.ensure_chosen(pool.set_gemm64)
         old = numba.set_parallel_chunksize(1)  # blocks taken one at a time
         try:
             if _serialize:
