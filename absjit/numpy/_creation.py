@@ -82,8 +82,9 @@ def _cast(x, dt):
     between versions."""
     x = np.asarray(x)
     if np.dtype(dt).kind in "iu" and x.dtype.kind in "fc":
-        from ..ops.elementwise import float_to_int
-        return float_to_int(x, dt)
+        return ew.float_to_int(x, dt)
+    if np.dtype(dt) == dtypes.bfloat16 and x.dtype == np.float64:
+        return ew.float64_to_bfloat16(x)
     return np.array(x, dtype=dt, copy=True)
 
 

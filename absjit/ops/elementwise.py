@@ -586,6 +586,25 @@ def float_to_int(x: np.ndarray, dt: np.dtype) -> np.ndarray:
         return np.asarray(out, dtype=dt)
 
 
+def float64_to_bfloat16(x: np.ndarray) -> np.ndarray:
+    """``x`` (float64) as bfloat16, rounded once to nearest even.
+
+    Rounding to float32 and then to bfloat16 can round twice at a tie (ml_dtypes before
+    0.7 does): float32 is rounded *to odd* first, which leaves enough bits for the
+    second rounding to be exact, as the compiled kernels do.
+    """
+    with _quiet():
+        f = x.astype(np.float32)
+        back = f.astype(np.float64)
+        inexact = (back != x) & np.isfinite(f) & ~np.isnan(x)
+        bits = f.view(np.uint32).copy()
+        even = (bits & 1) == 0
+        toward_zero = np.abs(back) > np.abs(x)
+        bits = np.where(inexact & even & toward_zero, bits - 1, bits)
+        bits = np.where(inexact & even & ~toward_zero, bits + 1, bits)
+        return bits.astype(np.uint32).view(np.float32).astype(dtypes.bfloat16)
+
+
 def _convert_impl(x, *, new_dtype, weak_type):
     if x.dtype == new_dtype:
         return [x]
@@ -596,6 +615,8 @@ def _convert_impl(x, *, new_dtype, weak_type):
     with _quiet():
         if x.dtype.kind == "c" and new_dtype.kind != "c":
             x = x.real
+        if new_dtype == dtypes.bfloat16 and x.dtype == np.float64:
+            return [float64_to_bfloat16(x)]
         return [x.astype(new_dtype)]
 
 

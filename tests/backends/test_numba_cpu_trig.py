@@ -117,7 +117,32 @@ def test_trig_kernels_are_accurate_exact_on_specials_and_vectorised(dtype):
     llvm = "\n".join(exe._fn.inspect_llvm().values())
     called = set(re.findall(r"call [^@]*@([\w.]+)", llvm))
     assert not {c for c in called if re.search(r"sin|cos|tan", c)}, called
-    assert re.search(r"<\d+ x (float|double)>", llvm), "no vector instructions"
+    if _target_vectorises_table_lookups():
+        assert re.search(r"<\d+ x (float|double)>", llvm), "no vector instructions"
+
+
+def _target_vectorises_table_lookups() -> bool:
+    """Whether LLVM vectorises a loop that reads a table at computed indices on the CPU
+    Numba compiles for, the one thing the kernels need beyond plain arithmetic (the
+    argument reduction reads 2/pi's bits from a table).
+
+    x86-64 CPUs whose gathers LLVM rates fast (Skylake, Ice Lake, AVX-512 parts) do;
+    Haswell and Zen 2/3 have gathers that LLVM rates slow and keeps those loops scalar,
+    so there the test holds the accuracy and no-libm properties only. arm64 has no
+    gathers and is not asked either."""
+    import numba
+
+    table = np.arange(1024, dtype=np.int64)
+
+    @numba.njit
+    def lookup(a, b):
+        for i in range(a.size):
+            a[i] = table[(b[i] >> 3) & 1023] + b[i]
+
+    a = np.zeros(64, np.int64)
+    lookup(a, a)
+    llvm = "\n".join(lookup.inspect_llvm().values())
+    return re.search(r"masked\.gather", llvm) is not None
 
 
 def _both(fn, *args):

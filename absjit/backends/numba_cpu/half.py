@@ -28,8 +28,8 @@ no 16-bit float is left in it:
   16-bit arrays themselves (viewed from and back to ``uint16``), that equation only.
 
 ``nextafter`` steps in the 16-bit format itself. Conversions from float64 to float16
-round once (as NumPy's ``astype``); to bfloat16 they go through float32, as ml_dtypes'
-``astype`` does.
+and bfloat16 round once (as NumPy's ``astype`` to float16 does; through float32 rounded
+to odd in the kernels), never twice through float32 to nearest.
 """
 from __future__ import annotations
 
@@ -341,12 +341,12 @@ class _Rewrite:
 
     def convert_to_half(self, sym, e, args, in_dtypes, src_kind, kind) -> list:
         """A cast to a 16-bit format always rounds (also under fastmath). float64 (and
-        complex128's real part) reach float16 with a single rounding; everything else
-        goes through float32, as NumPy/ml_dtypes do."""
+        complex128's real part) reach float16 and bfloat16 with a single rounding;
+        everything else goes through float32, as NumPy/ml_dtypes do."""
         (x,), src = args, in_dtypes[0]
         if src_kind == kind:
             return [ir.Let(sym, ir.Ref(x))]
-        via = _F64 if kind == "f16" and src in (_F64, np.dtype(np.complex128)) else _F32
+        via = _F64 if src in (_F64, np.dtype(np.complex128)) else _F32
         out = []
         if src != via:
             t = self.sym(via)

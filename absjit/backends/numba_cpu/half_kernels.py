@@ -193,7 +193,9 @@ def _f32_to_bf16(f):
 
 @numba.njit(**_INL)
 def _f64_to_bf16(d):
-    return _f32_to_bf16(np.float32(d))
+    # Through float32 rounded to odd: one correct rounding, never two (ml_dtypes before
+    # 0.7 rounds twice, through float32 to nearest even).
+    return _f32_to_bf16(_f64_to_f32_odd(d))
 
 
 # -- nextafter in 16 bits ------------------------------------------------------------
