@@ -69,12 +69,16 @@ class Config:
         # "auto": tracebacks of errors raised through absjit's API leave out absjit's own
         # frames; "off": every frame is shown.
         self.traceback_filtering: str = os.environ.get("ABSJIT_TRACEBACK_FILTERING", "auto")
+        # A cache miss returns its first results from the NumPy interpreter while the
+        # program compiles in the background (absjit.jit.tiering); off: every miss waits
+        # for its compile (bit-reproducible runs, benchmarks).
+        self.tiering: bool = _env_bool("ABSJIT_TIERING", True)
         self._listeners: list = []
 
     @property
     def _flags(self) -> tuple:
         return ("enable_x64", "explain_cache_misses", "disable_jit", "default_backend",
-                "recompile_warning_threshold", "traceback_filtering")
+                "recompile_warning_threshold", "traceback_filtering", "tiering")
 
     # What each flag accepts: a description and a check. Booleans must be real
     # bools: ``update("enable_x64", "no")`` must not turn x64 on.
@@ -88,6 +92,7 @@ class Config:
             "a non-negative int",
             lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0),
         "traceback_filtering": ("'auto' or 'off'", lambda v: v in ("auto", "off")),
+        "tiering": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
     }
 
     def _canonical_name(self, name) -> str:

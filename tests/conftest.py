@@ -20,6 +20,10 @@ from hypothesis import HealthCheck, settings
 # tests make their own directories). Set before absjit compiles anything.
 _SESSION_CACHE = tempfile.mkdtemp(prefix="absjit-test-cache-")
 os.environ.setdefault("ABSJIT_CACHE_DIR", _SESSION_CACHE)
+# Every miss compiles before it returns, so a test of the cpu backend runs its kernels
+# (with tiering on, a first call would run on the NumPy interpreter);
+# tests/jit/test_tiering.py turns tiering on where it tests it.
+os.environ.setdefault("ABSJIT_TIERING", "0")
 
 import absjit  # noqa: E402
 

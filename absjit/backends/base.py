@@ -271,6 +271,13 @@ class Backend:
     def compile(self, closed_jaxpr, options: CompileOptions) -> Executable:
         raise NotImplementedError
 
+    def interpreted(self, closed_jaxpr, options: CompileOptions, compiling=lambda: False):
+        """A callable with an executable's calling convention that runs
+        ``closed_jaxpr`` without compiling it (tier 0, :mod:`absjit.jit.tiering`): the
+        NumPy interpreter, under whatever run-time policy this backend applies;
+        ``compiling()`` says whether a background compile is using a core."""
+        return get_backend("interpret").compile(closed_jaxpr, options)
+
     def unavailable_error(self) -> Exception:
         """What asking for this backend raises on a machine without it."""
         from ..errors import BackendUnavailableError

@@ -27,14 +27,15 @@ import numpy as np
 from .. import _traceback, tree_util
 from ..api_contexts import jit_disabled
 from ..array import Array, CudaArray
-from ..backends.base import CompileOptions, select_backend
+from ..backends import background
+from ..backends.base import CompileOptions, registered_backends, select_backend
 from ..config import config
 from ..core.avals import ShapedArray
 from ..core.passes import simplify
 from ..core.trace import _BASE_STATE, _STATE, EVAL_MAIN, Tracer, get_aval, to_numpy
 from ..interpreters.staging import DebugInfo, trace_to_jaxpr
 from ..ops.call import hoist_consts, jit_p
-from . import compile_cache
+from . import compile_cache, tiering
 from .args import _ArgSpec, _Call, _process
 from .cache import CacheEntry, EntryCache, all_caches
 from .pickling import JitFunction
@@ -501,7 +502,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
                     return None, _stage_nested(spec, fun, call, traced)
                 t0 = time.perf_counter()
                 closed = simplify(closed)
-                exe = compile_cache.compile(closed, bk, options)
+                exe = tiering.compile_for_miss(closed, bk, options, spec.fn_name)
                 compile_s = time.perf_counter() - t0
                 consts = [bk.to_buffer(to_numpy(c)) for c in closed.consts]
                 entry = CacheEntry(key, call.described(), closed, exe, consts, call.avals,
@@ -509,11 +510,18 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
                                    trace_s, compile_s)
                 entry.run = _general_runner(entry)
                 cache.add(entry)
+                if isinstance(exe, tiering.TieredExecutable):
+                    exe.listeners.append(functools.partial(_switch_tier, cache, entry))
             else:
                 cache.hits += 1
             if fast_key is not None:
                 kinds = tuple(_arg_kind(x, a) for x, a in zip(call.args, entry.in_avals))
                 cache.fast[fast_key] = _lazy_runner(cache, fast_key, entry, kinds)
+                if isinstance(entry.executable, tiering.TieredExecutable):
+                    entry.fast_kinds[fast_key] = kinds
+        exe = entry.executable
+        if isinstance(exe, tiering.TieredExecutable) and exe.compiled is not None:
+            _switch_tier(cache, entry, exe.compiled)  # it finished before we listened
         return entry, None
 
     key_of = _ranked_fast_key if spec.ranked_fast else _fast_key
@@ -585,6 +593,37 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
     wrapper._entry_cache = cache
     shared[3] = weakref.ref(wrapper)
     return wrapper
+
+
+def _switch_tier(cache, entry, compiled) -> None:
+    """Serve ``entry`` from its compiled executable from now on: the entry's runner and
+    its fast runners are made again for it, so later hits skip the tiered wrapper."""
+    with cache.lock:
+        tiered = entry.executable
+        if not isinstance(tiered, tiering.TieredExecutable):
+            return  # switched already
+        entry.executable = compiled
+        entry.compile_seconds = tiered.compile_seconds or entry.compile_seconds
+        entry.run = _general_runner(entry)
+        if cache.entries.get(entry.key) is entry:  # not cleared meanwhile
+            for fast_key, kinds in entry.fast_kinds.items():
+                cache.fast[fast_key] = _lazy_runner(cache, fast_key, entry, kinds)
+        entry.fast_kinds = {}
+
+
+def _after_fork_in_child() -> None:
+    """Locks a thread the child does not have may hold (a background compile switching
+    an entry, a jit() call) are made new."""
+    global _SHARED_LOCK
+    _SHARED_LOCK = threading.RLock()
+    for cache in all_caches():
+        cache.lock = threading.RLock()
+    for backend in registered_backends():
+        backend._lock = threading.RLock()
+
+
+background.at_fork_reinit(_after_fork_in_child)
+background.at_fork_reinit(compile_cache._after_fork_in_child)
 
 
 def clear_caches() -> None:

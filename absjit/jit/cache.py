@@ -35,7 +35,7 @@ class CacheEntry:
 
     __slots__ = ("key", "described", "executable", "consts", "out_tree", "out_avals",
                  "in_avals", "closed_jaxpr", "trace_seconds", "compile_seconds", "backend",
-                 "passthrough", "run", "result_avals")
+                 "passthrough", "run", "result_avals", "fast_kinds")
 
     def __init__(self, key, described, closed_jaxpr, executable, consts, in_avals,
                  out_avals, out_tree, backend, trace_seconds, compile_seconds):
@@ -60,16 +60,29 @@ class CacheEntry:
         ins = set(jaxpr.invars) | set(jaxpr.constvars)
         self.passthrough = tuple(i for i, v in enumerate(jaxpr.outvars) if v in ins)
         self.run = None
+        # fast key -> argument kinds, kept while the entry runs on tier 0, so its fast
+        # runners can be made again for the compiled tier (absjit.jit.tiering)
+        self.fast_kinds: dict = {}
+
+    @property
+    def tier(self) -> str:
+        """``"interpret"`` while tier 0 serves this entry, else ``"compiled"``."""
+        return "interpret" if getattr(self.executable, "tier0", None) is not None \
+            and self.executable.compiled is None else "compiled"
 
 
 @dataclasses.dataclass(frozen=True)
 class EntryInfo:
-    """What ``cache_info()`` reports about one entry."""
+    """What ``cache_info()`` reports about one entry: its key, trace and compile
+    seconds (a compile in the background counts once it has finished), its backend,
+    and which tier serves it: ``"interpret"`` (tier 0, while the compile runs in the
+    background) or ``"compiled"``."""
 
     key: str
     trace_seconds: float
     compile_seconds: float
     backend: str
+    tier: str = "compiled"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,8 +102,9 @@ class CacheInfo:
         lines = [f"{self.function}: {self.size} entries, {self.hits} hits, "
                  f"{self.misses} misses"]
         for e in self.entries:
+            tier = "" if e.tier == "compiled" else ", running on tier 0 (interpret)"
             lines.append(f"  {e.key}  [{e.backend}: trace {e.trace_seconds * 1e3:.2f} ms, "
-                         f"compile {e.compile_seconds * 1e3:.2f} ms]")
+                         f"compile {e.compile_seconds * 1e3:.2f} ms{tier}]")
         return "\n".join(lines)
 
 
@@ -139,7 +153,7 @@ class EntryCache:
 
     def info(self) -> CacheInfo:
         entries = tuple(EntryInfo(_describe(e.described), e.trace_seconds,
-                                  e.compile_seconds, e.backend.name)
+                                  e.compile_seconds, e.backend.name, e.tier)
                         for e in list(self.entries.values()))
         return CacheInfo(self.fn_name, self.hits, self.misses, entries)
 

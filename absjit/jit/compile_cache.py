@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 
-__all__ = ["compile", "cache_key", "canonical_text", "stats", "clear", "CompileStats"]
+__all__ = ["compile", "lookup", "cache_key", "canonical_text", "stats", "clear", "CompileStats"]
 
 _LOCK = threading.Lock()
 _CACHE: dict = {}  # key -> executable
@@ -137,6 +137,26 @@ def _version_key(backend) -> tuple:
     return key[1]
 
 
+def lookup(closed_jaxpr, backend, options):
+    """The executable already compiled for this program, or None (no compile, no
+    wait). With nothing compiled yet it returns at once, without building the key
+    (which asks the backend for its versions: for Numba, its import)."""
+    if not _CACHE:
+        return None
+    key = cache_key(closed_jaxpr, backend, options)
+    return None if key is None else _CACHE.get(key)
+
+
+def _after_fork_in_child() -> None:
+    """A lock or an in-flight compile of a thread the child does not have: new lock, and
+    whoever waits for such a compile looks again (and compiles it)."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    for event in _IN_FLIGHT.values():
+        event.set()
+    _IN_FLIGHT.clear()
+
+
 def compile(closed_jaxpr, backend, options):  # noqa: A001 - the natural name
     """``backend.compile(closed_jaxpr, options)``, through the cache.
 
@@ -168,7 +188,7 @@ def compile(closed_jaxpr, backend, options):  # noqa: A001 - the natural name
         return exe
     finally:
         with _LOCK:
-            del _IN_FLIGHT[key]
+            _IN_FLIGHT.pop(key, None)
         event.set()
 
 

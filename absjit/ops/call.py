@@ -17,6 +17,8 @@ inline the equation.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..core.jaxpr import ClosedJaxpr, Jaxpr, Literal
@@ -55,6 +57,25 @@ def _jit_abstract_eval(*avals, jaxpr, name):
 
 
 abstract_eval_rules[jit_p] = _jit_abstract_eval
+
+
+class TierSwitch(Exception):
+    """Raised inside an interpreted loop when the compiled tier became ready
+    (:mod:`absjit.jit.tiering`): the call runs again, compiled."""
+
+
+class _Interrupt(threading.local):
+    check = None  # per thread: called once per interpreted loop iteration
+
+
+interrupt = _Interrupt()
+
+
+def loop_iteration() -> None:
+    """Called by the loop primitives' impl rules once per iteration."""
+    check = interrupt.check
+    if check is not None:
+        check()
 
 
 def eval_jaxpr_numpy(jaxpr: Jaxpr, consts, *args) -> list:

@@ -33,7 +33,7 @@ from ...compiler import Unsupported, compile_to_ir, ir
 from ...compiler.pieces import outline_loops, split_program
 from ...core.primitive import impl_rules
 from ...errors import CompilationError
-from .. import diskcache
+from .. import background, diskcache
 from ..base import Backend, Executable
 from .dot_fold import fold_dot_transposes
 from .lower_arrays import SYMBOLIC_SIZES, array_rules, dot_plan
@@ -385,6 +385,9 @@ class NumbaCPUBackend(Backend):
     def settings_key(self) -> tuple:
         return (pool.loops_enabled(),)  # ``ABSJIT_POOL_LOOPS``
 
+    def interpreted(self, closed_jaxpr, options, compiling=lambda: False):
+        return threads.tier0_guard(super().interpreted(closed_jaxpr, options), compiling)
+
     # -- compile ---------------------------------------------------------------------
     def compile(self, closed_jaxpr, options) -> Executable:
         gc_was_on = gc.isenabled()
@@ -572,7 +575,11 @@ class NumbaCPUBackend(Backend):
         key_text = "\n".join([repr(self.version_key()), repr(sorted(flags.items())),
                               repr(sig), src])
         digest = _digest(key_text)[:32]
-        with self._lock:
+        hit = self._functions.get(digest)
+        if hit is not None:  # no lock for a hit: a background compile may hold it
+            self.stats["memory_hits"] += 1
+            return hit
+        with background.step(), self._lock:
             hit = self._functions.get(digest)
             if hit is not None:
                 self.stats["memory_hits"] += 1

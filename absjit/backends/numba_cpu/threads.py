@@ -291,6 +291,37 @@ def _set_blas_threads(n):
         setter(max(1, min(n, initial)))
 
 
+def tier0_guard(executable, compiling):
+    """``executable`` (the NumPy interpreter, whose products run in NumPy's BLAS) with
+    BLAS at the policy's thread count, one fewer while ``compiling()`` (a background
+    compile takes a core): OpenBLAS spinning on a core another thread needs makes a
+    product ten times slower. Reads the load without importing Numba or SciPy, so the
+    first call on tier 0 does not wait for them."""
+    if not _enabled():
+        return executable
+    state = {"n": None, "setters": None}
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    monitor = _POLICY.monitor
+
+    def call(*buffers):
+        if state["n"] is None or monitor.due():
+            busy = monitor.sample() if monitor.due() else monitor.others_busy
+            n = max(1, choose_threads(cores, busy) - (1 if compiling() else 0))
+            if n != state["n"]:
+                if state["setters"] is None:
+                    state["setters"] = _blas_libraries()  # NumPy's, loaded already
+                for setter, initial in state["setters"]:
+                    setter(max(1, min(n, initial)))
+                state["n"] = n
+                _POLICY.blas_threads = None  # compiled kernels set theirs again
+        return executable(*buffers)
+    call.__wrapped__ = executable
+    return call
+
+
 # -- the policy, applied before a parallel or BLAS kernel runs ---------------------------
 class _Policy:
     def __init__(self):
