@@ -134,8 +134,10 @@ def main(argv=None):
               f"{med('absjit', prog, 'tier0_call') * 1e3:8.2f}ms "
               f"{med('absjit', prog, 'steady_call') * 1e3:9.2f}ms "
               f"{med('jax', prog, 'steady_call') * 1e3:7.2f}ms")
-    gm = statistics.geometric_mean([r for r in ratios if r == r])
-    print(f"geometric mean of first-call ratios: {gm:.2f}")
+    ratios = [r for r in ratios if r == r]
+    if ratios:
+        print(f"geometric mean of first-call ratios: "
+              f"{statistics.geometric_mean(ratios):.2f}")
 
 
 if __name__ == "__main__":

@@ -52,12 +52,17 @@ TIERED_BACKENDS = frozenset({"cpu"})
 
 # -- the cost model ----------------------------------------------------------------------
 # Calibrated on a 2-core x86-64 machine (NumPy 2.4, Numba 0.68): the interpreter spends
-# ~10 us of Python per equation plus NumPy's time per element; Numba spends ~0.5 s
-# setting up in a fresh process and ~50 ms per equation (typing, lowering, LLVM).
+# ~10 us of Python per equation (~2.5 us in a loop body, which runs as generated Python:
+# ops.call.python_evaluator, plus ~2 us a trip) and NumPy's time per element; Numba
+# spends ~0.5 s setting itself up at the first compile of a process, ~0.1 s per
+# function after that and ~50 ms per equation (typing, lowering, LLVM).
 INTERPRET_SECONDS_PER_EQN = 10e-6
+INTERPRET_SECONDS_PER_LOOP_EQN = 2.5e-6
+INTERPRET_SECONDS_PER_TRIP = 2e-6
 INTERPRET_SECONDS_PER_ELEMENT = 1.5e-9
 INTERPRET_SECONDS_PER_FLOP = 0.05e-9  # products run in BLAS
-COMPILE_SECONDS_BASE = 0.5
+COMPILE_SECONDS_FIRST = 0.5
+COMPILE_SECONDS_BASE = 0.1
 COMPILE_SECONDS_PER_EQN = 0.05
 #: Trips assumed for a ``while_loop`` (its count is only known when it runs).
 WHILE_TRIPS = 100
@@ -93,20 +98,23 @@ def _sub_jaxprs(params):
                     yield x
 
 
-def estimate_interpret_seconds(jaxpr: Jaxpr) -> float:
+def estimate_interpret_seconds(jaxpr: Jaxpr, per_eqn=INTERPRET_SECONDS_PER_EQN) -> float:
     """Expected seconds for the NumPy interpreter to run ``jaxpr`` once."""
     total = 0.0
+    loop = INTERPRET_SECONDS_PER_LOOP_EQN
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
-        total += INTERPRET_SECONDS_PER_EQN
+        total += per_eqn
         if name == "scan":
-            total += int(eqn.params["length"]) * estimate_interpret_seconds(
-                eqn.params["jaxpr"].jaxpr)
+            body = estimate_interpret_seconds(eqn.params["jaxpr"].jaxpr, loop)
+            total += _trips(eqn.params["length"]) * (body + INTERPRET_SECONDS_PER_TRIP)
         elif name == "while":
-            total += WHILE_TRIPS * (estimate_interpret_seconds(eqn.params["cond_jaxpr"].jaxpr)
-                                    + estimate_interpret_seconds(eqn.params["body_jaxpr"].jaxpr))
+            body = estimate_interpret_seconds(eqn.params["cond_jaxpr"].jaxpr, loop) + \
+                estimate_interpret_seconds(eqn.params["body_jaxpr"].jaxpr, loop)
+            total += WHILE_TRIPS * (body + INTERPRET_SECONDS_PER_TRIP)
         elif name == "cond":
-            total += max(estimate_interpret_seconds(b.jaxpr) for b in eqn.params["branches"])
+            total += max(estimate_interpret_seconds(b.jaxpr, per_eqn)
+                         for b in eqn.params["branches"])
         elif name == "dot_general":
             (lc, _), _ = eqn.params["dimension_numbers"]
             k = 1
@@ -116,13 +124,20 @@ def estimate_interpret_seconds(jaxpr: Jaxpr) -> float:
         else:
             subs = list(_sub_jaxprs(eqn.params))
             if subs:
-                total += sum(estimate_interpret_seconds(j) for j in subs)
+                total += sum(estimate_interpret_seconds(j, per_eqn) for j in subs)
             else:
                 elems = sum(_size(v.aval) for v in eqn.outvars) + \
                     sum(_size(getattr(x, "aval", None)) for x in eqn.invars)
                 scale = 8 if name in _COSTLY else 1
                 total += elems * INTERPRET_SECONDS_PER_ELEMENT * scale
     return total
+
+
+def _trips(length) -> int:
+    try:
+        return int(length)
+    except TypeError:  # a symbolic length (ranked level): assume a long loop
+        return 1 << 20
 
 
 def _size_of_dim(aval, d) -> int:
@@ -141,9 +156,11 @@ def _count_eqns(jaxpr: Jaxpr) -> int:
     return n
 
 
-def estimate_compile_seconds(jaxpr: Jaxpr) -> float:
-    """Expected seconds for the cpu backend to compile ``jaxpr`` in a fresh process."""
-    return COMPILE_SECONDS_BASE + COMPILE_SECONDS_PER_EQN * _count_eqns(jaxpr)
+def estimate_compile_seconds(jaxpr: Jaxpr, first: bool = True) -> float:
+    """Expected seconds for the cpu backend to compile ``jaxpr``; ``first``: nothing has
+    been compiled in this process yet (Numba sets itself up)."""
+    base = COMPILE_SECONDS_FIRST if first else COMPILE_SECONDS_BASE
+    return base + COMPILE_SECONDS_PER_EQN * _count_eqns(jaxpr)
 
 
 def _has_effects(jaxpr: Jaxpr) -> bool:
@@ -250,7 +267,8 @@ def compile_for_miss(closed_jaxpr, backend, options, name):
     if exe is not None:
         return exe
     interp = estimate_interpret_seconds(closed_jaxpr.jaxpr)
-    build = estimate_compile_seconds(closed_jaxpr.jaxpr)
+    build = estimate_compile_seconds(closed_jaxpr.jaxpr,
+                                     first=not backend.stats.get("compiles"))
     if interp > TIER0_FRACTION * build:
         if config.explain_cache_misses:
             logger.warning("%s: compiling now (one interpreted call ~%.2g s, the compile "

@@ -109,6 +109,59 @@ def eval_jaxpr_numpy(jaxpr: Jaxpr, consts, *args) -> list:
     return [x.val if type(x) is Literal else env[x] for x in jaxpr.outvars]
 
 
+_EVALUATORS: dict = {}  # id(jaxpr) -> (jaxpr, function): the jaxpr keeps its id unique
+
+
+def python_evaluator(jaxpr: Jaxpr):
+    """``eval_jaxpr_numpy(jaxpr, consts, *args)`` as a generated Python function
+    ``run(consts, *args)``: the same impl rules called in the same order, with the same
+    casts of their results, but with locals instead of a dictionary and rules looked up
+    once. A loop body runs thousands of times: this is what interprets it (about 3x
+    faster for a body of scalar operations)."""
+    hit = _EVALUATORS.get(id(jaxpr))
+    if hit is not None and hit[0] is jaxpr:
+        return hit[1]
+    names: dict = {}
+    env = {"asarray": np.asarray, "ndarray": np.ndarray, "broadcast_to": np.broadcast_to}
+
+    def name(v):
+        if type(v) is Literal:
+            key = f"l{len(env)}"
+            env[key] = v.val
+            return key
+        return names[v]
+
+    for v in list(jaxpr.constvars) + list(jaxpr.invars):
+        names[v] = f"v{len(names)}"
+    nconst = len(jaxpr.constvars)
+    lines = [f"def run(consts, {', '.join(names[v] for v in jaxpr.invars)}):"]
+    if nconst:
+        lines.append(f"    ({''.join(names[v] + ', ' for v in jaxpr.constvars)}) = consts")
+    for k, eqn in enumerate(jaxpr.eqns):
+        try:
+            rule = impl_rules[eqn.primitive]
+        except KeyError:
+            raise NotImplementedError(
+                f"primitive {eqn.primitive.name!r} has no eager rule") from None
+        env[f"r{k}"], env[f"p{k}"] = rule, dict(eqn.params)
+        args = ", ".join(name(x) for x in eqn.invars)
+        lines.append(f"    o = r{k}({args}{', ' if args else ''}**p{k})")
+        for j, v in enumerate(eqn.outvars):
+            out = names[v] = f"v{len(names)}"
+            env[f"d{out}"], env[f"s{out}"] = v.aval.dtype, v.aval.shape
+            lines += [f"    {out} = o[{j}]",
+                      f"    if type({out}) is not ndarray: {out} = asarray({out})",
+                      f"    if {out}.dtype != d{out}: {out} = {out}.astype(d{out})",
+                      f"    if {out}.shape != s{out}: {out} = broadcast_to({out}, s{out})"]
+    lines.append(f"    return [{', '.join(name(x) for x in jaxpr.outvars)}]")
+    exec("\n".join(lines), env)  # noqa: S102 - generated from the jaxpr, no user text
+    fn = env["run"]
+    if len(_EVALUATORS) > 512:
+        _EVALUATORS.clear()
+    _EVALUATORS[id(jaxpr)] = (jaxpr, fn)
+    return fn
+
+
 def _jit_impl(*args, jaxpr, name):
     return eval_jaxpr_numpy(jaxpr.jaxpr, jaxpr.consts, *args)
 

@@ -30,7 +30,7 @@ from ..core.fusion import ControlFlow, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
 from ..interpreters import ad, batching
-from .call import eval_jaxpr_numpy, loop_iteration
+from .call import eval_jaxpr_numpy, loop_iteration, python_evaluator
 from ._control_flow_util import (_bind, _carry_fixpoint, _convert_to, _effectful_twin,  # noqa: F401
                                  _eval, _from_fun, _join_weak, _name, _pad_invars,
                                  _shaped, _trace, _types_str)
@@ -264,9 +264,10 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     cc = list(args[:cond_nconsts])
     bc = list(args[cond_nconsts:cond_nconsts + body_nconsts])
     carry = list(args[cond_nconsts + body_nconsts:])
-    while bool(eval_jaxpr_numpy(cond_jaxpr.jaxpr, [], *cc, *carry)[0]):
+    cond, body = python_evaluator(cond_jaxpr.jaxpr), python_evaluator(body_jaxpr.jaxpr)
+    while bool(cond((), *cc, *carry)[0]):
         loop_iteration()
-        carry = eval_jaxpr_numpy(body_jaxpr.jaxpr, [], *bc, *carry)
+        carry = body((), *bc, *carry)
     return carry
 
 

@@ -18,7 +18,7 @@ from ..core.fusion import ControlFlow, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
 from ..interpreters import ad, batching
-from .call import eval_jaxpr_numpy, loop_iteration
+from .call import eval_jaxpr_numpy, loop_iteration, python_evaluator
 from ._control_flow_util import (_bind, _carry_fixpoint, _convert_to, _effectful_twin,
                                  _eval, _from_fun, _name, _shaped, _trace, user_view)
 from .._traceback import api_boundary
@@ -67,9 +67,10 @@ def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry, unroll):
     y_avals = jaxpr.out_avals[num_carry:]
     ys = [np.empty((length,) + tuple(a.shape), a.dtype) for a in y_avals]
     order = range(length - 1, -1, -1) if reverse else range(length)
+    body = python_evaluator(jaxpr.jaxpr)
     for i in order:
         loop_iteration()
-        outs = eval_jaxpr_numpy(jaxpr.jaxpr, [], *consts, *carry, *[x[i] for x in xs])
+        outs = body((), *consts, *carry, *[x[i] for x in xs])
         carry = outs[:num_carry]
         for y, o in zip(ys, outs[num_carry:]):
             y[i] = o

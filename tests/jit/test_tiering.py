@@ -84,7 +84,7 @@ def test_tier0_result_is_the_interpreters_and_later_calls_the_kernels():
 
 def test_long_scalar_loops_compile_before_the_first_call():
     c = _unique() * 1e-7
-    f = absjit.jit(lambda x: lax.fori_loop(0, 20_000, lambda i, v: v * 0.5 + c, x))
+    f = absjit.jit(lambda x: lax.fori_loop(0, 200_000, lambda i, v: v * 0.5 + c, x))
     f(np.float32(1.0))
     assert f.cache_info().entries[0].tier == "compiled"  # the caller waited
     assert isinstance(_entry(f).executable, NumbaExecutable)
@@ -103,7 +103,7 @@ def test_cost_model_orders_programs_by_their_work():
     assert tiering.estimate_compile_seconds(loop) > tiering.estimate_compile_seconds(small) \
         > 0
     # the decision: the long scalar loop waits for its compile, the small program not
-    long_loop = jaxpr(lambda x: lax.fori_loop(0, 20_000, lambda i, v: v * 0.5, x),
+    long_loop = jaxpr(lambda x: lax.fori_loop(0, 200_000, lambda i, v: v * 0.5, x),
                       np.float32(1))
     frac = tiering.TIER0_FRACTION
     assert est(long_loop) > frac * tiering.estimate_compile_seconds(long_loop)
