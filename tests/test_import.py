@@ -72,3 +72,22 @@ def test_backends_load_when_asked_for():
     mods = imported_by("import absjit; assert 'cpu' in absjit.backends()")
     assert "absjit.backends.numba_cpu" in mods
     assert "numba" not in mods and "jax" not in mods
+
+
+def test_concurrent_first_lookups_all_find_the_backend():
+    # A fresh process: eight threads ask for the cpu backend before it is imported.
+    code = r"""
+import threading, absjit
+from absjit.backends.base import get_backend
+found, errors = [], []
+def ask():
+    try:
+        found.append(get_backend("cpu").name)
+    except Exception as e:  # noqa: BLE001
+        errors.append(repr(e))
+threads = [threading.Thread(target=ask) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert found == ["cpu"] * 8 and not errors, (found, errors)
+"""
+    imported_by(code)  # asserts the program exits cleanly

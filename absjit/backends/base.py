@@ -320,13 +320,20 @@ class _Registry(dict):
             self.pending[name] = module
 
     def load(self, name):
-        module = self.pending.pop(name, None)
+        # The entry stays pending until the import registers the backend, so a second
+        # thread asking meanwhile imports too (Python's import lock makes it wait for
+        # the first) instead of finding the name missing.
+        module = self.pending.get(name)
         if module is not None:
             try:
                 importlib.import_module(module)
             except ImportError:  # e.g. Numba missing: the backend is not available
-                if name in self.order and not dict.__contains__(self, name):
-                    self.order.remove(name)
+                if not dict.__contains__(self, name):
+                    self.pending.pop(name, None)
+                    if name in self.order:
+                        self.order.remove(name)
+            else:
+                self.pending.pop(name, None)  # a module that registered nothing
 
     def load_all(self):
         for name in list(self.pending):
