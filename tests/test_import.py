@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ["numba", "numba.cuda", "numba_cuda", "llvmlite", "scipy", "jax", "jaxlib", "dask",
          "distributed", "matplotlib", "pandas", "torch", "cupy", "tbb",
          "absjit.backends.numba_cpu", "absjit.backends.numba_cuda", "absjit.backends.xla",
-         "absjit.compiler", "absjit.scipy", "absjit.nn", "absjit.numpy.linalg",
+         "absjit.scipy", "absjit.nn", "absjit.numpy.linalg",
          "absjit.numpy.fft", "absjit.dask", "absjit.example_libraries", "absjit.random",
          "absjit.cache"]
 
