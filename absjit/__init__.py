@@ -24,8 +24,6 @@ from .core.levels import Level, get_level, register_level, registered_levels  # 
 from .core.avals import ConcreteArray, ShapedArray  # noqa: E402,F401
 from .interpreters.staging import make_jaxpr  # noqa: E402
 from . import numpy, lax  # noqa: E402,F401
-from . import random  # noqa: E402,F401
-from . import nn  # noqa: E402,F401
 from .api_transforms import (grad, value_and_grad, jvp, vjp, linearize, jacfwd,  # noqa: E402
                              jacrev, hessian, vmap)
 jacobian = jacrev  # JAX's name for the reverse-mode Jacobian
@@ -39,21 +37,30 @@ from .api_contexts import (disable_jit, ensure_compile_time_eval, named_scope,  
                            print_environment_info)
 from .dtypes import float0  # noqa: E402
 from . import debug  # noqa: E402,F401
-from . import backends  # noqa: E402,F401  (callable: absjit.backends() lists them)
-from .backends import interpret as _interpret_backend  # noqa: E402,F401
-try:  # the cpu backend needs Numba; without it jit runs on the interpret backend
-    from .backends import numba_cpu as _numba_cpu_backend  # noqa: E402,F401
-    from .backends import numba_cuda as _numba_cuda_backend  # noqa: E402,F401
-    from . import cache  # noqa: E402,F401  (absjit.cache.clear(), absjit.cache.info())
-except ImportError:  # pragma: no cover
-    pass
-from .backends import xla as _xla_backend  # noqa: E402,F401  (jax is imported on first use)
+# Callable: absjit.backends() lists them. Each backend's module is imported the first
+# time it is asked for (absjit.backends.base.register_backend_module), not here.
+from . import backends  # noqa: E402,F401
 from .jit import jit, clear_caches  # noqa: E402
 from .jit.pmap import pmap  # noqa: E402
 from .jit import compile_cache as _compile_cache  # noqa: E402
 from .jit.runtime import block_until_ready, device_put  # noqa: E402
 
 jit.compile_cache = _compile_cache  # ``absjit.jit`` names the function, not the package
+
+# Submodules imported on first use (PEP 562), so that ``import absjit`` stays fast:
+# ``absjit.nn.relu`` works without ``import absjit.nn``, as in JAX.
+_LAZY_SUBMODULES = ("random", "nn", "scipy", "cache", "example_libraries", "dask")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
 
 __all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "numpy", "lax",
            "register_level", "get_level", "Level", "ShapedArray", "ConcreteArray", "random",

@@ -13,6 +13,16 @@ def section(title):
     print(f"\n== {title} ==")
 
 
+def show_error(what, e):
+    """Print an error as a user meets it: its type and first line, then its fixes."""
+    lines = str(e).splitlines()
+    print(f"{what} raises {type(e).__name__}: {lines[0]}")
+    fixes = [line for line in lines[1:]
+             if line.startswith(("The error occurred", "Possible fix"))]
+    for line in fixes or lines[1:2]:
+        print("    " + line)
+
+
 section("Tracing a function into a jaxpr")
 
 
@@ -30,11 +40,11 @@ print(repr(jnp.add(1, 1.0)))              # Python scalars stay weakly typed
 try:
     lax.add(1, 1.0)                       # lax does no implicit promotion
 except TypeError as e:
-    print("lax.add(1, 1.0):", str(e).split(". (")[0])
+    show_error("lax.add(1, 1.0)", e)
 try:
     x[0] = 10
 except TypeError as e:
-    print("x[0] = 10:", str(e).split(";")[0])
+    show_error("x[0] = 10", e)
 
 section("Abstraction levels decide what Python may do with traced values")
 
@@ -49,7 +59,7 @@ print(absjit.make_jaxpr(relu_or_neg, abstraction="concrete")(np.ones(3, np.float
 try:
     absjit.make_jaxpr(relu_or_neg)(np.ones(3, np.float32))  # default: shaped
 except errors.ConcretizationTypeError as e:
-    print(type(e).__name__ + ":", str(e).splitlines()[-1])
+    show_error("make_jaxpr(relu_or_neg)", e)
 
 section("jit: trace once per shape and dtype, then run compiled code")
 
@@ -65,7 +75,7 @@ print("entries in the cache:", selu._cache_size(), "| backend:", absjit.backends
 try:
     absjit.jit(relu_or_neg)(data)
 except errors.TracerBoolConversionError as e:
-    print("jit(relu_or_neg):", str(e).splitlines()[-2])
+    show_error("jit(relu_or_neg)", e)
 
 section("grad traces at the concrete level: Python control flow works")
 

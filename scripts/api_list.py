@@ -1,12 +1,13 @@
-"""Print README's "Supported API" name lists, built from each module's ``__all__``.
+"""Print the "Supported API" name lists (``docs/api-list.md``), built from each module's
+``__all__``.
 
 Usage::
 
-    python scripts/api_list.py                  # print the Markdown
-    python scripts/api_list.py --check README.md  # exit 1 if README's list differs
-    python scripts/api_list.py --write README.md  # rewrite README's list
+    python scripts/api_list.py                          # print the Markdown
+    python scripts/api_list.py --check docs/api-list.md  # exit 1 if the page's list differs
+    python scripts/api_list.py --write docs/api-list.md  # rewrite the page's list
 
-The list in README lies between the lines ``<!-- api-list:start -->`` and
+The list lies between the lines ``<!-- api-list:start -->`` and
 ``<!-- api-list:end -->``. A section lists a module's public names (its ``__all__``)
 except submodules and primitives (``*_p``), sorted, with their count computed here.
 ``absjit.scipy.*`` and ``absjit.example_libraries.*`` sections appear for every
@@ -99,8 +100,8 @@ def _split(text: str, path: str):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--check", metavar="README", help="exit 1 if the section differs")
-    group.add_argument("--write", metavar="README", help="rewrite the section in place")
+    group.add_argument("--check", metavar="PAGE", help="exit 1 if the section differs")
+    group.add_argument("--write", metavar="PAGE", help="rewrite the section in place")
     args = parser.parse_args(argv)
     text = render()
     if args.check is None and args.write is None:

@@ -1,4 +1,4 @@
-"""scripts/api_list.py: README's API list is generated from the modules."""
+"""scripts/api_list.py: the API list in docs/api-list.md is generated from the modules."""
 import importlib.util
 import os
 import re

@@ -27,7 +27,8 @@ REFERENCE = {
     "lax": ["absjit.lax"],
     "random": ["absjit.random"],
     "nn": ["absjit.nn"],
-    "scipy": ["absjit.scipy.special", "absjit.scipy.linalg"],
+    "scipy.special": ["absjit.scipy.special"],
+    "scipy.linalg": ["absjit.scipy.linalg"],
     "tree_util": ["absjit.tree_util"],
 }
 
@@ -93,3 +94,52 @@ def test_guide_examples_run(page):
     report = []
     runner.run(test, out=report.append)
     assert not report, "".join(report)
+
+
+def _api_pages(site):
+    for root, _, files in os.walk(os.path.join(site, "api")):
+        for name in files:
+            if name.endswith(".html"):
+                path = os.path.join(root, name)
+                yield os.path.relpath(path, site), open(path, encoding="utf-8").read()
+
+
+def test_api_reference_has_no_raw_rst_addresses_or_future_names(site):
+    """What Markdown cannot render or a reader cannot use: Sphinx roles (``:func:`x```
+    becomes ``:func:<code>x</code>``), memory addresses from a value's ``repr``, and the
+    ``annotations`` feature ``from __future__ import annotations`` leaves in a module."""
+    problems = []
+    for page, html in _api_pages(site):
+        text = re.sub(r"<[^>]+>", "", html)
+        for pattern, what in [
+                (r":(?:py:)?(?:func|class|meth|mod|data|attr|obj|exc|ref|const):(?:<code>|`)",
+                 "rST role"),
+                (r"\bat 0x[0-9a-fA-F]+|0x7f[0-9a-fA-F]{8,}", "memory address"),
+                (r"_Feature\(|\bannotations = ", "leaked __future__ name"),
+                (r"^\s*\.\. (?:warning|note|versionadded|deprecated)::", "rST directive")]:
+            for m in re.finditer(pattern, html if "role" in what else text, flags=re.M):
+                problems.append(f"{page}: {what}: {m.group(0)!r}")
+    assert not problems, "\n".join(problems[:40])
+
+
+def test_constants_and_float0_are_documented_in_absjits_words(site):
+    html = open(os.path.join(site, "api", "numpy", "index.html"), encoding="utf-8").read()
+    text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    for name, words in [("pi", "circumference"), ("e", "natural logarithm"),
+                        ("euler_gamma", "Euler–Mascheroni"), ("inf", "infinity"),
+                        ("nan", "Not a Number"), ("float0", "tangents of integer")]:
+        m = re.search(r'id="absjit\.numpy\.' + name + r'"(.{0,1500})', html, flags=re.S)
+        assert m, name
+        assert words in " ".join(re.sub(r"<[^>]+>", " ", m.group(1)).split()), name
+    assert "Convert a string or number to a floating point number" not in text
+    assert "VoidDType" not in text
+
+
+def test_module_pages_list_their_functions(site):
+    """Each API page opens with a summary table whose names link to their entries."""
+    for page, module in [("numpy", "absjit.numpy"), ("lax", "absjit.lax"),
+                         ("scipy.special", "absjit.scipy.special")]:
+        html = open(os.path.join(site, "api", page, "index.html"), encoding="utf-8").read()
+        links = set(re.findall(r'href="#' + re.escape(module) + r'\.(\w+)"', html))
+        names = {name for name, _ in _own_public_objects(module)}
+        assert names and len(names - links) <= len(names) // 20, sorted(names - links)[:20]

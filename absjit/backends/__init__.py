@@ -17,4 +17,13 @@ class _CallableModule(types.ModuleType):
         return available_backends()
 
 
+def __getattr__(name):
+    # A backend's package is imported when first named (``absjit.backends.numba_cpu``),
+    # as when it is first asked for by name (``base.register_backend_module``).
+    if name in ("interpret", "numba_cpu", "numba_cuda", "xla", "diskcache"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 sys.modules[__name__].__class__ = _CallableModule

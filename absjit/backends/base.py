@@ -31,14 +31,15 @@ backends and platforms this machine has, and what the requested backend could no
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import threading
 import warnings
 
 from numpy import bool_ as np_bool
 
 __all__ = ["Backend", "Executable", "CompileOptions", "FallbackExecutable", "register_backend",
-           "get_backend", "available_backends", "registered_backends", "select_backend",
-           "route_backend", "NUMBA_BACKENDS"]
+           "register_backend_module", "get_backend", "available_backends", "registered_backends",
+           "select_backend", "route_backend", "NUMBA_BACKENDS"]
 
 
 # LLVM fast-math flags that ``fastmath=True`` turns on. ``nnan`` and ``ninf`` are left
@@ -308,15 +309,103 @@ class Backend:
         return f"<backend {self.name!r}>"
 
 
-_REGISTRY: dict = {}
+class _Registry(dict):
+    """Backends by name. A backend known only by the module that registers it (see
+    :func:`register_backend_module`) is imported the first time it is looked up or the
+    backends are listed, so ``import absjit`` imports no backend's code; ``name in
+    _REGISTRY`` does not import it. Listing keeps the order names were first declared."""
+
+    def __init__(self):
+        super().__init__()
+        self.order: list = []     # names, first declared first
+        self.pending: dict = {}   # name -> module whose import registers it
+
+    def declare(self, name, module=None):
+        if name not in self.order:
+            self.order.append(name)
+        if module is not None and not dict.__contains__(self, name):
+            self.pending[name] = module
+
+    def load(self, name):
+        # The entry stays pending until the import registers the backend, so a second
+        # thread asking meanwhile imports too (Python's import lock makes it wait for
+        # the first) instead of finding the name missing.
+        module = self.pending.get(name)
+        if module is not None:
+            try:
+                importlib.import_module(module)
+            except ImportError:  # e.g. Numba missing: the backend is not available
+                if not dict.__contains__(self, name):
+                    self.pending.pop(name, None)
+                    if name in self.order:
+                        self.order.remove(name)
+            else:
+                self.pending.pop(name, None)  # a module that registered nothing
+
+    def load_all(self):
+        for name in list(self.pending):
+            self.load(name)
+
+    def __getitem__(self, name):
+        self.load(name)
+        return super().__getitem__(name)
+
+    def get(self, name, default=None):
+        self.load(name)
+        return super().get(name, default)
+
+    def __contains__(self, name):
+        return super().__contains__(name) or name in self.pending
+
+    def __iter__(self):
+        self.load_all()
+        return iter([n for n in self.order if dict.__contains__(self, n)])
+
+    def __len__(self):
+        self.load_all()
+        return super().__len__()
+
+    def keys(self):
+        return list(self)
+
+    def values(self):
+        return [super(_Registry, self).__getitem__(n) for n in self]
+
+    def items(self):
+        return [(n, super(_Registry, self).__getitem__(n)) for n in self]
+
+
+_REGISTRY = _Registry()
 _ALIASES = {"tpu": "xla", "gpu": "cuda"}
 # Backends that compile through Numba: what they cannot lower is routed elsewhere.
 NUMBA_BACKENDS = ("cpu", "cuda")
 
 
 def register_backend(backend: Backend) -> Backend:
-    _REGISTRY[backend.name] = backend
+    _REGISTRY.declare(backend.name)
+    _REGISTRY.pending.pop(backend.name, None)
+    dict.__setitem__(_REGISTRY, backend.name, backend)
     return backend
+
+
+def register_backend_module(name: str, module: str) -> None:
+    """Declare backend ``name``, registered by importing ``module`` (which calls
+    :func:`register_backend`) the first time the backend is asked for.
+
+    Examples
+    --------
+    >>> "cpu" in _REGISTRY and "cpu" in available_backends()
+    True
+    """
+    _REGISTRY.declare(name, module)
+
+
+# The backends absjit ships, first declared first (``absjit.backends()`` lists them in
+# this order); importing absjit imports none of their modules.
+register_backend_module("interpret", "absjit.backends.interpret")
+register_backend_module("cpu", "absjit.backends.numba_cpu")
+register_backend_module("cuda", "absjit.backends.numba_cuda")
+register_backend_module("xla", "absjit.backends.xla")
 
 
 def get_backend(name: str) -> Backend:

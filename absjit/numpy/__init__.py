@@ -25,8 +25,6 @@ from ._setops import *  # noqa: F401,F403
 from ._editing import *  # noqa: F401,F403
 from ._mathfuncs import *  # noqa: F401,F403
 from ._polynomial import *  # noqa: F401,F403
-from . import linalg  # noqa: F401
-from . import fft  # noqa: F401
 from . import _array_methods
 from . import (_creation, _dtypes, _editing, _index_tricks, _linalg,  # noqa: E402
                _mathfuncs, _misc, _numeric, _padding, _polynomial, _reductions, _searching, _setops, _shape, _sorting, _ufuncs)
@@ -48,3 +46,15 @@ __all__ = sorted({name for m in (_dtypes, _creation, _ufuncs, _reductions, _shap
                                  _polynomial)
                   for name in m.__all__}
                  | {"pi", "e", "inf", "nan", "newaxis", "euler_gamma", "linalg", "fft"})
+
+
+def __getattr__(name):
+    # ``linalg`` and ``fft`` are imported on first use (PEP 562): ``import absjit`` stays fast.
+    if name in ("linalg", "fft"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"linalg", "fft"})

@@ -12,3 +12,13 @@ def test_quickstart_runs():
                          capture_output=True, text=True, timeout=600, env=env, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert "lambda" in out.stdout  # it prints a jaxpr
+    # each demonstrated error shows its type, its first line and its fixes
+    lines = out.stdout.splitlines()
+    shown = [i for i, line in enumerate(lines) if " raises TracerBoolConversionError: " in line]
+    assert len(shown) == 2
+    for i in shown:
+        assert "Abstract tracer value encountered" in lines[i]
+        assert any(line.strip().startswith("Possible fixes:") and "lax.cond" in line
+                   for line in lines[i + 1:i + 3])
+    assert any("raises TypeError:" in line and "immutable" in line for line in lines)
+    assert any("x.at[idx].set(y)" in line for line in lines)

@@ -51,7 +51,7 @@ import threading
 import time
 
 __all__ = ["adaptive", "choose_threads", "pool_threads", "configure_layer", "guard", "info", "LoadMonitor",
-           "CHECK_INTERVAL", "worker_threads"]
+           "CHECK_INTERVAL", "worker_threads", "tbb_library_paths"]
 
 log = logging.getLogger("absjit.threads")
 
@@ -220,6 +220,8 @@ def configure_layer() -> str:
         import numba
         from numba.np.ufunc import parallel as npp
         chosen = str(numba.config.THREADING_LAYER)
+        if not getattr(npp, "_is_initialized", False):
+            _preload_tbb()  # from a venv's lib/, whatever layer was asked for
         if getattr(npp, "_is_initialized", False):
             chosen = numba.threading_layer()  # already running: nothing to choose
         elif chosen == "default" and not os.environ.get("NUMBA_THREADING_LAYER"):
@@ -229,6 +231,64 @@ def configure_layer() -> str:
         _layer = chosen
         log.debug("absjit: Numba threading layer %s", chosen)
         return chosen
+
+
+#: The TBB runtime Numba's ``tbbpool`` extension links against, by platform.
+_TBB_NAMES = {"linux": "libtbb.so.12", "darwin": "libtbb.12.dylib", "win32": "tbb12.dll"}
+
+
+def tbb_library_paths() -> list:
+    """Where the ``tbb`` wheel put its runtime library, most specific first: the files
+    its distribution lists, then ``lib/`` under this environment's prefix and the base
+    interpreter's. In a virtual environment the wheel puts the library in the
+    environment's ``lib/`` (``Library/bin`` on Windows), which the dynamic loader does
+    not search, so Numba cannot find TBB by name there.
+
+    Examples
+    --------
+    >>> all(p.endswith(("libtbb.so.12", "libtbb.12.dylib", "tbb12.dll"))
+    ...     for p in tbb_library_paths())
+    True
+    """
+    name = _TBB_NAMES.get(sys.platform)
+    if name is None:
+        return []
+    found = []
+    try:
+        from importlib import metadata
+        dist = metadata.distribution("tbb")
+        for f in dist.files or ():
+            if os.path.basename(str(f)) == name:
+                found.append(os.path.normpath(str(dist.locate_file(f))))
+    except Exception:  # noqa: BLE001 - no tbb distribution, or unreadable metadata
+        pass
+    for prefix in (sys.prefix, sys.base_prefix):
+        for sub in ("lib", os.path.join("Library", "bin")):
+            found.append(os.path.join(prefix, sub, name))
+    seen = set()
+    return [p for p in found if os.path.isfile(p) and not (p in seen or seen.add(p))]
+
+
+def _preload_tbb() -> bool:
+    """Load TBB's runtime by absolute path (globally), so that Numba's ``tbbpool``,
+    which names it only by its soname, finds it already loaded. Returns whether a
+    library was loaded; a TBB the loader finds by name is left to Numba."""
+    name = _TBB_NAMES.get(sys.platform)
+    if name is None:
+        return False
+    try:
+        ctypes.CDLL(name)
+        return False  # on the loader's path: nothing to do
+    except OSError:
+        pass
+    for path in tbb_library_paths():
+        try:
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            log.debug("absjit: loaded TBB from %s", path)
+            return True
+        except OSError:
+            continue
+    return False
 
 
 def _tbb_loads() -> bool:
