@@ -46,6 +46,7 @@ class FirstCall:
                    JAX_ENABLE_COMPILATION_CACHE="0", JAX_PLATFORMS="cpu",
                    PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
         env.pop("OPENBLAS_CORETYPE", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
         runs = {"absjit": [], "jax": []}
         for _ in range(self.samples):
             for lib in runs:
