@@ -178,11 +178,15 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_eleme
     out_dt = lhs.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
     if lhs.dtype != out_dt:
         lhs, rhs = lhs.astype(out_dt), rhs.astype(out_dt)
-    if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and lc == (lhs.ndim - 1,) and rc == (0,) \
-            and out_dt.kind in "fc":
-        # The common vector/matrix product: one BLAS call, no reshapes. np.matmul, not
+    if not lb and lhs.ndim <= 2 and rhs.ndim <= 2 and len(lc) == 1 and out_dt.kind in "fc":
+        # A vector/matrix product, either operand transposed (as reverse-mode products
+        # are): one BLAS call on transposed views, no copies or reshapes. np.matmul, not
         # np.dot: np.dot of an (n, 1) by (1, 1) product scales by the one element and
         # so gives 0 for inf * 0 (IEEE, XLA and the compiled kernels give nan).
+        if lhs.ndim == 2 and lc == (0,):
+            lhs = lhs.T
+        if rhs.ndim == 2 and rc == (1,):
+            rhs = rhs.T
         return [np.matmul(lhs, rhs)]
     out_shape = _dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)
     lf = _free_axes(lhs.ndim, lc, lb)
