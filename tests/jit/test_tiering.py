@@ -210,11 +210,15 @@ def test_fork_during_background_compiles_leaves_a_working_child():
         import os, threading, numpy as np, absjit, absjit.numpy as jnp
         from absjit.jit import tiering
         stop = False
-        def churn():
-            i = 0
+        def churn():  # new programs: tier 0 with background compiles, and compiles
+            i = 0     # in this thread (lower().compile() never uses a tier)
             while not stop:
                 i += 1
-                absjit.jit(lambda x, i=i: x * (i + 0.25), backend="cpu")(np.ones(3, np.float32))
+                f = absjit.jit(lambda x, i=i: x * (i + 0.25), backend="cpu")
+                if i % 2:
+                    f(np.ones(3, np.float32))
+                else:
+                    f.lower(np.ones(3, np.float32)).compile()
         t = threading.Thread(target=churn, daemon=True); t.start()
         big = absjit.jit(lambda x: jnp.tanh(jnp.cumsum(x, axis=0) * 1.5) @ x.T)
         big(np.ones((4, 4), np.float32))
