@@ -47,6 +47,7 @@ class FirstCall:
                    PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
         env.pop("OPENBLAS_CORETYPE", None)
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
+        env["ABSJIT_TIERING"] = "1"  # the default a user gets
         runs = {"absjit": [], "jax": []}
         for _ in range(self.samples):
             for lib in runs:
