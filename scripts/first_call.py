@@ -101,6 +101,9 @@ def main(argv=None):
     if a.child:
         print(json.dumps(child(*a.child)))
         return
+    # the user's default unless asked otherwise (the benchmarks package turns it off
+    # for the steady-state benchmarks when imported, below)
+    tiering = os.environ.get("ABSJIT_TIERING", "1")
     sys.path.insert(0, os.path.join(ROOT, "asv_bench"))
     from benchmarks._first_call_programs import PROGRAMS
     programs = a.programs or list(PROGRAMS)
@@ -109,6 +112,7 @@ def main(argv=None):
     # An installed package has its bytecode; without it every process would compile
     # absjit's sources again (~0.5 s), which a user never pays.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["ABSJIT_TIERING"] = tiering
     libs = a.libs.split(",")
     samples = []
     for prog in programs:
