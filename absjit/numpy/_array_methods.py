@@ -107,8 +107,10 @@ class _IndexUpdateRef:
         self.array = array
         self.index = index
 
-    def get(self, **kwargs):
-        return self.array[self.index]
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None, out_sharding=None):
+        from ._indexing import getitem_mode
+        return getitem_mode(self.array, self.index, mode, fill_value)
 
     def _update(self, mode, values):
         from ._indexing import index_update

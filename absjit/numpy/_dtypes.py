@@ -32,10 +32,20 @@ class _ScalarMeta(type):
     def __eq__(cls, other):
         if isinstance(other, _ScalarMeta):
             return cls.dtype == other.dtype
+        # ``np.dtype(None)`` is float64 and ``np.dtype({...})`` raises ValueError: only
+        # dtype-likes compare, and comparing never raises (the Array API tests compare
+        # dtypes with arbitrary objects).
+        if other is None or not isinstance(other, (str, type, np.dtype)) \
+                and not hasattr(other, "dtype"):
+            return NotImplemented
         try:
             return cls.dtype == np.dtype(other)
-        except TypeError:
+        except Exception:  # noqa: BLE001 - anything np.dtype rejects is simply unequal
             return False
+
+    def __ne__(cls, other):
+        eq = _ScalarMeta.__eq__(cls, other)
+        return eq if eq is NotImplemented else not eq
 
     def __hash__(cls):
         return hash(cls.dtype)

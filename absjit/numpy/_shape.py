@@ -19,7 +19,7 @@ from ..ops import indexing as gi
 from ..ops import structural as st
 from ..ops._util import canonical_axes
 from ._promote import asarray_weak, broadcast_to_shape, check_arraylike, promote_dtypes
-from ._indexing import size_value
+from ._indexing import default_fill_value, size_value
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "swapaxes", "moveaxis",
            "expand_dims", "squeeze", "broadcast_to", "broadcast_arrays", "broadcast_shapes",
@@ -589,15 +589,7 @@ def _repeat_traced(a, repeats, ax, length):
 # ---------------------------------------------------------------------------
 # take, take_along_axis
 # ---------------------------------------------------------------------------
-def _fill_value(dt):
-    dt = np.dtype(dt)
-    if dt.kind in "fc" or dt == dtypes.bfloat16:
-        return np.nan
-    if dt.kind == "b":
-        return True
-    if dt.kind == "u":
-        return np.iinfo(dt).max
-    return np.iinfo(dt).min
+_fill_value = default_fill_value
 
 
 def _index_array(indices, name):

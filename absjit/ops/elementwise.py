@@ -129,6 +129,9 @@ def _jvp_rule(prim, *fns, ans_fn=None):
             return [ans], [_zeros(out_aval)]
         return [ans], [_bcast(total, out_aval.shape)]
     rule.__name__ = f"{prim.name}_jvp"
+    # Zero tangents stay symbolic: an input with no tangent adds no term (pow's exponent
+    # term ``log(x) * x**y`` is NaN at a negative base and must not be formed).
+    rule.symbolic_zeros = True
     ad.jvp_rules[prim] = rule
     return rule
 
