@@ -53,10 +53,12 @@ def _shape_of(x):
 # ---------------------------------------------------------------------------
 # reshape and axes
 # ---------------------------------------------------------------------------
-def reshape(a, shape=None, order="C", *, newshape=None):
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=None):
     """Gives ``a`` a new shape with the same number of elements; one entry may be -1.
 
-    ``order='F'`` reads and writes the elements in column-major order.
+    ``order='F'`` reads and writes the elements in column-major order. ``copy`` (the
+    Array API's) is accepted and changes nothing: arrays are immutable, so a reshaped
+    array never shares writes with its input.
 
     Examples
     --------
@@ -64,6 +66,10 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     (2, 3)
     """
     shape = newshape if shape is None else shape
+    if copy not in (None, True, False):
+        raise ValueError(f"jnp.reshape: copy must be None, True or False, got {copy!r}")
+    if out_sharding is not None:
+        raise NotImplementedError("jnp.reshape: out_sharding is not supported by absjit")
     a = _arr(a, "reshape")
     if order != "C":
         _check_order("reshape", order)
@@ -551,7 +557,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         reps = np.asarray(known)
         if is_dim(n) and reps.ndim == 1 and unify_sizes(reps.shape[0], n, "jnp.repeat"):
             n = reps.shape[0]  # ranked: one repeat per element fixes the axis's size
-        reps = np.broadcast_to(reps, (n,)) if reps.ndim == 0 else reps
+        # A scalar, or one entry (NumPy and the Array API), stands for every element.
+        reps = np.broadcast_to(reps, (n,)) if reps.ndim == 0 or reps.shape == (1,) else reps
         if reps.shape != (n,):
             raise ValueError(f"jnp.repeat: repeats of shape {reps.shape} must be a scalar or "
                              f"have one entry per element along axis {ax} ({n})")

@@ -350,7 +350,39 @@ negative = _unary("negative", ew.neg)
 # ---------------------------------------------------------------------------
 exp = _unary("exp", ew.exp, inexact=True)
 exp2 = _unary("exp2", ew.exp2, inexact=True)
-expm1 = _unary("expm1", ew.expm1, inexact=True)
+_expm1 = _unary("expm1", ew.expm1, inexact=True)
+__all__.remove("expm1")
+
+
+@_public
+@_quiet
+def expm1(x, /):
+    """``exp(x) - 1``, accurate near 0. For complex ``x`` the Array API's special cases
+    hold: a zero imaginary part gives ``expm1(real(x)) + 0j``, ``real(x) = -inf`` gives
+    ``-1 + 0j`` and ``real(x) = +inf`` with a non-finite imaginary part ``inf + nan j``.
+
+    Examples
+    --------
+    >>> jnp.expm1(jnp.array([0., 1e-10]))
+    Array([0.e+00, 1.e-10], dtype=float32)
+    """
+    out = _expm1(x)
+    dt = _dt(out)
+    if not dtypes.is_complex(dt):
+        return out
+    (z,) = promote_args_inexact("expm1", x)
+    a, b = ew.real(z), ew.imag(z)
+    shape = _shape(out)
+    # b == 0: the exact real result (+0 for a = -0), imaginary part b (sign kept).
+    on_axis = ew.convert_element_type(ew.add(ew.expm1(a), _const(a, 0)), dt, False)
+    neg_zero = ew.lt(ew.div(_const(b, 1), b), _const(b, 0))
+    on_axis = ew.select_n(neg_zero, on_axis, ew.conj(on_axis))
+    out = ew.select_n(ew.eq(b, _const(b, 0)), out, on_axis)
+    wild = ew.bitwise_not(ew.is_finite(b))
+    minus_inf = ew.bitwise_and(ew.eq(a, _const(a, -np.inf)), wild)
+    plus_inf = ew.bitwise_and(ew.eq(a, _const(a, np.inf)), wild)
+    out = ew.select_n(minus_inf, out, _full(out, complex(-1, 0), shape))
+    return ew.select_n(plus_inf, out, _full(out, complex(np.inf, np.nan), shape))
 log = _unary("log", ew.log, inexact=True)
 log1p = _unary("log1p", ew.log1p, inexact=True)
 sqrt = _unary("sqrt", ew.sqrt, inexact=True)
