@@ -78,23 +78,71 @@ class custom_jvp:
     Array(2., dtype=float32, weak_type=True)
     """
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.nondiff_argnums = _check_nondiff("custom_jvp", nondiff_argnums)
         self.jvp = None
 
-    def defjvp(self, jvp):
-        """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``."""
+    def defjvp(self, jvp, symbolic_zeros=False):
+        """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``; with
+        ``nondiff_argnums``, ``jvp(*nondiff_args, primals, tangents)`` where ``primals``
+        and ``tangents`` hold the other arguments."""
+        if symbolic_zeros:
+            raise NotImplementedError("custom_jvp.defjvp: symbolic_zeros=True is not "
+                                      "supported by absjit")
         self.jvp = jvp
         return jvp
 
-    def __call__(self, *args):
+    def defjvps(self, *jvps):
+        """Register one JVP per (differentiable) argument: ``jvps[i](t_i, primal_out,
+        *primals)`` is argument ``i``'s contribution to the output tangent (``None``:
+        it contributes nothing). The contributions are summed.
+
+        Examples
+        --------
+        >>> import absjit, absjit.numpy as jnp
+        >>> @absjit.custom_jvp
+        ... def f(x, y):
+        ...     return x * y
+        >>> f.defjvps(lambda tx, out, x, y: tx * y, lambda ty, out, x, y: ty * x)
+        >>> absjit.grad(f, argnums=(0, 1))(2.0, 3.0)
+        (Array(3., dtype=float32, weak_type=True), Array(2., dtype=float32, weak_type=True))
+        """
+        fun, nondiff = self.fun, self.nondiff_argnums
+
+        def jvp(*rule_args):
+            static, (primals, tangents) = rule_args[:-2], rule_args[-2:]
+            if len(jvps) != len(primals):
+                raise TypeError(f"custom_jvp.defjvps of {self.__name__}: got {len(jvps)} "
+                                f"rules for {len(primals)} differentiable arguments")
+            primal_out = fun(*_merge(nondiff, static, primals))
+            total = None
+            for rule, t in zip(jvps, tangents):
+                if rule is None:
+                    continue
+                part = rule(t, primal_out, *primals)
+                total = part if total is None else tree_util.tree_map(
+                    lambda a, b: a + b, total, part)
+            if total is None:
+                from .numpy import zeros_like
+                total = tree_util.tree_map(zeros_like, primal_out)
+            return primal_out, total
+        self.jvp = jvp
+
+    def __call__(self, *args, **kwargs):
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} "
                                  "using defjvp.")
-        closed, consts, leaves, in_tree, out_tree = _trace_flat(self.fun, args)
+        args = _bind_args(self.fun, self.__name__, args, kwargs)
+        fun, user_jvp = self.fun, self.jvp
+        if self.nondiff_argnums:
+            static, args = _split(self.nondiff_argnums, args, "custom_jvp")
+            nondiff = self.nondiff_argnums
+            fun = functools.partial(lambda s, *a: self.fun(*_merge(nondiff, s, a)), static)
+            user_jvp = functools.partial(lambda s, p, t: self.jvp(*s, p, t), static)
+        closed, consts, leaves, in_tree, out_tree = _trace_flat(fun, args)
         nconsts = len(consts)
-        user_jvp = self.jvp
 
         def flat_jvp(primals, tangents):
             p = tree_util.tree_unflatten(in_tree, list(primals[nconsts:]))
@@ -184,22 +232,36 @@ class custom_vjp:
     Array(3., dtype=float32, weak_type=True)
     """
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.nondiff_argnums = _check_nondiff("custom_vjp", nondiff_argnums)
         self.fwd = None
         self.bwd = None
 
-    def defvjp(self, fwd, bwd):
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        """Register ``fwd(*args) -> (out, residuals)`` and ``bwd(residuals, g)`` (with
+        ``nondiff_argnums``: ``bwd(*nondiff_args, residuals, g)``, returning cotangents
+        of the other arguments only)."""
+        if symbolic_zeros:
+            raise NotImplementedError("custom_vjp.defvjp: symbolic_zeros=True is not "
+                                      "supported by absjit")
         self.fwd, self.bwd = fwd, bwd
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} "
                                  "using defvjp.")
-        closed, consts, leaves, in_tree, out_tree = _trace_flat(self.fun, args)
+        args = _bind_args(self.fun, self.__name__, args, kwargs)
+        fun, fwd, bwd, name = self.fun, self.fwd, self.bwd, self.__name__
+        if self.nondiff_argnums:
+            static, args = _split(self.nondiff_argnums, args, "custom_vjp")
+            nd = self.nondiff_argnums
+            fun = functools.partial(lambda s, *a: self.fun(*_merge(nd, s, a)), static)
+            fwd = functools.partial(lambda s, *a: self.fwd(*_merge(nd, s, a)), static)
+            bwd = functools.partial(lambda s, r, g: self.bwd(*s, r, g), static)
+        closed, consts, leaves, in_tree, out_tree = _trace_flat(fun, args)
         nconsts = len(consts)
-        fwd, bwd, name = self.fwd, self.bwd, self.__name__
 
         def flat_fwd(primals):
             out, res = fwd(*tree_util.tree_unflatten(in_tree, list(primals[nconsts:])))
@@ -223,6 +285,49 @@ class custom_vjp:
         outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=closed, fwd=flat_fwd,
                                       bwd=flat_bwd)
         return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _check_nondiff(name, nondiff_argnums) -> tuple:
+    if isinstance(nondiff_argnums, int):
+        nondiff_argnums = (nondiff_argnums,)
+    try:
+        out = tuple(sorted(set(int(i) for i in nondiff_argnums)))
+    except TypeError:
+        raise TypeError(f"{name}: nondiff_argnums must be an int or a sequence of ints, "
+                        f"got {nondiff_argnums!r}") from None
+    if any(i < 0 for i in out):
+        raise ValueError(f"{name}: nondiff_argnums must be non-negative, got {out}")
+    return out
+
+
+def _bind_args(fun, name, args, kwargs) -> tuple:
+    """Keyword arguments bound to positions (the rules take positional arguments)."""
+    if not kwargs:
+        return args
+    import inspect
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
+    bound.apply_defaults()
+    return tuple(bound.args) + tuple(bound.kwargs.values())
+
+
+def _split(nondiff, args, name):
+    if nondiff and nondiff[-1] >= len(args):
+        raise ValueError(f"{name}: nondiff_argnums {nondiff} out of range for "
+                         f"{len(args)} arguments")
+    static = tuple(args[i] for i in nondiff)
+    rest = tuple(a for i, a in enumerate(args) if i not in nondiff)
+    return static, rest
+
+
+def _merge(nondiff, static, rest) -> list:
+    """The full argument list from the non-differentiable and the other arguments."""
+    out, s, r = [], iter(static), iter(rest)
+    for i in range(len(static) + len(rest)):
+        out.append(next(s) if i in nondiff else next(r))
+    return out
 
 
 def _bwd_leaves(name, cts_in, arg_trees, arg_avals) -> list:
