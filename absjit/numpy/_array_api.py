@@ -39,7 +39,8 @@ def check_device(device, name: str):
     from ..api_utils import Device
     if device is None or isinstance(device, (Device, str)):
         return device
-    if hasattr(device, "_device_set") or type(device).__name__.endswith("Sharding"):
+    from ..sharding import Sharding
+    if isinstance(device, Sharding):
         return next(iter(device.device_set))
     raise TypeError(f"jnp.{name}: device must be None or a Device from absjit.devices(), "
                     f"got {device!r} of type {type(device).__name__}")
