@@ -49,6 +49,20 @@ class ShapeDtypeStruct:
         self.weak_type = bool(weak_type)
         self.sharding = sharding
 
+    @classmethod
+    def like(cls, x) -> "ShapeDtypeStruct":
+        """The shape, dtype and weak type of ``x`` (an array, a tracer, a NumPy array or
+        a Python scalar).
+
+        Examples
+        --------
+        >>> import absjit, absjit.numpy as jnp
+        >>> absjit.ShapeDtypeStruct.like(jnp.ones((2, 3)))
+        ShapeDtypeStruct(shape=(2, 3), dtype=float32)
+        """
+        aval = _aval_of(x)
+        return cls(tuple(aval.shape), aval.dtype, weak_type=aval.weak_type)
+
     @property
     def ndim(self) -> int:
         return len(self.shape)

@@ -16,7 +16,7 @@ from .interpreters import ad, batching
 
 from ._callbacks import debug_callback as callback  # noqa: E402
 
-__all__ = ["print", "callback", "debug_print_p"]
+__all__ = ["print", "callback", "breakpoint", "debug_print_p"]
 
 _builtin_print = print
 
@@ -83,3 +83,35 @@ def _debug_print_batch(vals, dims, *, fmt, in_tree):
 
 
 batching.batch_rules[debug_print_p] = _debug_print_batch
+
+
+def breakpoint(*, backend=None, filter_frames: bool = True, num_frames=None,  # noqa: A001
+               ordered: bool = False, token=None, **kwargs):
+    """Stop in the Python debugger (``sys.breakpointhook``, so ``PYTHONBREAKPOINT=0``
+    turns it off) when the computation reaches this point.
+
+    Eagerly it stops in the caller's frame, like Python's ``breakpoint()``. Inside
+    ``jit``, ``grad`` or ``vmap`` it is staged as a :func:`callback` and stops every
+    time the compiled code runs; the variables of the traced function are gone by
+    then (they were tracers), so unlike JAX's debugger there are no frames of values to
+    inspect: print what you need with :func:`print` first. The keyword arguments are
+    JAX's and are accepted.
+
+    Examples
+    --------
+    >>> import os, absjit
+    >>> os.environ["PYTHONBREAKPOINT"] = "0"  # a doctest must not stop
+    >>> absjit.jit(lambda x: (absjit.debug.breakpoint(), x + 1)[1])(1.0)
+    Array(2., dtype=float32, weak_type=True)
+    >>> del os.environ["PYTHONBREAKPOINT"]
+    """
+    import sys
+    if num_frames is not None and (not isinstance(num_frames, int) or num_frames < 0):
+        raise ValueError(f"debug.breakpoint: num_frames must be a non-negative int, got "
+                         f"{num_frames!r}")
+    from .core.trace import EVAL_MAIN, current_dynamic
+    if current_dynamic() is EVAL_MAIN:
+        sys.breakpointhook()
+        return None
+    callback(lambda: sys.breakpointhook())
+    return None
