@@ -605,21 +605,16 @@ def isfinite(x, /):
 @_public
 @_quiet
 def signbit(x, /):
-    """True where the sign bit is set: negative numbers and ``-0.0``. (The sign of a
-    NaN cannot be read without a bit cast; NaN gives False.)"""
+    """True where the sign bit is set: negative numbers, ``-0.0`` and ``-nan``."""
     (a,) = promote_args("signbit", x)
     dt = _dt(a)
     if dtypes.is_complex(dt):
         raise TypeError("signbit does not support complex inputs")
     if dtypes.is_bool(dt) or dt.kind == "u":
         return _all_false(a)
-    neg = ew.lt(a, _const(a, 0, weak=False))
     if dtypes.is_float(dt):
-        # -0.0 == 0.0, but 1 / -0.0 is -inf.
-        zero = ew.eq(a, _const(a, 0))
-        neg = ew.bitwise_or(neg, ew.bitwise_and(zero, ew.lt(ew.div(_const(a, 1), a),
-                                                             _const(a, 0))))
-    return neg
+        return ew.signbit(a)
+    return ew.lt(a, _const(a, 0, weak=False))
 
 
 @_public
