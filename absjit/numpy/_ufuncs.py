@@ -395,7 +395,37 @@ arccos = _unary("arccos", ew.acos, inexact=True)
 arctan = _unary("arctan", ew.atan, inexact=True)
 sinh = _unary("sinh", ew.sinh, inexact=True)
 cosh = _unary("cosh", ew.cosh, inexact=True)
-tanh = _unary("tanh", ew.tanh, inexact=True)
+_tanh = _unary("tanh", ew.tanh, inexact=True)
+__all__.remove("tanh")
+
+
+@_public
+@_quiet
+def tanh(x, /):
+    """Hyperbolic tangent. For complex ``x`` with an infinite real part and a finite
+    imaginary part ``b`` the result is ``±1 + 0j`` with the zero's sign that of ``b``
+    (the Array API's special case; C's ``ctanh`` signs it as ``sin(2b)``).
+
+    Examples
+    --------
+    >>> jnp.tanh(jnp.array([0., 100.]))
+    Array([0., 1.], dtype=float32)
+    """
+    out = _tanh(x)
+    dt = _dt(out)
+    if not dtypes.is_complex(dt):
+        return out
+    (z,) = promote_args_inexact("tanh", x)
+    a, b = ew.real(z), ew.imag(z)
+    shape = _shape(out)
+    at_inf = ew.bitwise_and(ew.bitwise_not(ew.is_finite(a)), ew.eq(a, a))
+    at_inf = ew.bitwise_and(at_inf, ew.is_finite(b))
+    neg_a, neg_b = ew.lt(a, _const(a, 0)), ew.signbit(b)
+    pos = ew.select_n(neg_b, _full(out, complex(1, 0), shape),
+                      _full(out, complex(1, -0.0), shape))
+    neg = ew.select_n(neg_b, _full(out, complex(-1, 0), shape),
+                      _full(out, complex(-1, -0.0), shape))
+    return ew.select_n(at_inf, out, ew.select_n(neg_a, pos, neg))
 arcsinh = _unary("arcsinh", ew.asinh, inexact=True)
 arccosh = _unary("arccosh", ew.acosh, inexact=True)
 arctanh = _unary("arctanh", ew.atanh, inexact=True)
