@@ -290,6 +290,11 @@ class custom_vjp:
 def _check_nondiff(name, nondiff_argnums) -> tuple:
     if isinstance(nondiff_argnums, int):
         nondiff_argnums = (nondiff_argnums,)
+    if isinstance(nondiff_argnums, str) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in
+            (nondiff_argnums if hasattr(nondiff_argnums, "__iter__") else [None])):
+        raise TypeError(f"{name}: nondiff_argnums must be an int or a sequence of ints, "
+                        f"got {nondiff_argnums!r}")
     try:
         out = tuple(sorted(set(int(i) for i in nondiff_argnums)))
     except TypeError:
