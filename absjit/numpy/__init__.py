@@ -42,6 +42,7 @@ nan = float("nan")
 newaxis = None
 euler_gamma = 0.5772156649015329
 __array_api_version__ = "2023.12"
+__array_namespace_info__ = _array_api.__array_namespace_info__
 
 # The public names: each submodule's ``__all__``, the constants above and ``linalg``
 # (built from the modules, so names imported for internal use never leak).

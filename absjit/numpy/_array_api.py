@@ -17,7 +17,7 @@ from ..array import Array
 from ..core.trace import Tracer
 from . import _creation
 
-__all__ = ["__array_namespace_info__", "from_dlpack", "array", "asarray", "full", "zeros",
+__all__ = ["from_dlpack", "array", "asarray", "full", "zeros",
            "ones", "empty", "zeros_like", "ones_like", "empty_like", "full_like", "arange",
            "linspace", "eye"]
 
