@@ -11,10 +11,10 @@ NumPy's rules, staged as ``lax`` primitives so they work on Arrays and tracers a
 * ``x.at[idx].<op>(y)`` becomes ``dynamic_update_slice`` (ints and unit-step slices)
   or a scatter.
 
-Out-of-range behaviour follows JAX: static Python ints out of range raise
-``IndexError``; negative indices (static or traced) count from the end; traced and
-array indices that are still out of range are clamped when reading and dropped when
-updating (see :mod:`absjit.ops.indexing`).
+Out-of-range behaviour follows JAX: negative indices (static or traced) count from the
+end; indices that are still out of range, Python ints included, are clamped when reading
+and dropped when updating (see :mod:`absjit.ops.indexing`); only an index into an axis
+of size 0 raises ``IndexError``.
 """
 from __future__ import annotations
 
@@ -122,9 +122,15 @@ def _parse(shape, idx):
             axis += 1
         elif isinstance(o, int):
             n = shape[axis]
-            if not -n <= o < n:
-                raise IndexError(f"index {o} is out of bounds for axis {axis} with size {n}")
-            items.append(("int", o % n))
+            if n == 0:
+                raise IndexError(f"index {o} is out of bounds for axis {axis} with size 0")
+            if -n <= o < n:
+                items.append(("int", o % n))
+            else:
+                # As JAX (0.5 and later): read clamped, update dropped, like an index
+                # of array type.
+                items.append(("dyn", _scalar(o, dtypes.default_int() if
+                                             -2 ** 31 <= o < 2 ** 31 else np.int64)))
             axis += 1
         elif dtypes.is_bool(o.dtype):
             mask = _known_value(o)
@@ -274,8 +280,12 @@ def getitem(x, idx):
     Array([1, 9], dtype=int32)
     """
     if type(x) is Array and _is_basic(idx):
-        # NumPy's basic indexing is exactly the semantics of the staged path.
-        return Array._new(np.asarray(x._value[idx]), x._weak_type)
+        # NumPy's basic indexing is exactly the semantics of the staged path (but for
+        # out-of-range ints, which clamp there).
+        try:
+            return Array._new(np.asarray(x._value[idx]), x._weak_type)
+        except IndexError:
+            pass
     if not isinstance(x, (Array, Tracer)):
         from ._creation import asarray
         x = asarray(x)
