@@ -3,8 +3,8 @@
 Python's ``print`` inside a traced function runs once, while tracing, and shows tracers.
 ``debug.print`` stages an effectful ``debug_print`` equation instead, so it prints the
 actual values every time the computation runs: eagerly, under ``jit`` (from the
-compiled code), under ``grad`` (primal values only) and under ``vmap`` (the whole
-batch at once).
+compiled code), under ``grad`` (primal values only) and under ``vmap`` (one line per
+batch element, as in JAX).
 """
 from __future__ import annotations
 
@@ -74,11 +74,30 @@ ad.jvp_rules[debug_print_p] = _debug_print_jvp
 ad.transpose_rules[debug_print_p] = lambda cts, *args, **params: [None] * len(args)
 
 
+class _Printer:
+    """A ``debug.print`` as a host callback (what ``vmap`` turns it into)."""
+
+    __slots__ = ("fmt", "in_tree")
+
+    def __init__(self, fmt, in_tree):
+        self.fmt, self.in_tree = fmt, in_tree
+
+    def __call__(self, *vals):
+        _debug_print_impl(*vals, fmt=self.fmt, in_tree=self.in_tree)
+
+    def __repr__(self):
+        return f"print{self.fmt!r}"
+
+
 def _debug_print_batch(vals, dims, *, fmt, in_tree):
+    # As JAX: one line per batch element, in order. The batched operands' axes go
+    # first and a per-element callback prints each element's values.
+    from ._callbacks import _PerElement, debug_callback_p
     size = next(np.shape(v)[d] if not hasattr(v, "aval") else v.aval.shape[d]
                 for v, d in zip(vals, dims) if d is not None)
-    moved = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
-    debug_print_p.bind(*moved, fmt=fmt, in_tree=in_tree)
+    moved = [batching.moveaxis(v, d, 0) if d is not None and d != 0 else v
+             for v, d in zip(vals, dims)]
+    debug_callback_p.bind(*moved, callback=_PerElement(_Printer(fmt, in_tree), dims, size))
     return [], []
 
 

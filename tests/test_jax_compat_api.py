@@ -307,3 +307,14 @@ def test_pytree_with_unhashable_aux_data():
     q = absjit.tree_util.tree_structure(P(1.0, arr))
     assert q == absjit.tree_util.tree_structure(P(2.0, arr))
     assert q != absjit.tree_util.tree_structure(P(2.0, np.arange(3)))
+
+
+def test_debug_print_under_vmap_prints_each_element(capsys):
+    def f(x, y):
+        absjit.debug.print("x={} y={}", x, y)
+        return x * 2
+    absjit.vmap(f, in_axes=(0, None))(jnp.arange(3.0), 7.0)
+    assert capsys.readouterr().out.splitlines() == ["x=0.0 y=7.0", "x=1.0 y=7.0",
+                                                    "x=2.0 y=7.0"]
+    absjit.jit(absjit.vmap(f, in_axes=(None, 0)), backend="interpret")(1.0, jnp.arange(2))
+    assert capsys.readouterr().out.splitlines() == ["x=1.0 y=0", "x=1.0 y=1"]
