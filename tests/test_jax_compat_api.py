@@ -318,3 +318,23 @@ def test_debug_print_under_vmap_prints_each_element(capsys):
                                                     "x=2.0 y=7.0"]
     absjit.jit(absjit.vmap(f, in_axes=(None, 0)), backend="interpret")(1.0, jnp.arange(2))
     assert capsys.readouterr().out.splitlines() == ["x=1.0 y=0", "x=1.0 y=1"]
+
+
+@pytest.mark.parametrize("case", [
+    lambda m, lax: m.reshape(m.ones(6), (4,)),
+    lambda m, lax: m.ones(6) + m.ones(4),
+    lambda m, lax: m.concatenate([m.ones((2, 3)), m.ones((2, 4))], axis=0),
+    lambda m, lax: m.dot(m.ones((2, 3)), m.ones((4, 2))),
+    lambda m, lax: m.ones((2, 3)) @ m.ones((4, 2)),
+    lambda m, lax: lax.reshape(m.ones(6), (4,)),
+    lambda m, lax: lax.slice(m.ones(6), (0,), (7,)),
+])
+def test_shape_errors_are_what_jax_raises(case):
+    from absjit import lax
+    with pytest.raises(Exception) as ours:
+        case(jnp, lax)
+    assert isinstance(ours.value, TypeError) and isinstance(ours.value, ValueError)
+    if jax is not None:
+        with pytest.raises((TypeError, ValueError)) as theirs:
+            case(jax_numpy, jax.lax)
+        assert isinstance(ours.value, type(theirs.value))

@@ -18,6 +18,7 @@ from ..ops import elementwise as ew
 from ..ops import indexing as gi
 from ..ops import structural as st
 from ..ops._util import canonical_axes
+from ..errors import IncompatibleShapesError
 from ._promote import asarray_weak, broadcast_to_shape, check_arraylike, promote_dtypes
 from ._indexing import default_fill_value, size_value
 
@@ -104,8 +105,9 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=
             raise ValueError(f"cannot reshape array of shape {_shape_of(a)} (size {size}) "
                              f"into shape {tuple(dims)}")
     elif new_size != size:
-        raise ValueError(f"cannot reshape array of shape {_shape_of(a)} (size {size}) into "
-                         f"shape {tuple(dims)}")
+        raise IncompatibleShapesError(
+            f"cannot reshape array of shape {_shape_of(a)} (size {size}) into shape "
+            f"{tuple(dims)}")
     if same_shape(tuple(dims), _shape_of(a)):
         return a
     return st.reshape(a, dims)
@@ -280,8 +282,9 @@ def concatenate(arrays, axis=0, dtype=None):
         # the other axes must be equal: at the ranked level that unifies their sizes
         if any(not unify(s, t) for i, (s, t) in
                enumerate(zip(_shape_of(a), _shape_of(arrs[0]))) if i != ax):
-            raise ValueError("jnp.concatenate: array shapes must match except along axis "
-                             f"{ax}, got {[_shape_of(b) for b in arrs]}")
+            raise IncompatibleShapesError(
+                f"jnp.concatenate: array shapes must match except along axis {ax}, got "
+                f"{[_shape_of(b) for b in arrs]}")
     out = arrs[0] if len(arrs) == 1 else st.concatenate(arrs, ax)
     if dtype is not None:
         out = asarray_weak(out, dtypes.user_dtype(dtype), False)
