@@ -643,7 +643,10 @@ def signbit(x, /):
     if dtypes.is_bool(dt) or dt.kind == "u":
         return _all_false(a)
     if dtypes.is_float(dt):
-        return ew.signbit(a)
+        out = ew.signbit(a)
+        # A bool result is never weakly typed (as jax), even from a Python float.
+        return ew.convert_element_type(out, dtypes.bool_, False) if \
+            get_aval(out).weak_type else out
     return ew.lt(a, _const(a, 0, weak=False))
 
 
