@@ -12,6 +12,7 @@ user's rule as a param:
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 
 from . import tree_util
@@ -24,6 +25,39 @@ from .interpreters import ad, batching
 from .ops.call import eval_jaxpr_numpy, hoist_consts
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient"]
+
+
+# While a custom rule runs, the traces of the primal functions made by the call that
+# invoked it, by (function, static arguments, input structure and avals): a rule that
+# calls the function again (``return f(x), ...``) reuses the trace instead of running
+# the Python function once more (JAX runs it once under ``grad`` too). Kept only for the
+# duration of the rule, so values the function closes over cannot go stale.
+_RULE_TRACES: contextvars.ContextVar = contextvars.ContextVar("absjit_rule_traces",
+                                                             default=None)
+
+
+def _trace_key(owner, static, args):
+    leaves, in_tree = tree_util.tree_flatten(tuple(args))
+    avals = tuple(get_aval(x).to_shaped() for x in leaves)
+    return (id(owner), tuple(id(v) for v in static), in_tree, avals)
+
+
+def _trace_reusing(owner, static, fun, args):
+    """``_trace_flat(fun, args)``, from the invoking call's trace when a rule of
+    ``owner`` is running."""
+    traces = _RULE_TRACES.get()
+    key = _trace_key(owner, static, args) if traces is not None else None
+    if key is not None and key in traces:
+        closed, consts, _, in_tree, out_tree = traces[key]
+        return closed, consts, tree_util.tree_leaves(tuple(args)), in_tree, out_tree
+    return _trace_flat(fun, args)
+
+
+def _running_rule(owner, static, args, traced):
+    """A context in which ``owner``'s rule may reuse ``traced`` (see _RULE_TRACES)."""
+    traces = dict(_RULE_TRACES.get() or {})
+    traces[_trace_key(owner, static, args)] = traced
+    return _RULE_TRACES.set(traces)
 
 
 def _trace_flat(fun, args):
@@ -135,19 +169,24 @@ class custom_jvp:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} "
                                  "using defjvp.")
         args = _bind_args(self.fun, self.__name__, args, kwargs)
-        fun, user_jvp = self.fun, self.jvp
+        fun, user_jvp, static = self.fun, self.jvp, ()
         if self.nondiff_argnums:
             static, args = _split(self.nondiff_argnums, args, "custom_jvp")
             nondiff = self.nondiff_argnums
             fun = functools.partial(lambda s, *a: self.fun(*_merge(nondiff, s, a)), static)
             user_jvp = functools.partial(lambda s, p, t: self.jvp(*s, p, t), static)
-        closed, consts, leaves, in_tree, out_tree = _trace_flat(fun, args)
+        traced = _trace_reusing(self, static, fun, args)
+        closed, consts, leaves, in_tree, out_tree = traced
         nconsts = len(consts)
 
         def flat_jvp(primals, tangents):
             p = tree_util.tree_unflatten(in_tree, list(primals[nconsts:]))
             t = tree_util.tree_unflatten(in_tree, list(tangents[nconsts:]))
-            po, to = user_jvp(p, t)
+            token = _running_rule(self, static, args, traced)
+            try:
+                po, to = user_jvp(p, t)
+            finally:
+                _RULE_TRACES.reset(token)
             po_l, po_t = tree_util.tree_flatten(po)
             to_l, to_t = tree_util.tree_flatten(to)
             if po_t != out_tree or to_t != out_tree:
@@ -253,18 +292,23 @@ class custom_vjp:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} "
                                  "using defvjp.")
         args = _bind_args(self.fun, self.__name__, args, kwargs)
-        fun, fwd, bwd, name = self.fun, self.fwd, self.bwd, self.__name__
+        fun, fwd, bwd, name, static = self.fun, self.fwd, self.bwd, self.__name__, ()
         if self.nondiff_argnums:
             static, args = _split(self.nondiff_argnums, args, "custom_vjp")
             nd = self.nondiff_argnums
             fun = functools.partial(lambda s, *a: self.fun(*_merge(nd, s, a)), static)
             fwd = functools.partial(lambda s, *a: self.fwd(*_merge(nd, s, a)), static)
             bwd = functools.partial(lambda s, r, g: self.bwd(*s, r, g), static)
-        closed, consts, leaves, in_tree, out_tree = _trace_flat(fun, args)
+        traced = _trace_reusing(self, static, fun, args)
+        closed, consts, leaves, in_tree, out_tree = traced
         nconsts = len(consts)
 
         def flat_fwd(primals):
-            out, res = fwd(*tree_util.tree_unflatten(in_tree, list(primals[nconsts:])))
+            token = _running_rule(self, static, args, traced)
+            try:
+                out, res = fwd(*tree_util.tree_unflatten(in_tree, list(primals[nconsts:])))
+            finally:
+                _RULE_TRACES.reset(token)
             out_l, o_tree = tree_util.tree_flatten(out)
             if o_tree != out_tree:
                 raise TypeError(f"custom_vjp fwd of {name} must return (output, residuals) "

@@ -338,3 +338,26 @@ def test_shape_errors_are_what_jax_raises(case):
         with pytest.raises((TypeError, ValueError)) as theirs:
             case(jax_numpy, jax.lax)
         assert isinstance(ours.value, type(theirs.value))
+
+
+def test_custom_rules_run_the_primal_once_under_grad():
+    calls = []
+
+    @absjit.custom_jvp
+    def h(x):
+        calls.append("jvp")
+        return jnp.sin(x)
+    h.defjvp(lambda p, t: (h(p[0]), jnp.cos(p[0]) * t[0]))
+
+    @absjit.custom_vjp
+    def k(x):
+        calls.append("vjp")
+        return jnp.sin(x)
+    k.defvjp(lambda x: (k(x), x), lambda r, g: (g * jnp.cos(r),))
+    assert_close(absjit.grad(h)(1.0), np.float32(np.cos(1.0)))
+    assert_close(absjit.grad(k)(1.0), np.float32(np.cos(1.0)))
+    assert calls == ["jvp", "vjp"]
+    # a rule calling the function with other shapes traces it again
+    h2 = absjit.custom_jvp(lambda x: jnp.sum(x))
+    h2.defjvp(lambda p, t: (h2(jnp.stack([p[0], p[0]])) / 2, t[0]))
+    assert float(absjit.grad(h2)(3.0)) == 1.0
