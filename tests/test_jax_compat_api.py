@@ -361,3 +361,12 @@ def test_custom_rules_run_the_primal_once_under_grad():
     h2 = absjit.custom_jvp(lambda x: jnp.sum(x))
     h2.defjvp(lambda p, t: (h2(jnp.stack([p[0], p[0]])) / 2, t[0]))
     assert float(absjit.grad(h2)(3.0)) == 1.0
+
+
+def test_signbit_reads_nan_signs_on_every_backend(mode):
+    x = np.array([-np.nan, np.nan, -0.0, 0.0, -1.0, 2.0, -np.inf], np.float32)
+    want = [True, False, True, False, True, False, True]
+    for dt in (np.float32, np.float64, np.float16):
+        assert list(np.asarray(mode(jnp.signbit)(x.astype(dt)))) == want
+    assert_close(mode(jnp.copysign)(np.float32(2.0), x),
+                 np.float32([-2, 2, -2, 2, -2, 2, -2]))

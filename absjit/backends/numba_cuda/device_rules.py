@@ -134,4 +134,4 @@ SIM_MATH = types.SimpleNamespace(
     cos=np.cos, tan=np.tan, asin=np.arcsin, acos=np.arccos, atan=np.arctan,
     sinh=np.sinh, cosh=np.cosh, tanh=np.tanh, asinh=np.arcsinh, acosh=np.arccosh,
     atanh=np.arctanh, atan2=np.arctan2, isfinite=np.isfinite, pow=np.power,
-    fmod=np.fmod)
+    fmod=np.fmod, copysign=np.copysign)
