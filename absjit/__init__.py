@@ -44,6 +44,8 @@ from .jit import jit, clear_caches  # noqa: E402
 from .jit.pmap import pmap  # noqa: E402
 from .jit import compile_cache as _compile_cache  # noqa: E402
 from .jit.runtime import block_until_ready, device_put  # noqa: E402
+from . import typing, sharding, flatten_util, ad_checkpoint, experimental  # noqa: E402,F401
+from .ad_checkpoint import checkpoint_policies  # noqa: E402
 
 jit.compile_cache = _compile_cache  # ``absjit.jit`` names the function, not the package
 
@@ -72,4 +74,5 @@ __all__ = ["Array", "config", "errors", "tree_util", "dtypes", "make_jaxpr", "nu
            "jit", "clear_caches", "block_until_ready", "device_put", "backends",
            "disable_jit", "ensure_compile_time_eval", "named_scope", "named_call", "typeof",
            "linear_transpose", "print_environment_info", "pmap", "closure_convert",
-           "float0"]
+           "float0", "typing", "sharding", "flatten_util", "ad_checkpoint", "experimental",
+           "checkpoint_policies"]

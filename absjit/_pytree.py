@@ -51,7 +51,8 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func) -> None:
     """Make ``nodetype`` a pytree node.
 
     ``flatten_func(x) -> (children, aux_data)`` and
-    ``unflatten_func(aux_data, children) -> x``; ``aux_data`` must be hashable.
+    ``unflatten_func(aux_data, children) -> x``; ``aux_data`` should be hashable and
+    comparable with ``==`` (unhashable aux data works, hashed by its node type).
     Registering a type twice is a ``ValueError``. Paths through such a node use
     ``FlattenedIndexKey``.
 
@@ -193,15 +194,19 @@ class PyTreeDef:
             self.num_leaves = 1
         else:
             self.num_leaves = sum(c.num_leaves for c in children)
-        self._hash = hash((kind, data if kind != PyTreeDef.CUSTOM else (data[0], data[1]),
-                           children))
+        try:
+            self._hash = hash((kind, data if kind != PyTreeDef.CUSTOM else (data[0], data[1]),
+                               children))
+        except TypeError:  # unhashable aux data (a dict, a list): hashed by its node type
+            self._hash = hash((kind, data[0], children))
         self._interned = False
         self._build = None  # a compiled unflatten, made when the tree is reused
         self._uses = 0
 
     def __eq__(self, other):
         return (self is other) or (type(other) is PyTreeDef and self._hash == other._hash
-                                   and self.kind == other.kind and self.data == other.data
+                                   and self.kind == other.kind
+                                   and _same_data(self.data, other.data)
                                    and self.children == other.children)
 
     def __hash__(self):
@@ -235,6 +240,28 @@ class PyTreeDef:
 
     def unflatten(self, leaves):
         return tree_unflatten(self, leaves)
+
+
+def _same_data(a, b) -> bool:
+    """Node data equal by ``==``; aux data whose ``==`` is not a plain truth value (a
+    NumPy array) is equal only to itself."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        pass
+    if not (isinstance(a, tuple) and isinstance(b, tuple)) or len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x is y:
+            continue
+        try:
+            if not bool(x == y):
+                return False
+        except (TypeError, ValueError):
+            return False
+    return True
 
 
 _LEAF = PyTreeDef(PyTreeDef.LEAF, None, ())

@@ -328,7 +328,8 @@ def _argnums_tuple(argnums, nargs, fn_name):
     return single, tuple(int(i) % nargs for i in nums)
 
 
-def value_and_grad(fun, argnums=0, has_aux=False, abstraction=None):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=(), abstraction=None):
     """A function returning ``(fun(*args), gradient)``; see :func:`grad`.
 
     Examples
@@ -338,6 +339,11 @@ def value_and_grad(fun, argnums=0, has_aux=False, abstraction=None):
     (Array(9., dtype=float32, weak_type=True), Array(6., dtype=float32, weak_type=True))
     """
     name = _fun_name(fun)
+    if reduce_axes:
+        raise NotImplementedError("grad: reduce_axes is not supported (jax removed it)")
+    if isinstance(abstraction, bool):  # the old positional place of holomorphic
+        raise TypeError("grad: abstraction must be a level name or None, got a bool; pass "
+                        "holomorphic= by keyword")
 
     @api_boundary
     def value_and_grad_f(*args, **kwargs):
@@ -345,6 +351,13 @@ def value_and_grad(fun, argnums=0, has_aux=False, abstraction=None):
         for i in nums:
             for leaf in tree_util.tree_leaves(args[i]):
                 dt = get_aval(leaf).dtype
+                if holomorphic:
+                    if dt.kind != "c":
+                        raise TypeError("grad with holomorphic=True requires inputs with "
+                                        f"complex dtype, but got {dt.name}.")
+                    continue
+                if allow_int and dt.kind in "iub":
+                    continue
                 if not (dt.kind in "fc" or ad._is_bf16(dt)):
                     raise TypeError(
                         "grad requires real- or complex-valued inputs (input dtype that is a "
@@ -363,7 +376,11 @@ def value_and_grad(fun, argnums=0, has_aux=False, abstraction=None):
         if aval.shape != ():
             raise TypeError("Gradient only defined for scalar-output functions. Output had "
                             f"shape: {tuple(aval.shape)}.")
-        if aval.dtype.kind != "f" and not ad._is_bf16(aval.dtype):
+        if holomorphic:
+            if aval.dtype.kind != "c":
+                raise TypeError("grad with holomorphic=True requires outputs with complex "
+                                f"dtype, but got {aval.dtype.name}.")
+        elif aval.dtype.kind != "f" and not ad._is_bf16(aval.dtype):
             raise TypeError(
                 "grad requires real-valued outputs (output dtype that is a sub-dtype of "
                 f"np.floating), but got {aval.dtype.name}. For differentiation of functions "
@@ -381,7 +398,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, abstraction=None):
     return value_and_grad_f
 
 
-def grad(fun, argnums=0, has_aux=False, abstraction=None):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=(),
+         abstraction=None):
     """The gradient of the scalar function ``fun`` with respect to ``args[argnums]``.
 
     Parameters
@@ -392,6 +410,13 @@ def grad(fun, argnums=0, has_aux=False, abstraction=None):
         Which positional arguments to differentiate (pytrees allowed).
     has_aux : bool
         ``fun`` returns ``(output, aux)``; the gradient function returns ``(g, aux)``.
+    holomorphic : bool
+        ``fun`` is holomorphic: complex inputs and output, and the result is the
+        complex derivative.
+    allow_int : bool
+        Integer and bool inputs are allowed (their gradients are ``float0`` zeros).
+    reduce_axes : tuple
+        Only ``()`` (jax no longer supports it).
     abstraction : str, optional
         Level of the primals while tracing: ``"concrete"`` by default, so Python may
         branch on values; ``"shaped"`` is strict, like ``jit``.
@@ -404,7 +429,8 @@ def grad(fun, argnums=0, has_aux=False, abstraction=None):
     >>> absjit.grad(f)(3.0)
     Array(6., dtype=float32, weak_type=True)
     """
-    vg = value_and_grad(fun, argnums, has_aux, abstraction)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes,
+                        abstraction)
 
     @api_boundary
     def grad_f(*args, **kwargs):

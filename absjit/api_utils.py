@@ -49,6 +49,20 @@ class ShapeDtypeStruct:
         self.weak_type = bool(weak_type)
         self.sharding = sharding
 
+    @classmethod
+    def like(cls, x) -> "ShapeDtypeStruct":
+        """The shape, dtype and weak type of ``x`` (an array, a tracer, a NumPy array or
+        a Python scalar).
+
+        Examples
+        --------
+        >>> import absjit, absjit.numpy as jnp
+        >>> absjit.ShapeDtypeStruct.like(jnp.ones((2, 3)))
+        ShapeDtypeStruct(shape=(2, 3), dtype=float32)
+        """
+        aval = _aval_of(x)
+        return cls(tuple(aval.shape), aval.dtype, weak_type=aval.weak_type)
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -138,8 +152,10 @@ def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=())
     fun : callable
     prevent_cse : bool
         Accepted for compatibility with JAX.
-    policy : None
-        Only ``None`` (save nothing but the inputs) is supported.
+    policy : callable or None
+        JAX's rematerialisation policy (``absjit.checkpoint_policies``). absjit saves
+        only ``fun``'s inputs whatever the policy: every policy gives the same values
+        and gradients, only the memory/recompute trade-off differs from JAX's.
     static_argnums : int or tuple of int
         Positional arguments passed as Python values (not differentiated).
 
@@ -150,9 +166,11 @@ def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=())
     >>> absjit.grad(f)(0.0)
     Array(1., dtype=float32, weak_type=True)
     """
-    if policy is not None:
-        raise NotImplementedError("absjit.checkpoint supports policy=None only (every "
-                                  "intermediate is recomputed)")
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint: policy must be a callable from checkpoint_policies "
+                        f"or None, got {policy!r}")
+    if not callable(fun):
+        raise TypeError(f"checkpoint: expected a callable, got {fun!r}")
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     static_argnums = tuple(static_argnums)

@@ -104,6 +104,13 @@ class Array:
         """The set of devices holding this array (one)."""
         return {self.device}
 
+    @property
+    def sharding(self):
+        """How the array is laid out: all of it on one device
+        (:class:`absjit.sharding.SingleDeviceSharding`)."""
+        from .sharding import SingleDeviceSharding
+        return SingleDeviceSharding(self.device)
+
     # -- conversion --------------------------------------------------------------
     def __array__(self, dtype=None, copy=None):
         if copy:
@@ -386,6 +393,12 @@ class DeviceArray(Array):
 
     def devices(self) -> set:
         return {self.device}
+
+    @property
+    def sharding(self):
+        """The device buffer's own sharding (a jax sharding under the xla backend)."""
+        own = getattr(self._buf, "sharding", None)
+        return own if own is not None else Array.sharding.fget(self)
 
     def block_until_ready(self) -> "DeviceArray":
         wait = getattr(self._buf, "block_until_ready", None)

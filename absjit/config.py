@@ -109,6 +109,12 @@ class Config:
                 f"{', '.join(self._flags)} (or their JAX spellings jax_<name>)")
         return name
 
+    def config_with_absl(self) -> None:
+        """Accepted for JAX compatibility: absjit reads no absl flags (a no-op)."""
+
+    def parse_flags_with_absl(self) -> None:
+        """Accepted for JAX compatibility: absjit reads no absl flags (a no-op)."""
+
     def update(self, name: str, value) -> None:
         """Set flag ``name`` to ``value``.
 

@@ -12,6 +12,7 @@ user's rule as a param:
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 
 from . import tree_util
@@ -24,6 +25,39 @@ from .interpreters import ad, batching
 from .ops.call import eval_jaxpr_numpy, hoist_consts
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient"]
+
+
+# While a custom rule runs, the traces of the primal functions made by the call that
+# invoked it, by (function, static arguments, input structure and avals): a rule that
+# calls the function again (``return f(x), ...``) reuses the trace instead of running
+# the Python function once more (JAX runs it once under ``grad`` too). Kept only for the
+# duration of the rule, so values the function closes over cannot go stale.
+_RULE_TRACES: contextvars.ContextVar = contextvars.ContextVar("absjit_rule_traces",
+                                                             default=None)
+
+
+def _trace_key(owner, static, args):
+    leaves, in_tree = tree_util.tree_flatten(tuple(args))
+    avals = tuple(get_aval(x).to_shaped() for x in leaves)
+    return (id(owner), tuple(id(v) for v in static), in_tree, avals)
+
+
+def _trace_reusing(owner, static, fun, args):
+    """``_trace_flat(fun, args)``, from the invoking call's trace when a rule of
+    ``owner`` is running."""
+    traces = _RULE_TRACES.get()
+    key = _trace_key(owner, static, args) if traces is not None else None
+    if key is not None and key in traces:
+        closed, consts, _, in_tree, out_tree = traces[key]
+        return closed, consts, tree_util.tree_leaves(tuple(args)), in_tree, out_tree
+    return _trace_flat(fun, args)
+
+
+def _running_rule(owner, static, args, traced):
+    """A context in which ``owner``'s rule may reuse ``traced`` (see _RULE_TRACES)."""
+    traces = dict(_RULE_TRACES.get() or {})
+    traces[_trace_key(owner, static, args)] = traced
+    return _RULE_TRACES.set(traces)
 
 
 def _trace_flat(fun, args):
@@ -78,28 +112,81 @@ class custom_jvp:
     Array(2., dtype=float32, weak_type=True)
     """
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.nondiff_argnums = _check_nondiff("custom_jvp", nondiff_argnums)
         self.jvp = None
 
-    def defjvp(self, jvp):
-        """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``."""
+    def defjvp(self, jvp, symbolic_zeros=False):
+        """Register ``jvp(primals, tangents) -> (primal_out, tangent_out)``; with
+        ``nondiff_argnums``, ``jvp(*nondiff_args, primals, tangents)`` where ``primals``
+        and ``tangents`` hold the other arguments."""
+        if symbolic_zeros:
+            raise NotImplementedError("custom_jvp.defjvp: symbolic_zeros=True is not "
+                                      "supported by absjit")
         self.jvp = jvp
         return jvp
 
-    def __call__(self, *args):
+    def defjvps(self, *jvps):
+        """Register one JVP per (differentiable) argument: ``jvps[i](t_i, primal_out,
+        *primals)`` is argument ``i``'s contribution to the output tangent (``None``:
+        it contributes nothing). The contributions are summed.
+
+        Examples
+        --------
+        >>> import absjit, absjit.numpy as jnp
+        >>> @absjit.custom_jvp
+        ... def f(x, y):
+        ...     return x * y
+        >>> f.defjvps(lambda tx, out, x, y: tx * y, lambda ty, out, x, y: ty * x)
+        >>> absjit.grad(f, argnums=(0, 1))(2.0, 3.0)
+        (Array(3., dtype=float32, weak_type=True), Array(2., dtype=float32, weak_type=True))
+        """
+        fun, nondiff = self.fun, self.nondiff_argnums
+
+        def jvp(*rule_args):
+            static, (primals, tangents) = rule_args[:-2], rule_args[-2:]
+            if len(jvps) != len(primals):
+                raise TypeError(f"custom_jvp.defjvps of {self.__name__}: got {len(jvps)} "
+                                f"rules for {len(primals)} differentiable arguments")
+            primal_out = fun(*_merge(nondiff, static, primals))
+            total = None
+            for rule, t in zip(jvps, tangents):
+                if rule is None:
+                    continue
+                part = rule(t, primal_out, *primals)
+                total = part if total is None else tree_util.tree_map(
+                    lambda a, b: a + b, total, part)
+            if total is None:
+                from .numpy import zeros_like
+                total = tree_util.tree_map(zeros_like, primal_out)
+            return primal_out, total
+        self.jvp = jvp
+
+    def __call__(self, *args, **kwargs):
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {self.__name__} "
                                  "using defjvp.")
-        closed, consts, leaves, in_tree, out_tree = _trace_flat(self.fun, args)
+        args = _bind_args(self.fun, self.__name__, args, kwargs)
+        fun, user_jvp, static = self.fun, self.jvp, ()
+        if self.nondiff_argnums:
+            static, args = _split(self.nondiff_argnums, args, "custom_jvp")
+            nondiff = self.nondiff_argnums
+            fun = functools.partial(lambda s, *a: self.fun(*_merge(nondiff, s, a)), static)
+            user_jvp = functools.partial(lambda s, p, t: self.jvp(*s, p, t), static)
+        traced = _trace_reusing(self, static, fun, args)
+        closed, consts, leaves, in_tree, out_tree = traced
         nconsts = len(consts)
-        user_jvp = self.jvp
 
         def flat_jvp(primals, tangents):
             p = tree_util.tree_unflatten(in_tree, list(primals[nconsts:]))
             t = tree_util.tree_unflatten(in_tree, list(tangents[nconsts:]))
-            po, to = user_jvp(p, t)
+            token = _running_rule(self, static, args, traced)
+            try:
+                po, to = user_jvp(p, t)
+            finally:
+                _RULE_TRACES.reset(token)
             po_l, po_t = tree_util.tree_flatten(po)
             to_l, to_t = tree_util.tree_flatten(to)
             if po_t != out_tree or to_t != out_tree:
@@ -184,25 +271,44 @@ class custom_vjp:
     Array(3., dtype=float32, weak_type=True)
     """
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.nondiff_argnums = _check_nondiff("custom_vjp", nondiff_argnums)
         self.fwd = None
         self.bwd = None
 
-    def defvjp(self, fwd, bwd):
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        """Register ``fwd(*args) -> (out, residuals)`` and ``bwd(residuals, g)`` (with
+        ``nondiff_argnums``: ``bwd(*nondiff_args, residuals, g)``, returning cotangents
+        of the other arguments only)."""
+        if symbolic_zeros:
+            raise NotImplementedError("custom_vjp.defvjp: symbolic_zeros=True is not "
+                                      "supported by absjit")
         self.fwd, self.bwd = fwd, bwd
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {self.__name__} "
                                  "using defvjp.")
-        closed, consts, leaves, in_tree, out_tree = _trace_flat(self.fun, args)
+        args = _bind_args(self.fun, self.__name__, args, kwargs)
+        fun, fwd, bwd, name, static = self.fun, self.fwd, self.bwd, self.__name__, ()
+        if self.nondiff_argnums:
+            static, args = _split(self.nondiff_argnums, args, "custom_vjp")
+            nd = self.nondiff_argnums
+            fun = functools.partial(lambda s, *a: self.fun(*_merge(nd, s, a)), static)
+            fwd = functools.partial(lambda s, *a: self.fwd(*_merge(nd, s, a)), static)
+            bwd = functools.partial(lambda s, r, g: self.bwd(*s, r, g), static)
+        traced = _trace_reusing(self, static, fun, args)
+        closed, consts, leaves, in_tree, out_tree = traced
         nconsts = len(consts)
-        fwd, bwd, name = self.fwd, self.bwd, self.__name__
 
         def flat_fwd(primals):
-            out, res = fwd(*tree_util.tree_unflatten(in_tree, list(primals[nconsts:])))
+            token = _running_rule(self, static, args, traced)
+            try:
+                out, res = fwd(*tree_util.tree_unflatten(in_tree, list(primals[nconsts:])))
+            finally:
+                _RULE_TRACES.reset(token)
             out_l, o_tree = tree_util.tree_flatten(out)
             if o_tree != out_tree:
                 raise TypeError(f"custom_vjp fwd of {name} must return (output, residuals) "
@@ -223,6 +329,54 @@ class custom_vjp:
         outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=closed, fwd=flat_fwd,
                                       bwd=flat_bwd)
         return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _check_nondiff(name, nondiff_argnums) -> tuple:
+    if isinstance(nondiff_argnums, int):
+        nondiff_argnums = (nondiff_argnums,)
+    if isinstance(nondiff_argnums, str) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in
+            (nondiff_argnums if hasattr(nondiff_argnums, "__iter__") else [None])):
+        raise TypeError(f"{name}: nondiff_argnums must be an int or a sequence of ints, "
+                        f"got {nondiff_argnums!r}")
+    try:
+        out = tuple(sorted(set(int(i) for i in nondiff_argnums)))
+    except TypeError:
+        raise TypeError(f"{name}: nondiff_argnums must be an int or a sequence of ints, "
+                        f"got {nondiff_argnums!r}") from None
+    if any(i < 0 for i in out):
+        raise ValueError(f"{name}: nondiff_argnums must be non-negative, got {out}")
+    return out
+
+
+def _bind_args(fun, name, args, kwargs) -> tuple:
+    """Keyword arguments bound to positions (the rules take positional arguments)."""
+    if not kwargs:
+        return args
+    import inspect
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
+    bound.apply_defaults()
+    return tuple(bound.args) + tuple(bound.kwargs.values())
+
+
+def _split(nondiff, args, name):
+    if nondiff and nondiff[-1] >= len(args):
+        raise ValueError(f"{name}: nondiff_argnums {nondiff} out of range for "
+                         f"{len(args)} arguments")
+    static = tuple(args[i] for i in nondiff)
+    rest = tuple(a for i, a in enumerate(args) if i not in nondiff)
+    return static, rest
+
+
+def _merge(nondiff, static, rest) -> list:
+    """The full argument list from the non-differentiable and the other arguments."""
+    out, s, r = [], iter(static), iter(rest)
+    for i in range(len(static) + len(rest)):
+        out.append(next(s) if i in nondiff else next(r))
+    return out
 
 
 def _bwd_leaves(name, cts_in, arg_trees, arg_avals) -> list:

@@ -3,8 +3,8 @@
 Python's ``print`` inside a traced function runs once, while tracing, and shows tracers.
 ``debug.print`` stages an effectful ``debug_print`` equation instead, so it prints the
 actual values every time the computation runs: eagerly, under ``jit`` (from the
-compiled code), under ``grad`` (primal values only) and under ``vmap`` (the whole
-batch at once).
+compiled code), under ``grad`` (primal values only) and under ``vmap`` (one line per
+batch element, as in JAX).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .interpreters import ad, batching
 
 from ._callbacks import debug_callback as callback  # noqa: E402
 
-__all__ = ["print", "callback", "debug_print_p"]
+__all__ = ["print", "callback", "breakpoint", "debug_print_p"]
 
 _builtin_print = print
 
@@ -74,12 +74,63 @@ ad.jvp_rules[debug_print_p] = _debug_print_jvp
 ad.transpose_rules[debug_print_p] = lambda cts, *args, **params: [None] * len(args)
 
 
+class _Printer:
+    """A ``debug.print`` as a host callback (what ``vmap`` turns it into)."""
+
+    __slots__ = ("fmt", "in_tree")
+
+    def __init__(self, fmt, in_tree):
+        self.fmt, self.in_tree = fmt, in_tree
+
+    def __call__(self, *vals):
+        _debug_print_impl(*vals, fmt=self.fmt, in_tree=self.in_tree)
+
+    def __repr__(self):
+        return f"print{self.fmt!r}"
+
+
 def _debug_print_batch(vals, dims, *, fmt, in_tree):
+    # As JAX: one line per batch element, in order. The batched operands' axes go
+    # first and a per-element callback prints each element's values.
+    from ._callbacks import _PerElement, debug_callback_p
     size = next(np.shape(v)[d] if not hasattr(v, "aval") else v.aval.shape[d]
                 for v, d in zip(vals, dims) if d is not None)
-    moved = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
-    debug_print_p.bind(*moved, fmt=fmt, in_tree=in_tree)
+    moved = [batching.moveaxis(v, d, 0) if d is not None and d != 0 else v
+             for v, d in zip(vals, dims)]
+    debug_callback_p.bind(*moved, callback=_PerElement(_Printer(fmt, in_tree), dims, size))
     return [], []
 
 
 batching.batch_rules[debug_print_p] = _debug_print_batch
+
+
+def breakpoint(*, backend=None, filter_frames: bool = True, num_frames=None,  # noqa: A001
+               ordered: bool = False, token=None, **kwargs):
+    """Stop in the Python debugger (``sys.breakpointhook``, so ``PYTHONBREAKPOINT=0``
+    turns it off) when the computation reaches this point.
+
+    Eagerly it stops in the caller's frame, like Python's ``breakpoint()``. Inside
+    ``jit``, ``grad`` or ``vmap`` it is staged as a :func:`callback` and stops every
+    time the compiled code runs; the variables of the traced function are gone by
+    then (they were tracers), so unlike JAX's debugger there are no frames of values to
+    inspect: print what you need with :func:`print` first. The keyword arguments are
+    JAX's and are accepted.
+
+    Examples
+    --------
+    >>> import os, absjit
+    >>> os.environ["PYTHONBREAKPOINT"] = "0"  # a doctest must not stop
+    >>> absjit.jit(lambda x: (absjit.debug.breakpoint(), x + 1)[1])(1.0)
+    Array(2., dtype=float32, weak_type=True)
+    >>> del os.environ["PYTHONBREAKPOINT"]
+    """
+    import sys
+    if num_frames is not None and (not isinstance(num_frames, int) or num_frames < 0):
+        raise ValueError(f"debug.breakpoint: num_frames must be a non-negative int, got "
+                         f"{num_frames!r}")
+    from .core.trace import EVAL_MAIN, current_dynamic
+    if current_dynamic() is EVAL_MAIN:
+        sys.breakpointhook()
+        return None
+    callback(lambda: sys.breakpointhook())
+    return None

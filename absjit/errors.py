@@ -10,7 +10,7 @@ __all__ = [
     "TracerIntegerConversionError", "TracerArrayConversionError",
     "NonConcreteBooleanIndexError", "UnexpectedTracerError", "CompilationError",
     "BackendUnavailableError",
-    "InconclusiveDimensionError",
+    "InconclusiveDimensionError", "IncompatibleShapesError",
 ]
 
 
@@ -102,6 +102,22 @@ class BackendUnavailableError(ValueError, RuntimeError):
     without numba-cuda or without a GPU). The message lists the available backends and
     what to install. A ``RuntimeError``, and a ``ValueError`` as an unknown backend
     name is."""
+
+
+class IncompatibleShapesError(TypeError, ValueError):
+    """Operand shapes that do not fit together: arrays that do not broadcast, a reshape
+    to another size, a concatenation or a matrix product of mismatched shapes, a slice
+    out of range. A ``TypeError``, as JAX raises, and a ``ValueError``, as NumPy does.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> try:
+    ...     jnp.ones(3) + jnp.ones(4)
+    ... except TypeError as e:
+    ...     print(type(e).__name__)
+    IncompatibleShapesError
+    """
 
 
 class InconclusiveDimensionError(ConcretizationTypeError):

@@ -456,6 +456,8 @@ def route_backend(requested, backends, platforms=(), unlowerable=()) -> str:
         ``requested`` names no backend available here (the message lists them).
     absjit.backends.xla.XLANotInstalledError
         ``"xla"``/``"tpu"`` was requested and jax is not installed (an ``ImportError``).
+    RuntimeError
+        ``"tpu"`` was requested and ``platforms`` has no TPU.
 
     Examples
     --------
@@ -485,6 +487,12 @@ def route_backend(requested, backends, platforms=(), unlowerable=()) -> str:
             spelled = requested if name == requested else f"{requested}/{name}"
             raise ValueError(f"backend {spelled!r} is not available on this machine; "
                              f"available: {', '.join(backends)}")
+        if requested == "tpu" and "tpu" not in platforms:
+            # As jax: asking for a TPU where there is none is an error, never a silent
+            # run on the CPU (use backend="xla" for XLA on whatever jax has).
+            raise RuntimeError("Unknown backend tpu: this machine has no TPU (jax's "
+                               f"platforms: {', '.join(platforms) or 'none'}). Available "
+                               f"backends are {', '.join(backends)}")
     if name in NUMBA_BACKENDS and tuple(unlowerable):
         return "xla" if "xla" in backends else "interpret"
     return name
@@ -519,6 +527,8 @@ def select_backend(requested: str | None = None) -> Backend:
     from ..config import config
     if requested is None:
         requested = config.default_backend or None
-    name = route_backend(requested, available_backends(),
-                         default_platforms() if requested is None else ())
+    backends = available_backends()
+    platforms = default_platforms() if requested is None or (
+        requested == "tpu" and "xla" in backends) else ()
+    name = route_backend(requested, backends, platforms)
     return get_backend(name)

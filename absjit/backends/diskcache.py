@@ -425,6 +425,33 @@ def clear() -> None:
     for name in names:  # trash left by an interrupted clear()
         if name.startswith(".trash-"):
             _remove(os.path.join(root, name))
+    _renew_bad_secret(root)
+
+
+def _renew_bad_secret(root: str) -> None:
+    """Replace a secret that cannot be used (wrong size, a directory, a FIFO, a link,
+    the wrong mode): after a clear no entry was signed with it, so a fresh one loses
+    nothing and the cache works again. A good secret is kept (other processes use it)."""
+    if _check_dir(root) is not None:
+        return
+    try:
+        _secret(root)
+        return
+    except OSError:
+        pass
+    path = os.path.join(root, _SECRET)
+    trash = os.path.join(root, f".trash-{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        os.rename(path, trash)
+    except OSError:
+        return  # gone already, or another clear() renewed it
+    _remove(trash)
+    with _lock:
+        _refused.discard(root)
+    try:
+        _secret(root)  # a new one, 0600
+    except OSError:
+        pass
 
 
 def _walk(root):

@@ -29,7 +29,10 @@ __all__ = ["Dense", "GeneralConv", "Conv", "GeneralConvTranspose", "Conv1DTransp
            "ConvTranspose", "BatchNorm", "elementwise", "Tanh", "Relu",
            "Exp", "LogSoftmax", "Softmax", "Softplus", "Sigmoid", "Elu", "LeakyRelu",
            "Selu", "Gelu", "MaxPool", "SumPool", "AvgPool", "Flatten", "Identity", "FanOut",
-           "FanInSum", "FanInConcat", "Dropout", "serial", "parallel", "shape_dependent"]
+           "FanInSum", "FanInConcat", "Dropout", "serial", "parallel", "shape_dependent",
+           "logsoftmax"]
+
+logsoftmax = log_softmax  # stax's old name for the function (the layer is LogSoftmax)
 
 
 def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):  # noqa: N802,N803 - JAX's names

@@ -410,8 +410,27 @@ def _fn_name(fun) -> str:
     return name or type(fun).__name__
 
 
+def _check_donation(donate_argnums, donate_argnames) -> None:
+    """JAX's type checks of ``donate_argnums``/``donate_argnames`` (absjit does not
+    donate: arrays are immutable and no executable writes into its arguments)."""
+    for value, kind, name in ((donate_argnums, int, "donate_argnums"),
+                              (donate_argnames, str, "donate_argnames")):
+        if value is None:
+            continue
+        items = (value,) if isinstance(value, kind) else value
+        try:
+            items = tuple(items)
+        except TypeError:
+            items = (value,)
+        for item in items:
+            if not isinstance(item, kind) or isinstance(item, bool):
+                raise TypeError(f"jit: {name} must be {'an int' if kind is int else 'a str'}"
+                                f" or a sequence of them, got {value!r}")
+
+
 def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None,
-        backend=None, compiler_options=None):
+        backend=None, compiler_options=None, inline=False, donate_argnums=None,
+        donate_argnames=None):
     """Compile ``fun``: trace it once per call signature and run compiled code.
 
     Parameters
@@ -434,6 +453,12 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
         :class:`absjit.backends.base.CompileOptions` for what fast math may change);
         part of cache keys. An unknown key or a value of the wrong type is a
         ``ValueError``.
+    inline : bool
+        Accepted as in JAX. absjit inlines every nested ``jit`` call before compiling
+        anyway, so it changes nothing.
+    donate_argnums, donate_argnames : int, str or sequences of them, optional
+        Accepted as in JAX and checked; absjit never writes into an argument's buffer
+        (arrays are immutable), so donating changes nothing.
 
     Returns
     -------
@@ -455,10 +480,15 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, abstraction=None
     >>> power._cache_size()
     1
     """
+    if not isinstance(inline, bool):
+        raise TypeError(f"jit: inline must be a bool, got {inline!r}")
+    _check_donation(donate_argnums, donate_argnames)
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, abstraction=abstraction,
-                                 backend=backend, compiler_options=compiler_options)
+                                 backend=backend, compiler_options=compiler_options,
+                                 inline=inline, donate_argnums=donate_argnums,
+                                 donate_argnames=donate_argnames)
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {fun!r} of type {type(fun)}")
     request_key = _request_key(static_argnums, static_argnames, abstraction, backend,

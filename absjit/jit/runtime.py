@@ -84,8 +84,11 @@ def device_put(x, device=None):
 def _platform(device) -> str:
     """``"cpu"`` or ``"gpu"`` for a ``device_put`` target; ``ValueError`` otherwise."""
     from ..api_utils import Device, _platform_of, default_backend
+    from ..sharding import Sharding
     if device is None:
         return default_backend()
+    if isinstance(device, Sharding):
+        device = next(iter(device.device_set))
     if isinstance(device, Device):
         return device.platform
     if isinstance(device, str):

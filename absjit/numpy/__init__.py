@@ -25,9 +25,11 @@ from ._setops import *  # noqa: F401,F403
 from ._editing import *  # noqa: F401,F403
 from ._mathfuncs import *  # noqa: F401,F403
 from ._polynomial import *  # noqa: F401,F403
+from ._array_api import *  # noqa: F401,F403
 from . import _array_methods
 from . import (_creation, _dtypes, _editing, _index_tricks, _linalg,  # noqa: E402
-               _mathfuncs, _misc, _numeric, _padding, _polynomial, _reductions, _searching, _setops, _shape, _sorting, _ufuncs)
+               _mathfuncs, _misc, _numeric, _padding, _polynomial, _reductions, _searching, _setops, _shape, _sorting, _ufuncs,
+               _array_api)
 
 _array_methods.install_all()
 
@@ -37,13 +39,15 @@ inf = float("inf")
 nan = float("nan")
 newaxis = None
 euler_gamma = 0.5772156649015329
+__array_api_version__ = "2023.12"
+__array_namespace_info__ = _array_api.__array_namespace_info__
 
 # The public names: each submodule's ``__all__``, the constants above and ``linalg``
 # (built from the modules, so names imported for internal use never leak).
 __all__ = sorted({name for m in (_dtypes, _creation, _ufuncs, _reductions, _shape, _linalg,
                                  _sorting, _padding, _searching, _numeric, _index_tricks,
                                  _misc, _setops, _editing, _mathfuncs,
-                                 _polynomial)
+                                 _polynomial, _array_api)
                   for name in m.__all__}
                  | {"pi", "e", "inf", "nan", "newaxis", "euler_gamma", "linalg", "fft"})
 

@@ -107,8 +107,10 @@ class _IndexUpdateRef:
         self.array = array
         self.index = index
 
-    def get(self, **kwargs):
-        return self.array[self.index]
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None, out_sharding=None):
+        from ._indexing import getitem_mode
+        return getitem_mode(self.array, self.index, mode, fill_value)
 
     def _update(self, mode, values):
         from ._indexing import index_update
@@ -158,6 +160,28 @@ _METHODS = ["sum", "mean", "std", "var", "max", "min", "prod", "squeeze", "ravel
             "nonzero", "ptp", "conjugate"]
 
 
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12")
+
+
+def _array_namespace(self, /, *, api_version=None):
+    """The Array API namespace of this array: :mod:`absjit.numpy`."""
+    if api_version is not None and api_version not in _API_VERSIONS:
+        raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; "
+                         f"supported: {', '.join(_API_VERSIONS)}")
+    return _module()
+
+
+def _to_device(self, device, /, *, stream=None):
+    """This array on ``device`` (the Array API's ``to_device``)."""
+    if stream is not None:
+        raise ValueError("to_device: absjit has no streams; pass stream=None")
+    if isinstance(self, Tracer):
+        return self
+    from ._array_api import check_device
+    from ..jit.runtime import device_put
+    return device_put(self, check_device(device, "to_device"))
+
+
 def install(cls) -> None:
     """Give ``cls`` (Array or a Tracer class) the NumPy-style operators and methods."""
     for short, fn in _BINOPS.items():
@@ -179,6 +203,8 @@ def install(cls) -> None:
     cls.imag = property(lambda self: _module().imag(self))
     cls.at = property(_IndexUpdateHelper)
     cls.compress = _compress
+    cls.__array_namespace__ = _array_namespace
+    cls.to_device = _to_device
     for name in _METHODS:
         if name in ("flatten", "ravel"):
             setattr(cls, name, _ravel)

@@ -534,3 +534,4 @@ def tril(m, k=0):
 def triu(m, k=0):
     """``m`` with elements below the ``k``-th diagonal zeroed."""
     return _triangle("triu", m, k, False)
+

@@ -11,10 +11,10 @@ NumPy's rules, staged as ``lax`` primitives so they work on Arrays and tracers a
 * ``x.at[idx].<op>(y)`` becomes ``dynamic_update_slice`` (ints and unit-step slices)
   or a scatter.
 
-Out-of-range behaviour follows JAX: static Python ints out of range raise
-``IndexError``; negative indices (static or traced) count from the end; traced and
-array indices that are still out of range are clamped when reading and dropped when
-updating (see :mod:`absjit.ops.indexing`).
+Out-of-range behaviour follows JAX: negative indices (static or traced) count from the
+end; indices that are still out of range, Python ints included, are clamped when reading
+and dropped when updating (see :mod:`absjit.ops.indexing`); only an index into an axis
+of size 0 raises ``IndexError``.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from ..ops import elementwise as ew
 from ..ops import indexing as gi
 from ..ops import structural as st
 
-__all__ = ["getitem", "index_update"]
+__all__ = ["getitem", "getitem_mode", "index_update"]
 
 _UPDATE_MODES = {"set": gi.scatter_p, "add": gi.scatter_add_p, "multiply": gi.scatter_mul_p,
                  "min": gi.scatter_min_p, "max": gi.scatter_max_p}
@@ -122,9 +122,15 @@ def _parse(shape, idx):
             axis += 1
         elif isinstance(o, int):
             n = shape[axis]
-            if not -n <= o < n:
-                raise IndexError(f"index {o} is out of bounds for axis {axis} with size {n}")
-            items.append(("int", o % n))
+            if n == 0:
+                raise IndexError(f"index {o} is out of bounds for axis {axis} with size 0")
+            if -n <= o < n:
+                items.append(("int", o % n))
+            else:
+                # As JAX (0.5 and later): read clamped, update dropped, like an index
+                # of array type.
+                items.append(("dyn", _scalar(o, dtypes.default_int() if
+                                             -2 ** 31 <= o < 2 ** 31 else np.int64)))
             axis += 1
         elif dtypes.is_bool(o.dtype):
             mask = _known_value(o)
@@ -274,8 +280,12 @@ def getitem(x, idx):
     Array([1, 9], dtype=int32)
     """
     if type(x) is Array and _is_basic(idx):
-        # NumPy's basic indexing is exactly the semantics of the staged path.
-        return Array._new(np.asarray(x._value[idx]), x._weak_type)
+        # NumPy's basic indexing is exactly the semantics of the staged path (but for
+        # out-of-range ints, which clamp there).
+        try:
+            return Array._new(np.asarray(x._value[idx]), x._weak_type)
+        except IndexError:
+            pass
     if not isinstance(x, (Array, Tracer)):
         from ._creation import asarray
         x = asarray(x)
@@ -286,6 +296,86 @@ def getitem(x, idx):
         items = [("adv", _scalar(it[1], dtypes.default_int())) if it[0] == "int" else
                  ("adv", it[1]) if it[0] == "dyn" else it for it in items]
     return _getitem_items(x, shape, items)
+
+
+_GATHER_MODES = ("clip", "fill", "drop", "promise_in_bounds")
+
+
+def default_fill_value(dt):
+    """What an out-of-range read gives under ``mode="fill"``: NaN for inexact dtypes,
+    the largest unsigned, the smallest signed integer, ``True`` for bool (as JAX)."""
+    dt = np.dtype(dt)
+    if dt.kind in "fc" or dt == dtypes.bfloat16:
+        return np.nan
+    if dt.kind == "b":
+        return True
+    if dt.kind == "u":
+        return np.iinfo(dt).max
+    return np.iinfo(dt).min
+
+
+def getitem_mode(x, idx, mode=None, fill_value=None):
+    """``x.at[idx].get(mode=..., fill_value=...)``.
+
+    ``mode`` is JAX's gather mode: ``None``, ``"clip"`` and ``"promise_in_bounds"``
+    read clamped indices (as ``x[idx]``); ``"fill"`` (alias ``"drop"``) gives
+    ``fill_value`` wherever an integer index is out of range after negative indices are
+    counted from the end, static or traced alike.
+
+    Examples
+    --------
+    >>> jnp.arange(3.).at[5].get(mode="fill", fill_value=-1.)
+    Array(-1., dtype=float32)
+    """
+    if mode is not None and (not isinstance(mode, str) or mode not in _GATHER_MODES):
+        raise ValueError(f"Unknown gather mode {mode!r}; expected one of "
+                         f"{', '.join(repr(m) for m in _GATHER_MODES)}")
+    if not isinstance(x, (Array, Tracer)):
+        from ._creation import asarray
+        x = asarray(x)
+    # Static ints become 0-d index arrays so an out-of-range one clamps or fills instead
+    # of raising (NumPy gives the same result layout for a 0-d array as for an int).
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    parts = tuple(_scalar(o, dtypes.default_int()) if type(o) is int or
+                  isinstance(o, np.integer) else o for o in parts)
+    if mode not in ("fill", "drop"):
+        return getitem(x, parts)
+    shape = tuple(x.shape)
+    items = _parse(shape, parts)
+    if any(it[0] == "adv" for it in items):
+        items = [("adv", it[1]) if it[0] == "dyn" else it for it in items]
+    fv = default_fill_value(x.dtype) if fill_value is None else fill_value
+    # Pad each integer-indexed axis with one fill element and send every out-of-range
+    # index there: the ordinary (clamping) read then returns the fill value.
+    padded, out_items, axis = x, [], 0
+    for it in items:
+        if it[0] in ("none", "empty", "gap"):
+            out_items.append(it)
+            continue
+        if it[0] in ("dyn", "adv"):
+            i, n = it[1], shape[axis]
+            dt = i.dtype
+            nn = size_value(n, dt)
+            ok = ew.lt(i, nn)
+            if np.dtype(dt).kind != "u":
+                ok = ew.bitwise_and(ok, ew.ge(i, ew.neg(nn)))
+            i = ew.select_n(ok, _broadcast_like(nn, i), _normalize(i, n))
+            out_items.append((it[0], i))
+            cfg = [(0, 0, 0)] * len(shape)
+            cfg[axis] = (0, 1, 0)
+            from ._promote import asarray_weak
+            fill = asarray_weak(fv if isinstance(fv, (Array, Tracer)) else
+                                np.asarray(fv).astype(x.dtype).item(), x.dtype, False)
+            padded = st.pad(padded, fill, cfg)
+        else:
+            out_items.append(it)
+        axis += 1
+    return _getitem_items(padded, tuple(padded.shape), out_items)
+
+
+def _broadcast_like(s, i):
+    from ._promote import broadcast_to_shape
+    return broadcast_to_shape(s, tuple(i.shape))
 
 
 def _is_basic(idx):

@@ -13,7 +13,7 @@ from .. import dtypes
 from ..core.dims import is_dim, unify, unify_sizes
 from ..core.shapes import as_size, size_of
 from ..core.trace import get_aval
-from ..errors import InconclusiveDimensionError
+from ..errors import IncompatibleShapesError, InconclusiveDimensionError
 from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
@@ -81,8 +81,9 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
         return ew.mul(*_broadcast_pair(a, b))
     contract_b = 0 if len(sb) == 1 else len(sb) - 2
     if not unify(sa[-1], sb[contract_b]):  # contracted sizes must agree
-        raise ValueError(f"dot: shapes {sa} and {sb} are not aligned: {sa[-1]} (dim "
-                         f"{len(sa) - 1}) != {sb[contract_b]} (dim {contract_b})")
+        raise IncompatibleShapesError(
+            f"dot: shapes {sa} and {sb} are not aligned: {sa[-1]} (dim {len(sa) - 1}) != "
+            f"{sb[contract_b]} (dim {contract_b})")
     return dot_general(a, b, (((len(sa) - 1,), (contract_b,)), ((), ())), precision)
 
 
@@ -115,9 +116,9 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     if b_vec:
         b, sb = _reshape(b, sb + (1,)), sb + (1,)
     if not unify(sa[-1], sb[-2]):  # contracted sizes must agree
-        raise ValueError(f"matmul: contracting dimensions differ: a has shape "
-                         f"{_orig(sa, a_vec, True)} and b has shape {_orig(sb, b_vec, False)} "
-                         f"({sa[-1]} != {sb[-2]})")
+        raise IncompatibleShapesError(
+            f"matmul: contracting dimensions differ: a has shape {_orig(sa, a_vec, True)} "
+            f"and b has shape {_orig(sb, b_vec, False)} ({sa[-1]} != {sb[-2]})")
     ba, bb = sa[:-2], sb[:-2]
     if not bb:
         # (..., m, k) @ (k, n): a's batch axes are free axes; no broadcasting needed.

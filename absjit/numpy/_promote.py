@@ -13,6 +13,7 @@ from ..core.shapes import broadcast_shapes as _broadcast_shapes
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
 from ..ops import structural as st
+from ..errors import IncompatibleShapesError
 
 __all__ = ["promote_args", "promote_dtypes", "broadcast_shapes", "broadcast_to_shape",
            "asarray_weak", "promote_args_inexact", "check_arraylike", "is_arraylike",
@@ -117,8 +118,8 @@ def broadcast_shapes(name: str, *shapes) -> tuple:
     try:
         return _broadcast_shapes(*shapes)
     except ValueError:
-        raise ValueError(f"{name}: incompatible shapes for broadcasting: "
-                         f"{', '.join(str(tuple(s)) for s in shapes)}") from None
+        raise IncompatibleShapesError(f"{name}: incompatible shapes for broadcasting: "
+                                      f"{', '.join(str(tuple(s)) for s in shapes)}") from None
 
 
 def broadcast_to_shape(x, shape):

@@ -390,6 +390,9 @@ def _cumulative_api(name, running, identity, x, axis, dtype, include_initial):
         if _aval(x).ndim > 1:
             raise ValueError(f"{name}: axis is required for arrays of rank > 1")
         axis = 0
+    if dtype is None and running is cumsum:
+        # As sum (and jax): bools and small integers accumulate in the default integer.
+        dtype = _promote_integers(_aval(x).dtype)
     out = running(x, axis, dtype)
     return _with_initial(out, axis, identity) if include_initial else out
 

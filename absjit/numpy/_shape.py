@@ -18,8 +18,9 @@ from ..ops import elementwise as ew
 from ..ops import indexing as gi
 from ..ops import structural as st
 from ..ops._util import canonical_axes
+from ..errors import IncompatibleShapesError
 from ._promote import asarray_weak, broadcast_to_shape, check_arraylike, promote_dtypes
-from ._indexing import size_value
+from ._indexing import default_fill_value, size_value
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "swapaxes", "moveaxis",
            "expand_dims", "squeeze", "broadcast_to", "broadcast_arrays", "broadcast_shapes",
@@ -53,10 +54,12 @@ def _shape_of(x):
 # ---------------------------------------------------------------------------
 # reshape and axes
 # ---------------------------------------------------------------------------
-def reshape(a, shape=None, order="C", *, newshape=None):
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=None):
     """Gives ``a`` a new shape with the same number of elements; one entry may be -1.
 
-    ``order='F'`` reads and writes the elements in column-major order.
+    ``order='F'`` reads and writes the elements in column-major order. ``copy`` (the
+    Array API's) is accepted and changes nothing: arrays are immutable, so a reshaped
+    array never shares writes with its input.
 
     Examples
     --------
@@ -64,6 +67,10 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     (2, 3)
     """
     shape = newshape if shape is None else shape
+    if copy not in (None, True, False):
+        raise ValueError(f"jnp.reshape: copy must be None, True or False, got {copy!r}")
+    if out_sharding is not None:
+        raise NotImplementedError("jnp.reshape: out_sharding is not supported by absjit")
     a = _arr(a, "reshape")
     if order != "C":
         _check_order("reshape", order)
@@ -98,8 +105,9 @@ def reshape(a, shape=None, order="C", *, newshape=None):
             raise ValueError(f"cannot reshape array of shape {_shape_of(a)} (size {size}) "
                              f"into shape {tuple(dims)}")
     elif new_size != size:
-        raise ValueError(f"cannot reshape array of shape {_shape_of(a)} (size {size}) into "
-                         f"shape {tuple(dims)}")
+        raise IncompatibleShapesError(
+            f"cannot reshape array of shape {_shape_of(a)} (size {size}) into shape "
+            f"{tuple(dims)}")
     if same_shape(tuple(dims), _shape_of(a)):
         return a
     return st.reshape(a, dims)
@@ -274,8 +282,9 @@ def concatenate(arrays, axis=0, dtype=None):
         # the other axes must be equal: at the ranked level that unifies their sizes
         if any(not unify(s, t) for i, (s, t) in
                enumerate(zip(_shape_of(a), _shape_of(arrs[0]))) if i != ax):
-            raise ValueError("jnp.concatenate: array shapes must match except along axis "
-                             f"{ax}, got {[_shape_of(b) for b in arrs]}")
+            raise IncompatibleShapesError(
+                f"jnp.concatenate: array shapes must match except along axis {ax}, got "
+                f"{[_shape_of(b) for b in arrs]}")
     out = arrs[0] if len(arrs) == 1 else st.concatenate(arrs, ax)
     if dtype is not None:
         out = asarray_weak(out, dtypes.user_dtype(dtype), False)
@@ -551,7 +560,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         reps = np.asarray(known)
         if is_dim(n) and reps.ndim == 1 and unify_sizes(reps.shape[0], n, "jnp.repeat"):
             n = reps.shape[0]  # ranked: one repeat per element fixes the axis's size
-        reps = np.broadcast_to(reps, (n,)) if reps.ndim == 0 else reps
+        # A scalar, or one entry (NumPy and the Array API), stands for every element.
+        reps = np.broadcast_to(reps, (n,)) if reps.ndim == 0 or reps.shape == (1,) else reps
         if reps.shape != (n,):
             raise ValueError(f"jnp.repeat: repeats of shape {reps.shape} must be a scalar or "
                              f"have one entry per element along axis {ax} ({n})")
@@ -589,15 +599,7 @@ def _repeat_traced(a, repeats, ax, length):
 # ---------------------------------------------------------------------------
 # take, take_along_axis
 # ---------------------------------------------------------------------------
-def _fill_value(dt):
-    dt = np.dtype(dt)
-    if dt.kind in "fc" or dt == dtypes.bfloat16:
-        return np.nan
-    if dt.kind == "b":
-        return True
-    if dt.kind == "u":
-        return np.iinfo(dt).max
-    return np.iinfo(dt).min
+_fill_value = default_fill_value
 
 
 def _index_array(indices, name):

@@ -350,7 +350,39 @@ negative = _unary("negative", ew.neg)
 # ---------------------------------------------------------------------------
 exp = _unary("exp", ew.exp, inexact=True)
 exp2 = _unary("exp2", ew.exp2, inexact=True)
-expm1 = _unary("expm1", ew.expm1, inexact=True)
+_expm1 = _unary("expm1", ew.expm1, inexact=True)
+__all__.remove("expm1")
+
+
+@_public
+@_quiet
+def expm1(x, /):
+    """``exp(x) - 1``, accurate near 0. For complex ``x`` the Array API's special cases
+    hold: a zero imaginary part gives ``expm1(real(x)) + 0j``, ``real(x) = -inf`` gives
+    ``-1 + 0j`` and ``real(x) = +inf`` with a non-finite imaginary part ``inf + nan j``.
+
+    Examples
+    --------
+    >>> jnp.expm1(jnp.array([0., 1e-10]))
+    Array([0.e+00, 1.e-10], dtype=float32)
+    """
+    out = _expm1(x)
+    dt = _dt(out)
+    if not dtypes.is_complex(dt):
+        return out
+    (z,) = promote_args_inexact("expm1", x)
+    a, b = ew.real(z), ew.imag(z)
+    shape = _shape(out)
+    # b == 0: the exact real result (+0 for a = -0), imaginary part b (sign kept).
+    on_axis = ew.convert_element_type(ew.add(ew.expm1(a), _const(a, 0)), dt, False)
+    neg_zero = ew.lt(ew.div(_const(b, 1), b), _const(b, 0))
+    on_axis = ew.select_n(neg_zero, on_axis, ew.conj(on_axis))
+    out = ew.select_n(ew.eq(b, _const(b, 0)), out, on_axis)
+    wild = ew.bitwise_not(ew.is_finite(b))
+    minus_inf = ew.bitwise_and(ew.eq(a, _const(a, -np.inf)), wild)
+    plus_inf = ew.bitwise_and(ew.eq(a, _const(a, np.inf)), wild)
+    out = ew.select_n(minus_inf, out, _full(out, complex(-1, 0), shape))
+    return ew.select_n(plus_inf, out, _full(out, complex(np.inf, np.nan), shape))
 log = _unary("log", ew.log, inexact=True)
 log1p = _unary("log1p", ew.log1p, inexact=True)
 sqrt = _unary("sqrt", ew.sqrt, inexact=True)
@@ -363,7 +395,37 @@ arccos = _unary("arccos", ew.acos, inexact=True)
 arctan = _unary("arctan", ew.atan, inexact=True)
 sinh = _unary("sinh", ew.sinh, inexact=True)
 cosh = _unary("cosh", ew.cosh, inexact=True)
-tanh = _unary("tanh", ew.tanh, inexact=True)
+_tanh = _unary("tanh", ew.tanh, inexact=True)
+__all__.remove("tanh")
+
+
+@_public
+@_quiet
+def tanh(x, /):
+    """Hyperbolic tangent. For complex ``x`` with an infinite real part and a finite
+    imaginary part ``b`` the result is ``±1 + 0j`` with the zero's sign that of ``b``
+    (the Array API's special case; C's ``ctanh`` signs it as ``sin(2b)``).
+
+    Examples
+    --------
+    >>> jnp.tanh(jnp.array([0., 100.]))
+    Array([0., 1.], dtype=float32)
+    """
+    out = _tanh(x)
+    dt = _dt(out)
+    if not dtypes.is_complex(dt):
+        return out
+    (z,) = promote_args_inexact("tanh", x)
+    a, b = ew.real(z), ew.imag(z)
+    shape = _shape(out)
+    at_inf = ew.bitwise_and(ew.bitwise_not(ew.is_finite(a)), ew.eq(a, a))
+    at_inf = ew.bitwise_and(at_inf, ew.is_finite(b))
+    neg_a, neg_b = ew.lt(a, _const(a, 0)), ew.signbit(b)
+    pos = ew.select_n(neg_b, _full(out, complex(1, 0), shape),
+                      _full(out, complex(1, -0.0), shape))
+    neg = ew.select_n(neg_b, _full(out, complex(-1, 0), shape),
+                      _full(out, complex(-1, -0.0), shape))
+    return ew.select_n(at_inf, out, ew.select_n(neg_a, pos, neg))
 arcsinh = _unary("arcsinh", ew.asinh, inexact=True)
 arccosh = _unary("arccosh", ew.acosh, inexact=True)
 arctanh = _unary("arctanh", ew.atanh, inexact=True)
@@ -573,21 +635,19 @@ def isfinite(x, /):
 @_public
 @_quiet
 def signbit(x, /):
-    """True where the sign bit is set: negative numbers and ``-0.0``. (The sign of a
-    NaN cannot be read without a bit cast; NaN gives False.)"""
+    """True where the sign bit is set: negative numbers, ``-0.0`` and ``-nan``."""
     (a,) = promote_args("signbit", x)
     dt = _dt(a)
     if dtypes.is_complex(dt):
         raise TypeError("signbit does not support complex inputs")
     if dtypes.is_bool(dt) or dt.kind == "u":
         return _all_false(a)
-    neg = ew.lt(a, _const(a, 0, weak=False))
     if dtypes.is_float(dt):
-        # -0.0 == 0.0, but 1 / -0.0 is -inf.
-        zero = ew.eq(a, _const(a, 0))
-        neg = ew.bitwise_or(neg, ew.bitwise_and(zero, ew.lt(ew.div(_const(a, 1), a),
-                                                             _const(a, 0))))
-    return neg
+        out = ew.signbit(a)
+        # A bool result is never weakly typed (as jax), even from a Python float.
+        return ew.convert_element_type(out, dtypes.bool_, False) if \
+            get_aval(out).weak_type else out
+    return ew.lt(a, _const(a, 0, weak=False))
 
 
 @_public

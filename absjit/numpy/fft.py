@@ -16,6 +16,7 @@ import operator
 import numpy as np
 
 from .. import dtypes
+from ._array_api import place
 from ..array import Array
 from ..core.dims import assume_at_least, is_dim, same_shape
 from ..ops import fft as _fft
@@ -306,7 +307,7 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None):
     return _fft_core("irfft2", "IRFFT", a, s, axes, norm)
 
 
-def fftfreq(n, d=1.0, *, dtype=None):
+def fftfreq(n, d=1.0, *, dtype=None, device=None):
     """The sample frequencies of an ``n``-point DFT with spacing ``d``.
 
     Examples
@@ -316,10 +317,11 @@ def fftfreq(n, d=1.0, *, dtype=None):
     Array([ 0.  ,  0.25, -0.5 , -0.25], dtype=float32)
     """
     dt = dtypes.default_float() if dtype is None else dtype
-    return Array._new(np.fft.fftfreq(operator.index(n), d).astype(dt), False)
+    out = Array._new(np.fft.fftfreq(operator.index(n), d).astype(dtypes.user_dtype(dt)), False)
+    return place(out, device, "fft.fftfreq")
 
 
-def rfftfreq(n, d=1.0, *, dtype=None):
+def rfftfreq(n, d=1.0, *, dtype=None, device=None):
     """The sample frequencies of :func:`rfft`.
 
     Examples
@@ -329,7 +331,8 @@ def rfftfreq(n, d=1.0, *, dtype=None):
     Array([0.  , 0.25, 0.5 ], dtype=float32)
     """
     dt = dtypes.default_float() if dtype is None else dtype
-    return Array._new(np.fft.rfftfreq(operator.index(n), d).astype(dt), False)
+    out = Array._new(np.fft.rfftfreq(operator.index(n), d).astype(dtypes.user_dtype(dt)), False)
+    return place(out, device, "fft.rfftfreq")
 
 
 def _shift(x, axes, sign):

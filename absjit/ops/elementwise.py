@@ -35,7 +35,8 @@ __all__ = [
     "rsqrt", "cbrt_p", "cbrt", "sin_p", "sin", "cos_p", "cos", "tan_p", "tan", "asin_p",
     "asin", "acos_p", "acos", "atan_p", "atan", "sinh_p", "sinh", "cosh_p", "cosh",
     "tanh_p", "tanh", "asinh_p", "asinh", "acosh_p", "acosh", "atanh_p", "atanh",
-    "floor_p", "floor", "ceil_p", "ceil", "is_finite_p", "is_finite", "logistic_p",
+    "floor_p", "floor", "ceil_p", "ceil", "is_finite_p", "is_finite", "signbit_p",
+    "logistic_p",
     "logistic", "eq_p", "eq", "ne_p", "ne", "lt_p", "lt", "le_p", "le", "gt_p", "gt",
     "ge_p", "ge", "and_p", "bitwise_and", "or_p", "bitwise_or", "xor_p", "bitwise_xor",
     "not_p", "bitwise_not", "real_p", "real", "imag_p", "imag", "conj_p", "conj",
@@ -129,6 +130,9 @@ def _jvp_rule(prim, *fns, ans_fn=None):
             return [ans], [_zeros(out_aval)]
         return [ans], [_bcast(total, out_aval.shape)]
     rule.__name__ = f"{prim.name}_jvp"
+    # Zero tangents stay symbolic: an input with no tangent adds no term (pow's exponent
+    # term ``log(x) * x**y`` is NaN at a negative base and must not be formed).
+    rule.symbolic_zeros = True
     ad.jvp_rules[prim] = rule
     return rule
 
@@ -228,6 +232,9 @@ atanh_p, atanh = _define("atanh", np.arctanh, "inexact", 1, quiet=True)
 floor_p, floor = _define("floor", np.floor, "float", 1)
 ceil_p, ceil = _define("ceil", np.ceil, "float", 1)
 is_finite_p, is_finite = _define("is_finite", np.isfinite, "float", 1, out_dtype=_bool_out)
+# The sign bit, NaNs included (-NaN gives True): no comparison can read it. (jnp.signbit;
+# not in lax's public names, as in JAX.)
+signbit_p, signbit = _define("signbit", np.signbit, "float", 1, out_dtype=_bool_out)
 logistic_p, logistic = _define("logistic", lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype),
                                "inexact", 1, quiet=True)
 
@@ -333,7 +340,7 @@ for _p in (add_p, sub_p, mul_p, div_p, rem_p, max_p, min_p, atan2_p, nextafter_p
            eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p):
     _nary_batch(_p)
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p, not_p, sign_p,
-           floor_p, ceil_p, is_finite_p):
+           floor_p, ceil_p, is_finite_p, signbit_p):
     ad.defjvp_zero(_p)
 
 ad.deflinear(neg_p, lambda ct, x: [neg(ct)])
@@ -387,7 +394,8 @@ ad.deflinear(imag_p, _imag_transpose)
 ad.deflinear(conj_p, lambda ct, x: [conj(ct)])
 for _p in (neg_p, sign_p, abs_p, exp_p, exp2_p, expm1_p, log_p, log1p_p, sqrt_p, rsqrt_p,
            cbrt_p, sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, tanh_p,
-           asinh_p, acosh_p, atanh_p, floor_p, ceil_p, is_finite_p, logistic_p, not_p,
+           asinh_p, acosh_p, atanh_p, floor_p, ceil_p, is_finite_p, signbit_p, logistic_p,
+           not_p,
            real_p, imag_p, conj_p):
     batching.defvectorized(_p)
 

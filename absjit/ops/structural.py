@@ -27,6 +27,7 @@ from ..core.shapes import IxClamp, as_size, ix_add, ix_const, ix_scale, size_of
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import Tracer
 from ..interpreters import ad, batching
+from ..errors import IncompatibleShapesError
 
 __all__ = ["broadcast_in_dim_p", "broadcast_in_dim", "broadcast", "reshape_p", "reshape",
            "operator_index", "transpose_p", "transpose", "squeeze_p", "squeeze",
@@ -182,8 +183,9 @@ def reshape(x, new_sizes, dimensions=None):
 def _reshape_abstract(x, *, new_sizes, dimensions):
     size = size_of(new_sizes)
     if size != x.size:
-        raise TypeError(f"lax.reshape: cannot reshape array of shape {x.shape} (size "
-                        f"{x.size}) into shape {tuple(new_sizes)} (size {size})")
+        raise IncompatibleShapesError(
+            f"lax.reshape: cannot reshape array of shape {x.shape} (size {x.size}) into "
+            f"shape {tuple(new_sizes)} (size {size})")
     if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
         raise TypeError(f"lax.reshape: dimensions {dimensions} is not a permutation of the "
                         f"operand's {x.ndim} axes")
@@ -388,9 +390,10 @@ def _slice_out_shape(x, start_indices, limit_indices, strides):
     for d, (lo, hi, st) in enumerate(zip(start_indices, limit_indices, strides)):
         if st < 1 or not assume_ordered((0, lo, hi, x.shape[d]),
                                         f"lax.slice {lo}:{hi} of dimension {d} needs it"):
-            raise ValueError(f"lax.slice: invalid slice {lo}:{hi}:{st} of dimension {d} "
-                             f"(size {x.shape[d]}) of an operand of shape {x.shape}; need "
-                             "0 <= start <= limit <= size and stride >= 1")
+            raise IncompatibleShapesError(
+                f"lax.slice: invalid slice {lo}:{hi}:{st} of dimension {d} (size "
+                f"{x.shape[d]}) of an operand of shape {x.shape}; need 0 <= start <= limit "
+                "<= size and stride >= 1")
         out.append(-(-(hi - lo) // st))
     return tuple(out)
 

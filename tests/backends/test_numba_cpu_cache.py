@@ -223,3 +223,35 @@ def test_runtime_helpers_write_nothing_into_the_package(tmp_path):
                             "ref = np.tanh(np.float32(14.0))")
     run(tmp_path, script)
     assert set(glob.glob(os.path.join(pycache, "*.nb*"))) == before
+
+
+@pytest.mark.parametrize("bad", ["short", "directory", "fifo", "mode"])
+def test_clear_renews_an_unusable_secret(tmp_path, monkeypatch, bad):
+    monkeypatch.setenv("ABSJIT_CACHE_DIR", str(tmp_path))
+    tmp_path.chmod(0o700)
+    secret = tmp_path / ".secret"
+    if bad == "short":
+        secret.write_bytes(b"x" * 5)
+        secret.chmod(0o600)
+    elif bad == "directory":
+        secret.mkdir()
+        (secret / "inside").write_bytes(b"y")
+    elif bad == "fifo":
+        os.mkfifo(secret)
+    else:
+        secret.write_bytes(os.urandom(32))
+        secret.chmod(0o644)
+    absjit.cache.clear()
+    st = os.lstat(secret)
+    assert secret.is_file() and st.st_mode & 0o777 == 0o600 and st.st_size == 32
+    # and the cache works: a fresh process compiles once, the next loads it
+    assert run(tmp_path) == {"compiles": 1, "disk_hits": 0}
+    assert run(tmp_path) == {"compiles": 0, "disk_hits": 1}
+
+
+def test_clear_keeps_a_good_secret(tmp_path, monkeypatch):
+    run(tmp_path)
+    before = (tmp_path / ".secret").read_bytes()
+    monkeypatch.setenv("ABSJIT_CACHE_DIR", str(tmp_path))
+    absjit.cache.clear()
+    assert (tmp_path / ".secret").read_bytes() == before

@@ -47,7 +47,6 @@ def _fresh_compile_cache():
     # an explicit name wins over the platform; "tpu" is another name for "xla"
     ("cpu", ALL, ("tpu", "cpu"), (), "cpu"),
     ("tpu", ALL, ("tpu", "cpu"), (), "xla"),
-    ("tpu", ALL, ("cpu",), (), "xla"),
     ("xla", ALL, ("cpu",), (), "xla"),
     ("interpret", ALL, ("tpu",), (), "interpret"),
     # what a Numba backend cannot lower goes to XLA when jax is there, else to NumPy
@@ -75,16 +74,29 @@ def test_route_backend_errors():
     assert issubclass(XLANotInstalledError, ImportError)
     with pytest.raises(ValueError, match="must be a string"):
         route_backend(3, ALL, ())
+    # As jax: a TPU asked for where there is none is an error, not a run on the CPU.
+    with pytest.raises(RuntimeError, match="Unknown backend tpu: this machine has no TPU"):
+        route_backend("tpu", ALL, ("cpu",))
 
 
 # ---------------------------------------------------------------------------
 # jit and the registry
 # ---------------------------------------------------------------------------
-def test_tpu_alias_compiles_with_xla():
+def test_tpu_alias_compiles_with_xla(monkeypatch):
+    monkeypatch.setattr(base, "_PLATFORMS", ("tpu", "cpu"))  # as on a TPU host
     x = np.array([3.0, 1.0, 2.0], np.float32)
     f = absjit.jit(lambda a: jnp.sort(a) * 2, backend="tpu")
     assert isinstance(f.lower(x).compile().executable, XlaExecutable)
     assert_close(f(x), np.float32([2, 4, 6]))
+
+
+def test_tpu_without_a_tpu_raises(monkeypatch):
+    monkeypatch.setattr(base, "_PLATFORMS", ("cpu",))
+    with pytest.raises(RuntimeError, match="Unknown backend tpu"):
+        absjit.jit(lambda x: x + 1, backend="tpu")
+    jax = pytest.importorskip("jax")
+    with pytest.raises(RuntimeError, match="Unknown backend"):
+        jax.jit(lambda x: x + 1, backend="tpu")(1.0)
 
 
 def test_unknown_backend_lists_the_available_ones():

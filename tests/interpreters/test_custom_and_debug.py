@@ -93,7 +93,7 @@ def test_debug_print_under_transforms(capsys):
     absjit.grad(f)(np.array([1.0, 2.0], np.float32))
     assert capsys.readouterr().out.strip() == "v=[1. 2.]"
     absjit.vmap(f)(np.array([[1.0], [2.0]], np.float32))
-    assert capsys.readouterr().out.strip() == "v=[[1.]\n [2.]]"
+    assert capsys.readouterr().out.split() == ["v=[1.]", "v=[2.]"]  # per element, as jax
     absjit.jit(absjit.grad(f))(np.array([3.0], np.float32))
     assert capsys.readouterr().out.strip() == "v=[3.]"
     lax.fori_loop(0, 2, lambda i, c: (absjit.debug.print("i={}", i), c + 1)[1], 0)

@@ -102,11 +102,13 @@ def test_traced_integer_index_is_dynamic_slice(mode):
         assert_close(f(x, np.int32(i)), x[i, 1:])
     text = str(absjit.make_jaxpr(lambda x, i: x[i])(x, 1))
     assert "dynamic_slice[slice_sizes=(1, 4)]" in text and "gather" not in text
-    # Out of range integer scalars of array type clamp, as in JAX; Python ints raise.
+    # Out of range integer scalars clamp, as in JAX, Python ints included.
     assert_close(f(x, np.int32(7)), x[2, 1:])
     assert_close(f(x, jnp.asarray(np.int32(-9))), x[0, 1:])
+    assert_close(mode(lambda x: jnp.asarray(x)[7])(x), x[2])
+    assert_close(mode(lambda x: jnp.asarray(x)[-9, 1])(x), x[0, 1])
     with pytest.raises(IndexError, match="out of bounds"):
-        mode(lambda x: jnp.asarray(x)[7])(x)
+        mode(lambda x: jnp.asarray(x)[0])(np.zeros((0, 2), np.float32))
 
 
 def test_traced_index_arrays(mode):
@@ -135,8 +137,6 @@ def test_boolean_mask_needs_concrete_value():
     ((0, 0, 0), IndexError, "too many indices"),
     (1.5, IndexError, "valid indices"),
     ((np.array([0.5]),), IndexError, "integer"),
-    (3, IndexError, "out of bounds"),
-    (-4, IndexError, "out of bounds"),
     ((Ellipsis, Ellipsis), IndexError, "single ellipsis"),
     (np.ones((2, 2), bool), IndexError, "boolean index"),
     ((slice(0, 1.5),), IndexError, "slice indices"),
@@ -313,3 +313,19 @@ def test_out_of_range_array_indices_follow_jax(idx):
         clamped = tuple(np.clip(np.where(i < 0, i + n, i), 0, n - 1)
                         if isinstance(i, np.ndarray) else i for i, n in zip(idx, x.shape))
         assert_close(got[0], x[clamped])
+
+
+def test_out_of_range_python_ints_follow_jax():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    cases = [lambda a: a[5], lambda a: a[-5], lambda a: a[1, 7], lambda a: a[:, -9],
+             lambda a: a[5, 1:], lambda a: a.at[5].set(1.0), lambda a: a.at[1, 7].add(1.0),
+             lambda a: a.at[-9, 0].set(7.0)]
+    expected = [x[1], x[0], x[1, 2], x[:, 0], x[1, 1:], x, x, x]
+    for f, want in zip(cases, expected):
+        assert_close(f(jnp.asarray(x)), want)
+        assert_close(absjit.jit(f)(x), want)
+    if jax_numpy is not None:
+        for f in cases:
+            assert_close(f(jnp.asarray(x)), np.asarray(f(jax_numpy.asarray(x))))
+    with pytest.raises(IndexError, match="out of bounds"):
+        jnp.zeros(0)[0]

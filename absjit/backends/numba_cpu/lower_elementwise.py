@@ -138,7 +138,8 @@ for _p, _fn in ((ew.exp2_p, "np.exp2"), (ew.sqrt_p, "np.sqrt"),
                 (ew.cbrt_p, "np.cbrt"), (ew.asin_p, "np.arcsin"), (ew.acos_p, "np.arccos"),
                 (ew.asinh_p, "np.arcsinh"), (ew.atanh_p, "np.arctanh"),
                 (ew.floor_p, "np.floor"), (ew.ceil_p, "np.ceil"),
-                (ew.is_finite_p, "np.isfinite"), (ew.atan2_p, "np.arctan2"),
+                (ew.is_finite_p, "np.isfinite"), (ew.signbit_p, "np.signbit"),
+                (ew.atan2_p, "np.arctan2"),
                 (ew.nextafter_p, "np.nextafter")):
     _register(_p, _call(_fn))
 

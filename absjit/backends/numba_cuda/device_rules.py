@@ -110,6 +110,14 @@ def lower_sign_device(args, in_avals, out_aval, **params):
 
 
 DEVICE_OVERRIDES: dict = {p: _math_call(fn) for p, fn in _MATH_CALLS.items()}
+
+
+def lower_signbit_device(args, in_avals, out_aval, **params):
+    # copysign carries a NaN's sign too; CUDA has no np.signbit.
+    return f"(math.copysign(1.0, {args[0]}) < 0.0)"
+
+
+DEVICE_OVERRIDES[ew.signbit_p] = lower_signbit_device
 DEVICE_OVERRIDES.update({p: _libdevice_call(fn) for fn, p in _LIBDEVICE_PRIMS.items()})
 DEVICE_OVERRIDES.update({ew.round_p: lower_round_device, ew.sign_p: lower_sign_device})
 DEVICE_OVERRIDES.update({ew.logistic_p: lower_logistic_device,
@@ -126,4 +134,4 @@ SIM_MATH = types.SimpleNamespace(
     cos=np.cos, tan=np.tan, asin=np.arcsin, acos=np.arccos, atan=np.arctan,
     sinh=np.sinh, cosh=np.cosh, tanh=np.tanh, asinh=np.arcsinh, acosh=np.arccosh,
     atanh=np.arctanh, atan2=np.arctan2, isfinite=np.isfinite, pow=np.power,
-    fmod=np.fmod)
+    fmod=np.fmod, copysign=np.copysign)

@@ -45,6 +45,9 @@ def jax_installed() -> bool:
     >>> isinstance(jax_installed(), bool)
     True
     """
+    alias = sys.modules.get("absjit.compat_jax")
+    if alias is not None and alias.is_installed():
+        return False  # ``jax`` names absjit itself while the import alias is installed
     for name in ("jax", "jaxlib"):
         if name in sys.modules:
             if sys.modules[name] is None:  # an import blocked on purpose

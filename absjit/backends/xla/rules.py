@@ -94,6 +94,13 @@ def _binary_rule(fn):
 
 for _name, _fn in _UNARY.items():
     xla_rules[_name] = _unary_rule(_fn)
+
+
+@register("signbit")
+def _signbit(ctx, x):
+    # The top bit of the same-width integer: a NaN's sign too.
+    ints = {2: np.int16, 4: np.int32, 8: np.int64}[np.dtype(x.dtype).itemsize]
+    return [lax.lt(lax.bitcast_convert_type(x, ints), ints(0))]
 for _name, _fn in _BINARY.items():
     xla_rules[_name] = _binary_rule(_fn)
 
