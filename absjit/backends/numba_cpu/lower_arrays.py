@@ -55,7 +55,7 @@ array_rules: dict = {}
 # Rules that take symbolic sizes (the ranked level); a program whose other whole-array
 # operations have symbolic shapes runs on the interpret backend.
 SYMBOLIC_SIZES = {"dot_general", "reshape", "concatenate", "cumsum", "cumprod", "cummax",
-                  "cummin", "sort", "dynamic_update_slice", "scatter", "scatter-add",
+                  "cummin", "sort", "top_k", "dynamic_update_slice", "scatter", "scatter-add",
                   "scatter-mul", "scatter-min", "scatter-max"}
 
 
