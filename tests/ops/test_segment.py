@@ -95,7 +95,7 @@ def test_at_rows_update_binds_one_index_array(mode, rng, how):
     x = rng.standard_normal((5, 4)).astype(np.float32)
     v = rng.standard_normal((8, 4)).astype(np.float32)
     rows = np.array([0, 4, 4, -1, 2, 9, 0, 3], np.int32)
-    f = lambda x, v, r: getattr(x.at[r], how)(v, mode="drop")  # noqa: E731
+    f = lambda x, v, r: getattr(jnp.asarray(x).at[r], how)(v, mode="drop")  # noqa: E731
     jaxpr = absjit.make_jaxpr(f)(x, v, rows).jaxpr
     sc = [e for e in jaxpr.eqns if e.primitive.name.startswith("scatter")]
     assert len(sc) == 1 and sc[0].params["axes"] == (0,)
