@@ -156,6 +156,34 @@ def test_conv_matches_the_reference(dtype, cases):
     assert_close(got, want, rtol=1e-4 if single else None, atol=1e-3 if single else None)
 
 
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("n,k", [(2000, 101), (5000, 7), (6, 9), (4097, 4097)])
+def test_convolve_and_correlate_as_tap_loops(mode, n, k):
+    """1-D convolve/correlate take the per-tap axpy loops (no window matrix), blocked
+    over output positions: every block edge, kernel longer than the signal, and
+    inf/NaN inputs agree with the NumPy reference and with JAX."""
+    from absjit.backends.numba_cpu import lower_conv
+    from absjit.backends.numba_cpu.lower_conv import _axpy_applies, _Geometry
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(n).astype(np.float32)
+    w = rng.standard_normal(k).astype(np.float32)
+    x[n // 2] = np.inf if n > 10 else x[n // 2]
+    got, want = run_both(lambda a, b: (jnp.convolve(a, b, mode=mode),
+                                       jnp.correlate(a, b, mode=mode)), x, w)
+    assert_close(got, want, rtol=1e-4, atol=1e-3)
+    try:
+        import jax
+        jx = jax.jit(lambda a, b: (jax.numpy.convolve(a, b, mode=mode),
+                                   jax.numpy.correlate(a, b, mode=mode)))(x, w)
+        assert_close(got, [np.asarray(v) for v in jx], rtol=1e-4, atol=1e-3)
+    except ImportError:
+        pass
+    jaxpr = absjit.make_jaxpr(lambda a, b: jnp.convolve(a, b, mode=mode))(x, w).jaxpr
+    eqn = next(e for e in jaxpr.eqns if e.primitive.name == "conv_general_dilated")
+    geo = _Geometry([v.aval for v in eqn.invars], [v.aval for v in eqn.outvars], eqn.params)
+    assert _axpy_applies(geo) and lower_conv.AXPY_MAX_FEATURE_PAIRS >= 1
+
+
 def test_conv_blas_path_specials_empty_and_noncontiguous():
     rng = np.random.default_rng(2)
     x = rng.standard_normal((2, 16, 12, 12)).astype(np.float32)
