@@ -118,6 +118,22 @@ def test_unlowered_equations_inside_loops_run_from_object_mode():
     assert calls[:5] == calls[5:]  # the same arguments, in the same order
 
 
+def test_solve_inside_fori_loop_compiles_and_matches_interpret():
+    """Newton's method, ``w - solve(H(w), g(w))`` in a ``fori_loop``: the LU pivots are
+    a result nothing reads, which Numba used to reject in a loop body."""
+    def newton(w0):
+        def step(i, w):
+            h = jnp.eye(4) * 3.0 + jnp.outer(w, w) * 0.1
+            return w - jnp.linalg.solve(h, w ** 3 + w - 1.0)
+        return lax.fori_loop(0, 5, step, w0)
+    w0 = np.linspace(0.1, 0.4, 4).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got, want = run_both(newton, w0)
+    assert_close(got, want, rtol=1e-5)
+    assert_close(got, np.full(4, 0.6823278, np.float32), rtol=5e-3, atol=0)
+
+
 # -- conv_general_dilated -------------------------------------------------------------
 CONVS = [
     # lhs shape, rhs shape, strides, padding, lhs_dil, rhs_dil, dimension numbers, fgc, bgc
