@@ -26,7 +26,7 @@ from ...debug import debug_print_p, format_values
 from ...ops import indexing as ix, linalg, reductions as red, structural as st
 from ...core.dims import Dim
 from ...core.shapes import size_code as _sz, size_of
-from . import lower_conv, lower_sort
+from . import lower_conv, lower_linalg, lower_sort
 from .lower_elementwise import dtype_ctor, lower_max, lower_min
 from .lower_host import host_rule
 
@@ -48,8 +48,7 @@ NOT_LOWERED.update((name, "a collective over a named vmap axis: vmap removes it 
                           "backend sees it") for name in ("psum", "pmax", "pmin",
                                                           "all_gather", "axis_index"))
 NOT_LOWERED.update((name, "LAPACK through SciPy: runs between compiled pieces")
-                   for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd",
-                                "eig", "schur", "hessenberg"))
+                   for name in ("qr", "eigh", "svd", "eig", "schur", "hessenberg"))
 
 array_rules: dict = {}
 # Rules that take symbolic sizes (the ranked level); a program whose other whole-array
@@ -475,6 +474,7 @@ DEBUG_FORMATS: dict = {}
 array_rules[debug_print_p] = lower_debug_print
 array_rules.update(lower_sort.RULES)
 array_rules.update(lower_conv.RULES)
+array_rules.update(lower_linalg.RULES)
 
 
 def array_rule(prim):
