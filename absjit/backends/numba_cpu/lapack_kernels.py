@@ -27,6 +27,8 @@ __all__ = ["ensure_symbols", "LAPACK_DTYPES", "_lapack_lu", "_lapack_cholesky",
 
 LAPACK_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
+# Pointers are passed as ``arr.ctypes`` (converted to void*): that object holds a
+# reference to the array for the duration of the call, so no buffer can be freed early.
 _P = types.voidptr
 _ROUTINES = {  # symbol -> (SciPy module, its name there, argument count)
     "getrf": ("cython_lapack", 6), "potrf": ("cython_lapack", 5),
