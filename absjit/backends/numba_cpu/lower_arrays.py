@@ -420,23 +420,25 @@ def _scatter(combine):
         names, depth = _loop_nest(lines, aval.shape, 0, "p")
         at = ", ".join(names) or "()"
         lines.append("    " * depth + f"{out}[{at}] = {x}[{at}]")
-        names, depth = _loop_nest(lines, uaval.shape, 0, "q")
-        bidx, rest = names[:nb], iter(names[nb:])
+        # The indices depend on the batch position only: read and test them once per
+        # batch position, then fold the whole window of the other axes (a plain loop
+        # the vectoriser can widen: ``x.at[rows].add(v)`` adds rows, not elements).
+        bidx, depth = _loop_nest(lines, uaval.shape[:nb], 0, "q")
         ind = "    " * depth
-        pos, conds = [], []
-        for d in range(aval.ndim):
-            if d in axes:
-                k = axes.index(d)
-                t = ctx.fresh("t")
-                lines.append(ind + f"{t} = int({idx[k]}[{', '.join(bidx) or '()'}])")
-                pos.append(t)
-                conds.append(f"0 <= {t} < {_sz(aval.shape[d])}")
-            else:
-                pos.append(next(rest))
-        tgt = f"{out}[{', '.join(pos) or '()'}]"
-        val = f"{upd}[{', '.join(names) or '()'}]"
+        ts, conds = {}, []
+        for k, d in enumerate(axes):
+            t = ctx.fresh("t")
+            lines.append(ind + f"{t} = int({idx[k]}[{', '.join(bidx) or '()'}])")
+            ts[d] = t
+            conds.append(f"0 <= {t} < {_sz(aval.shape[d])}")
         lines.append(ind + f"if {' and '.join(conds)}:")
-        lines.append(ind + f"    {tgt} = {ctor}({combine(tgt, val, np.dtype(aval.dtype))})")
+        rest_names, depth = _loop_nest(lines, uaval.shape[nb:], depth + 1, "r")
+        ind = "    " * depth
+        rest = iter(rest_names)
+        pos = [ts[d] if d in ts else next(rest) for d in range(aval.ndim)]
+        tgt = f"{out}[{', '.join(pos) or '()'}]"
+        val = f"{upd}[{', '.join(bidx + rest_names) or '()'}]"
+        lines.append(ind + f"{tgt} = {ctor}({combine(tgt, val, np.dtype(aval.dtype))})")
         return lines
     return rule
 
