@@ -177,11 +177,11 @@ def test_lapack_lowerings_match_the_reference(dtype):
 def test_lapack_kernels_are_rendered_without_addresses():
     """The kernel names LAPACK by symbol (bound per process), so its source — and the
     disk cache key made from it — holds no address."""
-    from absjit.backends.numba_cpu import lapack_kernels
+    from absjit.backends.numba_cpu import lapack_symbols
     src = absjit.jit(lambda m: lax.linalg.cholesky(m)).lower(
         np.eye(3, dtype=np.float32)).compile().as_text()
     assert "_lapack_cholesky(" in src and "0x" not in src
-    assert lapack_kernels._bound
+    assert lapack_symbols.is_bound()
 
 
 # -- conv_general_dilated -------------------------------------------------------------

@@ -2,12 +2,9 @@
 (``?potrf``) and ``triangular_solve`` (``?trsm``) for float32/float64, one call per
 matrix of a stack, in a compiled loop (no object mode, so they run inside loop bodies).
 
-The routines are SciPy's (``scipy.linalg.cython_lapack``/``cython_blas`` export their
-addresses in ``__pyx_capi__``). Kernels call them by symbol name (``absjit_sgetrf`` …,
-Numba ``ExternalFunction``s); :func:`ensure_symbols` binds the names to this process's
-addresses before any kernel using them is compiled or loaded, so a kernel's machine
-code holds no address and stays disk-cacheable. SciPy is imported only then, never when
-absjit is imported.
+The kernels call SciPy's routines by symbol name (``absjit_sgetrf`` …, Numba
+``ExternalFunction``s), bound to this process's addresses by
+:func:`.lapack_symbols.ensure_symbols` before a kernel using them is compiled or loaded.
 
 Layout: LAPACK is column-major. ``trsm`` works on the C arrays as they are (a C matrix
 is its transpose in Fortran order, so the side and triangle flip); ``getrf`` and
@@ -15,63 +12,25 @@ is its transpose in Fortran order, so the side and triangle flip); ``getrf`` and
 """
 from __future__ import annotations
 
-import ctypes
-import threading
-
 import numba
 import numpy as np
 from numba.core import types
 
-__all__ = ["ensure_symbols", "LAPACK_DTYPES", "_lapack_lu", "_lapack_cholesky",
-           "_blas_trsm"]
+from .lapack_symbols import ROUTINES
 
-LAPACK_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+__all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm"]
 
 # Pointers are passed as ``arr.ctypes`` (converted to void*): that object holds a
 # reference to the array for the duration of the call, so no buffer can be freed early.
 _P = types.voidptr
-_ROUTINES = {  # symbol -> (SciPy module, its name there, argument count)
-    "getrf": ("cython_lapack", 6), "potrf": ("cython_lapack", 5),
-    "trsm": ("cython_blas", 11),
-}
 _EXTERNAL = {}
-for _name, (_mod, _nargs) in _ROUTINES.items():
+for _name, (_mod, _nargs) in ROUTINES.items():
     for _p in "sd":
         _EXTERNAL[_p + _name] = types.ExternalFunction(f"absjit_{_p}{_name}",
                                                        types.void(*([_P] * _nargs)))
 _sgetrf, _dgetrf = _EXTERNAL["sgetrf"], _EXTERNAL["dgetrf"]
 _spotrf, _dpotrf = _EXTERNAL["spotrf"], _EXTERNAL["dpotrf"]
 _strsm, _dtrsm = _EXTERNAL["strsm"], _EXTERNAL["dtrsm"]
-
-_lock = threading.Lock()
-_bound = False
-
-
-def _capsule_address(capsule) -> int:
-    api = ctypes.pythonapi
-    api.PyCapsule_GetName.restype = ctypes.c_char_p
-    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
-    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    return api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
-
-
-def ensure_symbols() -> None:
-    """Bind ``absjit_{s,d}{getrf,potrf,trsm}`` to SciPy's routines in this process (once;
-    the lowering rules call it while rendering, before a kernel is compiled or loaded)."""
-    global _bound
-    if _bound:
-        return
-    with _lock:
-        if _bound:
-            return
-        import importlib
-        from llvmlite import binding
-        for name, (mod, _) in _ROUTINES.items():
-            capi = importlib.import_module(f"scipy.linalg.{mod}").__pyx_capi__
-            for p in "sd":
-                binding.add_symbol(f"absjit_{p}{name}", _capsule_address(capi[p + name]))
-        _bound = True
 
 
 @numba.njit(cache=False)

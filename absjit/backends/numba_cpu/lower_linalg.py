@@ -1,5 +1,5 @@
 """``lu``, ``cholesky`` and ``triangular_solve`` lowered to calls of LAPACK/BLAS from the
-kernel (:mod:`.lapack_kernels`): compiled code, also inside loop and branch bodies,
+kernel (:mod:`.lapack_kernels`; symbols bound by :mod:`.lapack_symbols`): compiled code, also inside loop and branch bodies,
 one routine call per matrix of a stack.
 
 float32/float64 matrices with static shapes only; other dtypes (complex, half) and
@@ -13,7 +13,7 @@ import numpy as np
 from ...core.dims import Dim
 from ...core.shapes import shape_code as _shape
 from ...ops import linalg_decomp as ld
-from .lapack_kernels import LAPACK_DTYPES, ensure_symbols
+from .lapack_symbols import LAPACK_DTYPES, ensure_symbols
 from .lower_elementwise import dtype_ctor
 from .lower_host import host_rule
 
