@@ -235,3 +235,14 @@ def test_vmap_of_sort_key_val(rng):
     perm = np.argsort(keys, axis=1, kind="stable")
     assert_close(k, np.take_along_axis(keys, perm, 1))
     assert_close(v, np.take_along_axis(vals, perm, 1))
+
+
+def test_top_k_ranked_compiles_once_and_checks_k_on_entry():
+    f = absjit.jit(lambda x: lax.top_k(x, 3), abstraction="ranked", backend="cpu")
+    for n in (5, 40):
+        x = np.random.default_rng(n).standard_normal((4, n)).astype(np.float32)
+        _, idx = f(x)
+        assert np.array_equal(np.asarray(idx), np.argsort(-x, -1, kind="stable")[:, :3])
+    assert f._cache_size() == 1
+    with pytest.raises(ValueError, match="k=3"):
+        f(np.ones((2, 2), np.float32))
