@@ -638,6 +638,19 @@ def _update_scatter(x, shape, items, vals, mode):
             spos[o[1]] = len(rshape)
             rshape.append(axis_items[o[1]][3])
     rshape = tuple(rshape)
+    prim = _UPDATE_MODES[mode]
+    if dtypes.is_bool(x.dtype) and mode in ("min", "max"):
+        prim = {"min": gi.scatter_mul_p, "max": gi.scatter_add_p}[mode]
+    if adv and order[0] == ("b",) and all(
+            it[0] == "adv" or (it[0] == "slice" and it[1] == 0 and it[2] == 1
+                               and it[3] == shape[ax]) for ax, it in enumerate(axis_items)):
+        # Index arrays on some axes, whole slices on the others, laid out as
+        # (index shape) + (the other axes in order): the scatter's own form, so the
+        # other axes need no coordinate arrays (``x.at[rows].add(v)`` on a matrix
+        # reads one index per row of ``v``, not one per element).
+        if tuple(vals.shape) != rshape:
+            vals = st.reshape(vals, rshape)
+        return prim.bind(x, vals, *arrays, axes=tuple(ax for ax, _ in adv))
     idt = arrays[0].dtype if arrays else dtypes.default_int()
     coords = []
     k = 0
@@ -665,7 +678,4 @@ def _update_scatter(x, shape, items, vals, mode):
         vals = st.reshape(vals, rshape)
     if not coords:  # a 0-d x: x.at[()].set(v)
         return _combine(x, vals, mode)
-    prim = _UPDATE_MODES[mode]
-    if dtypes.is_bool(x.dtype) and mode in ("min", "max"):
-        prim = {"min": gi.scatter_mul_p, "max": gi.scatter_add_p}[mode]
     return prim.bind(x, vals, *coords, axes=tuple(range(len(shape))))

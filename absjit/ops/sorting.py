@@ -13,7 +13,7 @@ from ..core.dims import assume_at_least, is_dim
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..interpreters import ad, batching
 
-__all__ = ["sort_p", "sort", "sort_key_val", "top_k"]
+__all__ = ["sort_p", "sort", "sort_key_val", "top_k_p", "top_k", "total_order_key"]
 
 sort_p = Primitive("sort", multiple_results=True,
                    param_order=("dimension", "is_stable", "num_keys"))
@@ -178,9 +178,16 @@ ad.transpose_rules[sort_p] = _sort_transpose
 batching.batch_rules[sort_p] = _sort_batch
 
 
+top_k_p = Primitive("top_k", multiple_results=True, param_order=("k",))
+
+
 def top_k(operand, k: int):
     """The ``k`` largest entries along the last axis, in descending order, and their
-    indices (``absjit.lax.top_k``); ties keep the lower index first.
+    indices (``absjit.lax.top_k``).
+
+    The order is JAX's: floats by IEEE total order (a NaN with the sign bit clear
+    above ``inf``, one with it set below ``-inf``, ``0.0`` above ``-0.0``); equal
+    entries keep the lower index first.
 
     Examples
     --------
@@ -191,32 +198,79 @@ def top_k(operand, k: int):
     Array([1, 2], dtype=int32)
     """
     from ..core.trace import get_aval
-    from . import elementwise as ew, structural
     aval = get_aval(operand)
     k = int(k)
     if not aval.shape:
         raise ValueError("lax.top_k requires an operand of rank >= 1")
-    n = aval.shape[-1]
-    if is_dim(n) and k >= 0:  # ranked: checked when the compiled program is entered
-        assume_at_least(n, k, f"lax.top_k with k={k} needs at least {k} elements")
-    elif not 0 <= k <= n:
-        raise ValueError(f"lax.top_k: k={k} must be between 0 and the last dimension ({n}) "
-                         f"of an operand of shape {tuple(aval.shape)}")
-    dim = len(aval.shape) - 1
-    iota = _iota_like(aval, dim)
-    # Descending and stable: sort an order-reversing key. ``~x`` reverses integers
-    # and bools without the overflow of ``-x``; for floats NaN counts as the largest
-    # value (as in JAX), so it maps to -inf after negation.
-    if aval.dtype.kind in "biu":
-        key = ew.bitwise_not(operand)
-    elif aval.dtype.kind == "c":
+    if aval.dtype.kind == "c":
         raise TypeError("lax.top_k does not accept complex operands")
-    else:
-        minus_inf = np.array(-np.inf, aval.dtype)
-        key = ew.select(ew.ne(operand, operand),
-                        structural.broadcast_in_dim(minus_inf, tuple(aval.shape), ()),
-                        ew.neg(operand))
-    _, vals, idx = sort_p.bind(key, operand, iota, dimension=dim, is_stable=True, num_keys=1)
-    start = (0,) * len(aval.shape)
-    limit = tuple(aval.shape[:-1]) + (k,)
-    return structural.slice(vals, start, limit), structural.slice(idx, start, limit)
+    n = aval.shape[-1]
+    if k < 0:
+        raise ValueError(f"lax.top_k: k={k} must be nonnegative")
+    if is_dim(n):  # ranked: checked when the compiled program is entered
+        assume_at_least(n, k, f"lax.top_k with k={k} needs at least {k} elements")
+    elif k > n:
+        raise ValueError(f"lax.top_k: k={k} must be no larger than the last dimension "
+                         f"({n}) of an operand of shape {tuple(aval.shape)}")
+    vals, idx = top_k_p.bind(operand, k=k)
+    return vals, idx
+
+
+def _top_k_abstract(aval, *, k):
+    if not aval.shape:
+        raise ValueError("lax.top_k requires an operand of rank >= 1")
+    if aval.dtype.kind not in "biuf" and aval.dtype.name != "bfloat16":
+        raise TypeError(f"lax.top_k: cannot order entries of dtype {aval.dtype.name}")
+    shape = tuple(aval.shape[:-1]) + (k,)
+    return [ShapedArray(shape, aval.dtype, aval.weak_type),
+            ShapedArray(shape, np.dtype(np.int32))]
+
+
+def total_order_key(x: np.ndarray) -> np.ndarray:
+    """Signed integers ordered as ``x`` is by JAX's ``top_k`` (IEEE total order for
+    floats: ``-nan < -inf < … < -0.0 < 0.0 < … < inf < nan``)."""
+    if x.dtype.kind in "biu":
+        return x.astype(np.int64) if x.dtype.kind != "u" else x
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # float16, bfloat16: exact widening
+        x = x.astype(np.float32)
+    bits = x.view(np.int32 if x.dtype.itemsize == 4 else np.int64)
+    return np.where(bits < 0, bits ^ np.iinfo(bits.dtype).max, bits)
+
+
+def _top_k_impl(x, *, k):
+    key = total_order_key(np.asarray(x))
+    # Descending and stable: sort the bitwise complement (order-reversing, no overflow).
+    perm = np.argsort(~key, axis=-1, kind="stable")[..., :k]
+    return [np.take_along_axis(x, perm, axis=-1), perm.astype(np.int32)]
+
+
+def _top_k_jvp(primals, tangents, *, k):
+    from . import indexing
+    (x,), (t,) = primals, tangents
+    vals, idx = top_k_p.bind(x, k=k)
+    if t is None:
+        return [vals, idx], [None, None]
+    return [vals, idx], [_take_last(t, idx, indexing), None]
+
+
+def _take_last(x, idx, indexing):
+    """``x`` read along its last axis at ``idx`` (same leading shape): a gather with
+    iota indices for the leading axes."""
+    from ..core.trace import get_aval
+    from . import structural
+    shape = tuple(get_aval(idx).shape)
+    lead = [structural.iota(np.int32, shape, d) for d in range(len(shape) - 1)]
+    return indexing.gather(x, lead + [idx], tuple(range(len(shape))))
+
+
+def _top_k_batch(vals, dims, *, k):
+    (x,), (d,) = vals, dims
+    from ..core.trace import get_aval
+    x = batching.bdim_at_front(x, d, get_aval(x).shape[d])
+    return list(top_k_p.bind(x, k=k)), [0, 0]
+
+
+abstract_eval_rules[top_k_p] = _top_k_abstract
+impl_rules[top_k_p] = _top_k_impl
+ad.jvp_rules[top_k_p] = _top_k_jvp
+batching.batch_rules[top_k_p] = _top_k_batch

@@ -2,8 +2,10 @@
 definition per implementation, shared by ``bench_cpu_lowerings`` and
 ``scripts/compare.py``: a ``fori_loop`` whose body sorts, a 2-D convolution,
 ``tanh`` on 1e6 float32 and ``sin``/``cos`` on 1e6 float32 and float64 (vectorised
-kernels, not a libm call per element), and ``selu`` on 1e6 float16 (16-bit storage,
-float32 arithmetic, every operation rounded).
+kernels, not a libm call per element), ``selu`` on 1e6 float16 (16-bit storage,
+float32 arithmetic, every operation rounded), ``top_k`` over rows (a selection, not a
+sort), an embedding scatter-add into segments, a 1-D ``convolve`` (tap loops), a batch
+of small ``solve`` and a Newton ``solve`` inside a ``fori_loop`` (LAPACK from the kernel).
 
 Every ``make_*`` returns ``{implementation: zero-argument callable}``, warmed up.
 """
@@ -18,7 +20,8 @@ from absjit import lax
 from ._workloads import ALPHA, LMBDA, _warm, jax, jax_numpy, numba, selu_jnp
 
 __all__ = ["make_fori_sort", "make_conv2d", "make_unary", "make_tanh", "make_sin", "make_cos",
-           "make_selu_f16", "WORKLOADS"]
+           "make_selu_f16", "make_top_k", "make_segment_sum", "make_convolve", "make_solve",
+           "make_newton", "WORKLOADS"]
 
 
 # -- fori_loop of 20,000 steps whose body sorts 16 values ------------------------------
@@ -130,7 +133,64 @@ def make_selu_f16(n=1_000_000):
     return _warm(impls)
 
 
+# -- top_k over rows, segment_sum, 1-D convolve, batched solve, Newton in a fori_loop ---
+def _both(make_fn, *args):
+    """``{"absjit": …, "jax": …}`` for ``make_fn(numpy module, lax module)`` on ``args``."""
+    f = absjit.jit(make_fn(jnp, lax))
+    impls = {"absjit": lambda: f(*args)}
+    if jax is not None:
+        jf = jax.jit(make_fn(jax_numpy, jax.lax))
+        jargs = [jax.device_put(a) for a in args]
+        impls["jax"] = lambda: jf(*jargs)
+    return _warm(impls)
+
+
+def make_top_k(rows=2000, n=1000, k=10):
+    x = np.random.default_rng(0).standard_normal((rows, n)).astype(np.float32)
+    return _both(lambda np_, lax_: (lambda v: lax_.top_k(v, k)), x)
+
+
+def make_segment_sum(n=100_000, width=64, vocab=10_000, segments=1000):
+    """An embedding lookup then a scatter-add of its rows into ``segments`` segments."""
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((vocab, width)).astype(np.float32)
+    ids = rng.integers(0, vocab, n).astype(np.int32)
+    seg = rng.integers(0, segments, n).astype(np.int32)
+    return _both(lambda np_, lax_: (lambda t, i, s: np_.zeros((segments, width), np_.float32)
+                                    .at[s].add(t[i])), table, ids, seg)
+
+
+def make_convolve(n=100_000, taps=101, mode="same"):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(n).astype(np.float32)
+    w = rng.standard_normal(taps).astype(np.float32)
+    return _both(lambda np_, lax_: (lambda a, b: np_.convolve(a, b, mode=mode)), x, w)
+
+
+def make_solve(batch=64, n=32):
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal((batch, n, n)) + n * np.eye(n) / 4).astype(np.float32)
+    b = rng.standard_normal((batch, n, 1)).astype(np.float32)
+    return _both(lambda np_, lax_: (lambda m, v: np_.linalg.solve(m, v)), a, b)
+
+
+def make_newton(n=8, steps=20):
+    """``w - solve(H(w), g(w))`` in a ``fori_loop``: LAPACK inside a loop body."""
+    w0 = np.linspace(0.1, 0.4, n).astype(np.float32)
+
+    def make(np_, lax_):
+        def step(i, w):
+            h = np_.eye(n) * 3.0 + np_.outer(w, w) * 0.1
+            return w - np_.linalg.solve(h, w ** 3 + w - 1.0)
+        return lambda w: lax_.fori_loop(0, steps, step, w)
+    return _both(make, w0)
+
+
 WORKLOADS = {"fori_loop + sort(16)": make_fori_sort, "conv 3x3 64ch 32x32 b8": make_conv2d,
              "tanh 1e6 f32": make_tanh, "sin 1e6 f32": make_sin, "cos 1e6 f32": make_cos,
              "sin 1e6 f64": lambda: make_sin(np.float64),
-             "cos 1e6 f64": lambda: make_cos(np.float64), "selu 1e6 f16": make_selu_f16}
+             "cos 1e6 f64": lambda: make_cos(np.float64), "selu 1e6 f16": make_selu_f16,
+             "top_k(10) 2000x1000 f32": make_top_k,
+             "segment scatter-add 1e5x64 -> 1000": make_segment_sum,
+             "convolve 1e5 x 101 same": make_convolve, "solve 64 x 32x32": make_solve,
+             "Newton: solve in fori_loop(20), 8x8": make_newton}

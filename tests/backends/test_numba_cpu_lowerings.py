@@ -118,6 +118,72 @@ def test_unlowered_equations_inside_loops_run_from_object_mode():
     assert calls[:5] == calls[5:]  # the same arguments, in the same order
 
 
+def test_solve_inside_fori_loop_compiles_and_matches_interpret():
+    """Newton's method, ``w - solve(H(w), g(w))`` in a ``fori_loop``: the LU pivots are
+    a result nothing reads, which Numba used to reject in a loop body."""
+    def newton(w0):
+        def step(i, w):
+            h = jnp.eye(4) * 3.0 + jnp.outer(w, w) * 0.1
+            return w - jnp.linalg.solve(h, w ** 3 + w - 1.0)
+        return lax.fori_loop(0, 5, step, w0)
+    w0 = np.linspace(0.1, 0.4, 4).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got, want = run_both(newton, w0)
+    assert_close(got, want, rtol=1e-5)
+    assert_close(got, np.full(4, 0.6823278, np.float32), rtol=5e-3, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lapack_lowerings_match_the_reference(dtype):
+    """lu (square, wide, tall, stacked), cholesky (with matrices that are not positive
+    definite or hold NaN: NaN factors, no exception), every triangular_solve variant, and
+    solve with singular and non-finite matrices (NaN/inf, no exception): compiled calls
+    of LAPACK agree with the NumPy reference."""
+    import itertools
+    from absjit.backends.numba_cpu import lower_arrays, lower_linalg
+    from absjit.ops import linalg_decomp as ld
+    assert all(lower_arrays.array_rules[p] is r for p, r in lower_linalg.RULES.items())
+    absjit.config.update("enable_x64", dtype == np.float64)  # reset by a fixture
+    rng = np.random.default_rng(4)
+    tol = dict(rtol=2e-4, atol=2e-4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no object-mode fallback
+        for shape in [(5, 5), (3, 4, 6), (2, 6, 4), (2, 3, 7, 7)]:
+            got, want = run_both(ld.lu_p.bind, rng.standard_normal(shape).astype(dtype))
+            assert_close(got, want, **tol)
+        a = rng.standard_normal((3, 6, 6)).astype(dtype)
+        spd = a @ a.transpose(0, 2, 1) + 6 * np.eye(6, dtype=dtype)
+        bad = spd.copy()
+        bad[1], bad[2, 0, 0] = -bad[1], np.nan
+        got, want = run_both(lambda m: lax.linalg.cholesky(m), np.concatenate([spd, bad]))
+        assert_close(got, want, **tol)
+        assert np.isnan(np.asarray(got)[4:]).any() and np.isfinite(np.asarray(got)[:3]).all()
+        tri = np.tril(rng.standard_normal((2, 5, 5))).astype(dtype) + 3 * np.eye(5, dtype=dtype)
+        for left, lower, trans, unit in itertools.product([True, False], repeat=4):
+            t = tri if lower else tri.transpose(0, 2, 1).copy()
+            b = rng.standard_normal((2, 5, 3) if left else (2, 3, 5)).astype(dtype)
+            got, want = run_both(lambda t, b: lax.linalg.triangular_solve(
+                t, b, left_side=left, lower=lower, transpose_a=trans, unit_diagonal=unit), t, b)
+            assert_close(got, want, **tol)
+        m = rng.standard_normal((4, 8, 8)).astype(dtype)
+        m[1, :, 3], m[2, 0, 0] = 0, np.inf
+        got, want = run_both(lambda m, b: jnp.linalg.solve(m, b[..., None]), m,
+                             rng.standard_normal((4, 8)).astype(dtype))
+        assert_close(got, want, **tol)
+        assert not np.isfinite(np.asarray(got)[1:3]).all()
+
+
+def test_lapack_kernels_are_rendered_without_addresses():
+    """The kernel names LAPACK by symbol (bound per process), so its source — and the
+    disk cache key made from it — holds no address."""
+    from absjit.backends.numba_cpu import lapack_symbols
+    src = absjit.jit(lambda m: lax.linalg.cholesky(m)).lower(
+        np.eye(3, dtype=np.float32)).compile().as_text()
+    assert "_lapack_cholesky(" in src and "0x" not in src
+    assert lapack_symbols.is_bound()
+
+
 # -- conv_general_dilated -------------------------------------------------------------
 CONVS = [
     # lhs shape, rhs shape, strides, padding, lhs_dil, rhs_dil, dimension numbers, fgc, bgc
@@ -154,6 +220,34 @@ def test_conv_matches_the_reference(dtype, cases):
     got, want = run_both(f, *args)
     single = dtype in (np.float32, np.complex64)
     assert_close(got, want, rtol=1e-4 if single else None, atol=1e-3 if single else None)
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("n,k", [(2000, 101), (5000, 7), (6, 9), (4097, 4097)])
+def test_convolve_and_correlate_as_tap_loops(mode, n, k):
+    """1-D convolve/correlate take the per-tap axpy loops (no window matrix), blocked
+    over output positions: every block edge, kernel longer than the signal, and
+    inf/NaN inputs agree with the NumPy reference and with JAX."""
+    from absjit.backends.numba_cpu import lower_conv
+    from absjit.backends.numba_cpu.lower_conv import _axpy_applies, _Geometry
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(n).astype(np.float32)
+    w = rng.standard_normal(k).astype(np.float32)
+    x[n // 2] = np.inf if n > 10 else x[n // 2]
+    got, want = run_both(lambda a, b: (jnp.convolve(a, b, mode=mode),
+                                       jnp.correlate(a, b, mode=mode)), x, w)
+    assert_close(got, want, rtol=1e-4, atol=1e-3)
+    try:
+        import jax
+        jx = jax.jit(lambda a, b: (jax.numpy.convolve(a, b, mode=mode),
+                                   jax.numpy.correlate(a, b, mode=mode)))(x, w)
+        assert_close(got, [np.asarray(v) for v in jx], rtol=1e-4, atol=1e-3)
+    except ImportError:
+        pass
+    jaxpr = absjit.make_jaxpr(lambda a, b: jnp.convolve(a, b, mode=mode))(x, w).jaxpr
+    eqn = next(e for e in jaxpr.eqns if e.primitive.name == "conv_general_dilated")
+    geo = _Geometry([v.aval for v in eqn.invars], [v.aval for v in eqn.outvars], eqn.params)
+    assert _axpy_applies(geo) and lower_conv.AXPY_MAX_FEATURE_PAIRS >= 1
 
 
 def test_conv_blas_path_specials_empty_and_noncontiguous():

@@ -89,6 +89,53 @@ def test_top_k_nan_is_largest():
     assert np.isnan(np.asarray(vals)[0]) and list(np.asarray(idx)) == [1, 2]
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64,
+                                   np.uint8, np.uint64, np.bool_])
+@pytest.mark.parametrize("k", [0, 1, 4, 37])
+def test_top_k_total_order_every_backend(mode, rng, dtype, k):
+    """IEEE total order (+nan > inf > … > 0.0 > -0.0 > … > -inf > -nan), ties by lower
+    index: the compiled per-row selection, the NumPy rule and JAX agree bit for bit."""
+    x = (rng.standard_normal((3, 4, 37)) * 5).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[0, 0, [1, 5, 9, 20]] = [np.nan, np.inf, -np.nan, -np.inf]
+        x[0, 1, :8] = [0., -0., 0., -0., 1., 1., np.nan, np.inf]
+    if dtype == np.uint64:
+        x[1, 1, :3] = [2 ** 64 - 1, 2 ** 63, 2 ** 63 + 5]
+    vals, idx = mode(lambda a: lax.top_k(a, k))(x)
+    ref_vals, ref_idx = absjit.jit(lambda a: lax.top_k(a, k), backend="interpret")(x)
+    assert np.asarray(vals).tobytes() == np.asarray(ref_vals).tobytes()
+    assert np.array_equal(np.asarray(idx), np.asarray(ref_idx)) and idx.dtype == np.int32
+    if jax is not None and dtype not in (np.int64, np.uint64, np.float64):
+        jv, ji = jax.lax.top_k(x, k)
+        assert np.asarray(vals).tobytes() == np.asarray(jv).tobytes()
+        assert np.array_equal(np.asarray(idx), np.asarray(ji))
+
+
+def test_top_k_order_matches_jax_signs():
+    x = np.array([1., -np.nan, np.nan, -np.inf, 0., -0., np.inf], np.float32)
+    vals, idx = lax.top_k(x, 7)
+    assert list(np.asarray(idx)) == [2, 6, 0, 4, 5, 3, 1]
+    if jax is not None:
+        assert list(np.asarray(jax.lax.top_k(x, 7)[1])) == [2, 6, 0, 4, 5, 3, 1]
+
+
+def test_top_k_is_a_selection_on_cpu():
+    """``top_k`` is its own primitive (lowered as a per-row selection), not a sort."""
+    jaxpr = absjit.make_jaxpr(lambda a: lax.top_k(a, 2))(np.ones((3, 5), np.float32))
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["top_k"]
+    from absjit.backends.numba_cpu import lower_arrays, lower_sort
+    from absjit.ops.sorting import top_k_p
+    assert lower_arrays.array_rules[top_k_p] is lower_sort.lower_top_k
+
+
+def test_vmap_and_jit_of_top_k(rng):
+    x = rng.standard_normal((4, 6, 5)).astype(np.float32)
+    v, i = absjit.jit(absjit.vmap(lambda r: lax.top_k(r, 2), in_axes=1))(x)
+    ref = np.argsort(-np.moveaxis(x, 1, 0), axis=-1, kind="stable")[..., :2]
+    assert np.array_equal(np.asarray(i), ref)
+    assert_close(v, np.take_along_axis(np.moveaxis(x, 1, 0), ref, -1))
+
+
 def test_sort_jaxpr():
     text = str(absjit.make_jaxpr(lambda a: lax.sort(a))(np.ones((2, 3), np.float32)))
     assert "sort[dimension=1 is_stable=True num_keys=1]" in text
@@ -101,6 +148,10 @@ def test_sort_jaxpr():
     (lambda: lax.sort((np.ones(3, np.float32),), num_keys=2), ValueError, "num_keys"),
     (lambda: lax.sort(np.float32(1)), ValueError, "out of range"),
     (lambda: lax.top_k(np.ones(3, np.float32), 4), ValueError, "k=4"),
+    (lambda: lax.top_k(np.ones(3, np.float32), -1), ValueError, "nonnegative"),
+    (lambda: absjit.jit(lambda a: lax.top_k(a, 5))(np.ones((2, 3), np.float32)), ValueError,
+     "no larger than"),
+    (lambda: lax.top_k(np.ones(3, np.complex64), 1), TypeError, "complex"),
     (lambda: lax.sort(()), TypeError, "at least one operand"),
 ])
 def test_sort_bad_input(call, exc, match):
@@ -184,3 +235,14 @@ def test_vmap_of_sort_key_val(rng):
     perm = np.argsort(keys, axis=1, kind="stable")
     assert_close(k, np.take_along_axis(keys, perm, 1))
     assert_close(v, np.take_along_axis(vals, perm, 1))
+
+
+def test_top_k_ranked_compiles_once_and_checks_k_on_entry():
+    f = absjit.jit(lambda x: lax.top_k(x, 3), abstraction="ranked", backend="cpu")
+    for n in (5, 40):
+        x = np.random.default_rng(n).standard_normal((4, n)).astype(np.float32)
+        _, idx = f(x)
+        assert np.array_equal(np.asarray(idx), np.argsort(-x, -1, kind="stable")[:, :3])
+    assert f._cache_size() == 1
+    with pytest.raises(ValueError, match="k=3"):
+        f(np.ones((2, 2), np.float32))

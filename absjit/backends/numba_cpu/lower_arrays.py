@@ -26,7 +26,7 @@ from ...debug import debug_print_p, format_values
 from ...ops import indexing as ix, linalg, reductions as red, structural as st
 from ...core.dims import Dim
 from ...core.shapes import size_code as _sz, size_of
-from . import lower_conv, lower_sort
+from . import lower_conv, lower_linalg, lower_sort
 from .lower_elementwise import dtype_ctor, lower_max, lower_min
 from .lower_host import host_rule
 
@@ -48,14 +48,13 @@ NOT_LOWERED.update((name, "a collective over a named vmap axis: vmap removes it 
                           "backend sees it") for name in ("psum", "pmax", "pmin",
                                                           "all_gather", "axis_index"))
 NOT_LOWERED.update((name, "LAPACK through SciPy: runs between compiled pieces")
-                   for name in ("cholesky", "triangular_solve", "lu", "qr", "eigh", "svd",
-                                "eig", "schur", "hessenberg"))
+                   for name in ("qr", "eigh", "svd", "eig", "schur", "hessenberg"))
 
 array_rules: dict = {}
 # Rules that take symbolic sizes (the ranked level); a program whose other whole-array
 # operations have symbolic shapes runs on the interpret backend.
 SYMBOLIC_SIZES = {"dot_general", "reshape", "concatenate", "cumsum", "cumprod", "cummax",
-                  "cummin", "sort", "dynamic_update_slice", "scatter", "scatter-add",
+                  "cummin", "sort", "top_k", "dynamic_update_slice", "scatter", "scatter-add",
                   "scatter-mul", "scatter-min", "scatter-max"}
 
 
@@ -421,23 +420,25 @@ def _scatter(combine):
         names, depth = _loop_nest(lines, aval.shape, 0, "p")
         at = ", ".join(names) or "()"
         lines.append("    " * depth + f"{out}[{at}] = {x}[{at}]")
-        names, depth = _loop_nest(lines, uaval.shape, 0, "q")
-        bidx, rest = names[:nb], iter(names[nb:])
+        # The indices depend on the batch position only: read and test them once per
+        # batch position, then fold the whole window of the other axes (a plain loop
+        # the vectoriser can widen: ``x.at[rows].add(v)`` adds rows, not elements).
+        bidx, depth = _loop_nest(lines, uaval.shape[:nb], 0, "q")
         ind = "    " * depth
-        pos, conds = [], []
-        for d in range(aval.ndim):
-            if d in axes:
-                k = axes.index(d)
-                t = ctx.fresh("t")
-                lines.append(ind + f"{t} = int({idx[k]}[{', '.join(bidx) or '()'}])")
-                pos.append(t)
-                conds.append(f"0 <= {t} < {_sz(aval.shape[d])}")
-            else:
-                pos.append(next(rest))
-        tgt = f"{out}[{', '.join(pos) or '()'}]"
-        val = f"{upd}[{', '.join(names) or '()'}]"
+        ts, conds = {}, []
+        for k, d in enumerate(axes):
+            t = ctx.fresh("t")
+            lines.append(ind + f"{t} = int({idx[k]}[{', '.join(bidx) or '()'}])")
+            ts[d] = t
+            conds.append(f"0 <= {t} < {_sz(aval.shape[d])}")
         lines.append(ind + f"if {' and '.join(conds)}:")
-        lines.append(ind + f"    {tgt} = {ctor}({combine(tgt, val, np.dtype(aval.dtype))})")
+        rest_names, depth = _loop_nest(lines, uaval.shape[nb:], depth + 1, "r")
+        ind = "    " * depth
+        rest = iter(rest_names)
+        pos = [ts[d] if d in ts else next(rest) for d in range(aval.ndim)]
+        tgt = f"{out}[{', '.join(pos) or '()'}]"
+        val = f"{upd}[{', '.join(bidx + rest_names) or '()'}]"
+        lines.append(ind + f"{tgt} = {ctor}({combine(tgt, val, np.dtype(aval.dtype))})")
         return lines
     return rule
 
@@ -475,6 +476,7 @@ DEBUG_FORMATS: dict = {}
 array_rules[debug_print_p] = lower_debug_print
 array_rules.update(lower_sort.RULES)
 array_rules.update(lower_conv.RULES)
+array_rules.update(lower_linalg.RULES)
 
 
 def array_rule(prim):

@@ -1,8 +1,13 @@
 """``conv_general_dilated`` lowered to loops: every layout (dimension numbers), stride,
 padding (negative crops), lhs and rhs dilation, feature groups and batch groups.
 
-Three shapes of code:
+Four shapes of code:
 
+* **taps as axpy loops** (float32/float64, one spatial axis, stride 1, no lhs dilation
+  or batch groups, at most ``AXPY_MAX_FEATURE_PAIRS`` feature pairs per group:
+  ``jnp.convolve``/``correlate``): each kernel tap adds ``w[k] * x[p + off(k)]`` to the
+  output row over the in-bounds range of ``p``, a vectorised loop with no window
+  matrix.
 * **shifted products** (float32/float64, stride 1, no lhs dilation or batch groups, at
   least ``SHIFTED_MIN_FEATURES`` input features per group): per batch element the input
   is copied once into a zero-padded ``(features, padded positions)`` matrix, and each
@@ -35,7 +40,7 @@ from ...ops import conv as conv_ops
 from .lower_elementwise import dtype_ctor
 
 __all__ = ["lower_conv_general_dilated", "BLAS_MIN_MACS", "PARALLEL_MIN_MACS",
-           "SHIFTED_MIN_FEATURES"]
+           "SHIFTED_MIN_FEATURES", "AXPY_MAX_FEATURE_PAIRS"]
 
 # Below this many multiply-adds the direct loops beat gathering and a BLAS call.
 BLAS_MIN_MACS = 1 << 15
@@ -331,6 +336,61 @@ def _shifted(ctx, out, lhs, rhs, geo, dt, lines):
     lines.append("    " * depth + f"{_index(out, geo.ndim, oa)} = {y}[{o}, {col}]")
 
 
+def _axpy(ctx, out, lhs, rhs, geo, dt, lines):
+    """One spatial axis, few features: for each kernel tap, ``out[p] += w[k] *
+    x[p + off(k)]`` over the range of ``p`` whose input is real, a loop with no test per
+    element that the vectoriser turns into wide multiply-adds. No window matrix (im2col
+    copies the input once per tap) and no per-element bounds test (the direct loop).
+    Output positions go in blocks of ``AXPY_BLOCK`` so the block being summed stays in
+    the L1 cache across the taps."""
+    ctor = dtype_ctor(dt)
+    n, o, c, k, p, b = (ctx.fresh(x) for x in "nockpb")
+    g, w, off, lo, hi, orow, xrow, b_end = (ctx.fresh(x) for x in (
+        "g", "w", "off", "lo", "hi", "orow", "xrow", "bend"))
+    os_, xs = ctx.fresh("os"), ctx.fresh("xs")
+    size_out, size_in = geo.out_sp[0], geo.in_sp[0]
+    # Rows as 1-D views (the spatial axis last in both layouts: unit stride).
+    oa = {geo.ospec[0]: n, geo.ospec[1]: o, geo.ospec[2]: ":"}
+    la = {geo.lspec[0]: n, geo.lspec[1]: geo.lhs_feature(g, c), geo.lspec[2]: ":"}
+    ra = {geo.rspec[0]: o, geo.rspec[1]: c, geo.rspec[2]: k}
+    lines += [
+        f"for {n} in range({geo.n_out}):",
+        f"    for {o} in range({geo.n_feat_out}):",
+        f"        {g} = {o} // {geo.og}",
+        f"        {orow} = {_index(out, geo.ndim, oa)}",
+        f"        for {p} in range({size_out}):",
+        f"            {orow}[{p}] = {ctor}(0)",
+        f"        for {b} in range(0, {size_out}, {AXPY_BLOCK}):",
+        f"            {b_end} = min({b} + {AXPY_BLOCK}, {size_out})",
+        f"            for {c} in range({geo.n_feat_in}):",
+        f"                {xrow} = {_index(lhs, geo.ndim, la)}",
+        f"                for {k} in range({geo.k_sp[0]}):",
+        f"                    {w} = {_index(rhs, geo.ndim, ra)}",
+        f"                    {off} = {k} * {geo.rd[0]} - ({geo.pad_lo[0]})",
+        f"                    {lo} = min(max({b}, -{off}), {b_end})",
+        f"                    {hi} = min(max({lo}, {size_in} - {off}), {b_end})",
+        # Slices starting at 0: Numba's index is then provably nonnegative, so it
+        # drops its negative-index wraparound and LLVM vectorises the loop (indexing
+        # with ``p + off`` keeps a branch per element: ten times slower).
+        f"                    {os_} = {orow}[{lo}:{hi}]",
+        f"                    {xs} = {xrow}[{lo} + {off}:{hi} + {off}]",
+        f"                    for {p} in range({hi} - {lo}):",
+        f"                        {os_}[{p}] += {w} * {xs}[{p}]",
+    ]
+
+
+# Output positions summed per block in the axpy form (16 KiB of float32).
+AXPY_BLOCK = 4096
+# The axpy form serves convolutions with at most this many (input feature, output
+# feature) pairs per group: beyond, a BLAS product reuses each input read many times.
+AXPY_MAX_FEATURE_PAIRS = 4
+
+
+def _axpy_applies(geo) -> bool:
+    return (len(geo.out_sp) == 1 and geo.strides[0] == 1 and geo.ld[0] == 1
+            and geo.bgc == 1 and geo.n_feat_in * geo.og <= AXPY_MAX_FEATURE_PAIRS)
+
+
 def _shifted_applies(geo) -> bool:
     """Stride 1, no lhs dilation, no batch groups, and enough input features per group
     that a product per kernel offset keeps BLAS efficient (else im2col)."""
@@ -355,6 +415,8 @@ def lower_conv_general_dilated(ctx, outs, ins, in_avals, out_avals, **params):
             and all(np.dtype(a.dtype) == dt for a in in_avals) and macs >= BLAS_MIN_MACS)
     if not blas:
         _direct(ctx, out, lhs, rhs, geo, dt, lines)
+    elif _axpy_applies(geo):
+        _axpy(ctx, out, lhs, rhs, geo, dt, lines)
     elif _shifted_applies(geo):
         _shifted(ctx, out, lhs, rhs, geo, dt, lines)
     else:

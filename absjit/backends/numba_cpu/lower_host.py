@@ -45,8 +45,12 @@ def host_rule(prim):
         HOST_CALLS[key] = (prim, dict(params), [np.dtype(a.dtype) for a in out_avals])
         types = ", ".join(f'{o}="{numba_array_type(a)}"' for o, a in zip(outs, out_avals))
         args = "".join(f", {x}" for x in ins)
+        # Each result is read once after the block: Numba rejects a typed object-mode
+        # result that nothing reads afterwards ("invalid type annotation on
+        # non-outgoing variables"), as an unused LU pivot array in a loop body is.
         return [f"with objmode({types}):",
-                f"    ({''.join(o + ', ' for o in outs)}) = host_callback({key!r}{args})"]
+                f"    ({''.join(o + ', ' for o in outs)}) = host_callback({key!r}{args})"
+                ] + [f"{o} = {o}" for o in outs]
     rule.__name__ = f"lower_{prim.name}_on_host"
     return rule
 

@@ -16,8 +16,9 @@ Two shapes of code, chosen by the static length ``n`` of the sorted axis:
   then bottom-up merges alternating between two index buffers, which is stable), then
   every operand is gathered through it.
 
-``argsort`` and ``top_k`` are ``sort`` with an ``iota`` operand carried along (see
-:mod:`absjit.ops.sorting`), so they lower here as well.
+``argsort`` is ``sort`` with an ``iota`` operand carried along (see
+:mod:`absjit.ops.sorting`), so it lowers here as well; ``top_k`` is a selection per row
+(:func:`lower_top_k`), not a sort.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from ...core.shapes import shape_code as _shape, size_code as _sz
 from ...ops import sorting
 from .lower_elementwise import dtype_ctor
 
-__all__ = ["lower_sort", "INSERTION_MAX", "RUN"]
+__all__ = ["lower_sort", "lower_top_k", "INSERTION_MAX", "RUN"]
 
 INSERTION_MAX = 32
 RUN = 16
@@ -149,3 +150,40 @@ def lower_sort(ctx, outs, ins, in_avals, out_avals, *, dimension, is_stable, num
 
 
 RULES = {sorting.sort_p: lower_sort}
+
+
+def lower_top_k(ctx, outs, ins, in_avals, out_avals, *, k):
+    """Per-row selection (:func:`.kernels_sort._top_k_rows`): O(n + m log k) per row of
+    n entries of which m ever join the k best, instead of a sort of the whole row."""
+    aval = in_avals[0]
+    shape = tuple(aval.shape)
+    out_shape = tuple(out_avals[0].shape)
+    dt = np.dtype(aval.dtype)
+    vals, idx = outs
+    x = ins[0]
+    lines = [f"{vals} = _empty({_shape(out_shape)}, {dtype_ctor(dt)})",
+             f"{idx} = _empty({_shape(out_shape)}, np.int32)"]
+    if k == 0 or any(type(d) is not Dim and d == 0 for d in shape[:-1]):
+        return lines
+    rows = "1"
+    for d in shape[:-1]:
+        rows = f"{rows} * {_sz(d)}"
+    n = _sz(shape[-1])
+    flip, mask = 0, 0
+    if dt.kind == "f":
+        view = f".view(np.int{dt.itemsize * 8})"
+        mask = int(np.iinfo(np.dtype(f"int{dt.itemsize * 8}")).max)
+    elif dt.kind == "b":
+        view = ".view(np.uint8)"
+    else:
+        view = ""
+        if dt == np.uint64:
+            flip = -(1 << 63)
+    x2 = ctx.fresh("x2")
+    lines += [f"{x2} = {x}.reshape(({rows}, {n}))",
+              f"_top_k_rows({x2}, {x2}{view}, np.int64({flip}), np.int64({mask}), "
+              f"{vals}.reshape(({rows}, {k})), {idx}.reshape(({rows}, {k})))"]
+    return lines
+
+
+RULES[sorting.top_k_p] = lower_top_k

@@ -104,9 +104,14 @@ from .kernels_complex import (_cacosh, _ccosh, _cdiv, _cle, _clt, _csign,  # noq
 __all__ += ["_cacosh", "_ccosh", "_cdiv", "_cle", "_clt", "_csign", "_csinh", "_ctanh"]
 
 # NumPy's sort order for the generated sort loops.
-from .kernels_sort import _sort_lt_complex, _sort_lt_float  # noqa: E402
+from .kernels_sort import _sort_lt_complex, _sort_lt_float, _top_k_rows  # noqa: E402
 
-__all__ += ["_sort_lt_float", "_sort_lt_complex"]
+__all__ += ["_sort_lt_float", "_sort_lt_complex", "_top_k_rows"]
+
+# LAPACK/BLAS by symbol (bound to SciPy's routines when a kernel using them is rendered).
+from .lapack_kernels import _blas_trsm, _lapack_cholesky, _lapack_lu  # noqa: E402
+
+__all__ += ["_lapack_lu", "_lapack_cholesky", "_blas_trsm"]
 
 # float16/bfloat16 <-> float32 conversions (kernels on 16-bit float buffers).
 from . import half_kernels as _hk  # noqa: E402

@@ -149,6 +149,13 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys):
                          num_keys=num_keys))
 
 
+@register("top_k")
+def _top_k(ctx, x, *, k):
+    # XLA's TopK orders floats by IEEE total order and keeps the lower index of ties,
+    # as absjit's rule does.
+    return list(lax.top_k(x, k))
+
+
 @register("fft")
 def _fft(ctx, x, *, fft_type, fft_lengths):
     return [lax.fft(x, getattr(fft_type, "name", str(fft_type)), tuple(fft_lengths))]
