@@ -11,6 +11,8 @@ import types
 
 import numpy as np
 
+from . import _compile_workloads as cw
+
 
 def namespace(name: str) -> types.SimpleNamespace:
     """``absjit`` or ``jax`` as the namespace the programs use."""
@@ -31,31 +33,10 @@ def _rng(seed=0):
     return np.random.default_rng(seed)
 
 
-def mlp(lib, sizes=(784, 256, 256, 10), batch=128, lr=0.1):
+def mlp(lib, sizes=(784, 256, 256, 10), batch=128):
     """One SGD step of an MLP: ``value_and_grad`` of a softmax cross-entropy."""
-    jnp = lib.numpy
-
-    def loss(params, x, y):
-        h = x
-        for w, b in params[:-1]:
-            h = jnp.maximum(h @ w + b, 0.0)
-        w, b = params[-1]
-        logits = h @ w + b
-        logp = logits - jnp.max(logits, axis=1, keepdims=True)
-        logp = logp - jnp.log(jnp.sum(jnp.exp(logp), axis=1, keepdims=True))
-        return -jnp.mean(jnp.sum(logp * y, axis=1))
-
-    @lib.jit
-    def step(params, x, y):
-        value, grads = lib.value_and_grad(loss)(params, x, y)
-        return value, [(w - lr * gw, b - lr * gb) for (w, b), (gw, gb) in zip(params, grads)]
-
-    r = _rng(1)
-    params = [((r.standard_normal((i, o)) / np.sqrt(i)).astype(np.float32),
-               np.zeros(o, np.float32)) for i, o in zip(sizes[:-1], sizes[1:])]
-    x = r.standard_normal((batch, sizes[0])).astype(np.float32)
-    y = np.eye(sizes[-1], dtype=np.float32)[r.integers(0, sizes[-1], batch)]
-    return step, (params, x, y)
+    step = cw.mlp_step_fn(lib.numpy, lib.value_and_grad)
+    return lib.jit(step), cw.mlp_step_args(rows=batch, sizes=sizes)
 
 
 def transformer(lib, seq=128, d=256, heads=4):
@@ -186,18 +167,9 @@ def gp(lib, n=500):
     return lib.jit(lib.value_and_grad(nll)), (np.float32([0.0, -2.0]), x, y)
 
 
-def stencil(lib, n=32, sweeps=10, omega=0.8, h2=1e-3):
+def stencil(lib, n=32, sweeps=10):
     """A 2-D Jacobi stencil, ``sweeps`` sweeps unrolled (17 equations each)."""
-    @lib.jit
-    def jacobi(u, f):
-        for _ in range(sweeps):
-            avg = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
-                          - h2 * f[1:-1, 1:-1])
-            u = u.at[1:-1, 1:-1].set((1 - omega) * u[1:-1, 1:-1] + omega * avg)
-        return u
-    r = _rng(6)
-    return jacobi, (r.standard_normal((n, n)).astype(np.float32),
-                    r.standard_normal((n, n)).astype(np.float32))
+    return lib.jit(cw.stencil_fn(lib.numpy, sweeps)), cw.stencil_args(n)
 
 
 def scalar_loop(lib, steps=20_000):
