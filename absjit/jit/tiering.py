@@ -163,13 +163,30 @@ def estimate_compile_seconds(jaxpr: Jaxpr, first: bool = True) -> float:
     return base + COMPILE_SECONDS_PER_EQN * _count_eqns(jaxpr)
 
 
-def _has_effects(jaxpr: Jaxpr) -> bool:
+def _primitive_names(jaxpr: Jaxpr, out=None) -> set:
+    out = set() if out is None else out
     for eqn in jaxpr.eqns:
-        if any(s in eqn.primitive.name for s in _EFFECTS):
-            return True
-        if any(_has_effects(sub) for sub in _sub_jaxprs(eqn.params)):
-            return True
-    return False
+        out.add(eqn.primitive.name)
+        for sub in _sub_jaxprs(eqn.params):
+            _primitive_names(sub, out)
+    return out
+
+
+def _has_effects(names) -> bool:
+    return any(s in name for name in names for s in _EFFECTS)
+
+
+# Primitives whose NumPy implementations import scipy.linalg, which the compile imports
+# too (its LAPACK symbols): imported here first, in the caller's thread. Two threads
+# importing SciPy's Cython modules at once can each see the other's half-initialised
+# module (Python breaks the import-lock cycle that way).
+_SCIPY_LINALG = ("cholesky", "lu", "triangular_solve", "qr", "eigh", "svd", "eig", "schur",
+                 "tridiagonal")
+
+
+def _import_what_tier0_needs(names) -> None:
+    if any(n.startswith(_SCIPY_LINALG) for n in names):
+        import scipy.linalg  # noqa: F401
 
 
 # -- the tiered executable ---------------------------------------------------------------
@@ -192,7 +209,9 @@ class TieredExecutable(Executable):
         self.ready = threading.Event()
         self.compile_seconds = None
         self.listeners: list = []
-        self.interruptible = not _has_effects(closed_jaxpr.jaxpr)
+        names = _primitive_names(closed_jaxpr.jaxpr)
+        self.interruptible = not _has_effects(names)
+        _import_what_tier0_needs(names)
         self._name = name
         self._job = (closed_jaxpr, backend, options)
         with _LIVE_LOCK:

@@ -254,3 +254,25 @@ def test_exit_during_a_background_compile_is_quick_and_clean():
     """)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "first" in res.stdout
+
+
+def test_a_decomposition_on_tier0_while_its_lapack_kernel_compiles():
+    """Tier 0 runs SciPy's cholesky while the background compile binds SciPy's LAPACK
+    symbols: scipy.linalg is imported in the caller's thread first (imported by both
+    threads at once, one could see a half-initialised Cython module)."""
+    res = _run("""
+        import numpy as np, absjit, absjit.numpy as jnp
+        from absjit.jit import tiering
+        def nll(t, y):
+            k = jnp.exp(-(y[:, None] - y[None, :]) ** 2 / t) + jnp.eye(y.shape[0])
+            c = jnp.linalg.cholesky(k)
+            return jnp.sum(jnp.log(jnp.diagonal(c))) + y @ jnp.linalg.solve(k, y)
+        f = absjit.jit(absjit.value_and_grad(nll))
+        y = np.linspace(0, 1, 50).astype(np.float32)
+        first = f(np.float32(0.5), y)
+        tiering.wait_all(120)
+        later = f(np.float32(0.5), y)
+        np.testing.assert_allclose(np.asarray(first[0]), np.asarray(later[0]), rtol=1e-4)
+        print("ok")
+    """)
+    assert res.returncode == 0 and "ok" in res.stdout, res.stderr[-3000:]
