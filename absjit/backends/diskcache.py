@@ -415,17 +415,24 @@ def clear() -> None:
     for name in names:
         if name == _SECRET or name.startswith(".trash-"):
             continue
-        path = os.path.join(root, name)
-        trash = os.path.join(root, f".trash-{os.getpid()}-{os.urandom(4).hex()}")
-        try:
-            os.rename(path, trash)
-        except OSError:
-            continue  # already gone, or another clear() took it
-        _remove(trash)
+        _discard(root, os.path.join(root, name))  # False: gone, or another clear() took it
     for name in names:  # trash left by an interrupted clear()
         if name.startswith(".trash-"):
             _remove(os.path.join(root, name))
     _renew_bad_secret(root)
+
+
+def _discard(root: str, path: str) -> bool:
+    """Rename ``path`` aside under ``root``, then remove it: concurrent users see it
+    either whole or gone. False when it could not be renamed (gone, or taken by another
+    process's clear())."""
+    trash = os.path.join(root, f".trash-{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        os.rename(path, trash)
+    except OSError:
+        return False
+    _remove(trash)
+    return True
 
 
 def _renew_bad_secret(root: str) -> None:
@@ -439,13 +446,8 @@ def _renew_bad_secret(root: str) -> None:
         return
     except OSError:
         pass
-    path = os.path.join(root, _SECRET)
-    trash = os.path.join(root, f".trash-{os.getpid()}-{os.urandom(4).hex()}")
-    try:
-        os.rename(path, trash)
-    except OSError:
+    if not _discard(root, os.path.join(root, _SECRET)):
         return  # gone already, or another clear() renewed it
-    _remove(trash)
     with _lock:
         _refused.discard(root)
     try:
