@@ -351,6 +351,14 @@ def _set_blas_threads(n):
         setter(max(1, min(n, initial)))
 
 
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def tier0_guard(executable, compiling):
     """``executable`` (the NumPy interpreter, whose products run in NumPy's BLAS) with
     BLAS at the policy's thread count, one fewer while ``compiling()`` (a background
@@ -360,10 +368,7 @@ def tier0_guard(executable, compiling):
     if not _enabled():
         return executable
     state = {"n": None, "setters": None}
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
+    cores = _cores()
     monitor = _POLICY.monitor
 
     def call(*buffers):
@@ -396,11 +401,7 @@ class _Policy:
 
     def _available(self):
         import numba
-        try:
-            cores = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            cores = os.cpu_count() or 1
-        available = max(1, min(int(numba.config.NUMBA_NUM_THREADS), cores))
+        available = max(1, min(int(numba.config.NUMBA_NUM_THREADS), _cores()))
         cap = _dask_worker_cap()
         self.worker_cap = cap
         return available if cap is None else min(available, cap)
