@@ -45,13 +45,27 @@ _state = {"thread": None, "current": None, "cancelled": False, "busy": False}
 _REINIT: list = []  # callbacks run in a forked child
 
 
+_GATE = threading.Lock()  # held by a fork waiting for the step in flight
+_DEPTH = threading.local()
+
+
 @contextlib.contextmanager
 def step():
     """One unit of compiler work (hold no other absjit lock when entering it)."""
+    depth = getattr(_DEPTH, "n", 0)
+    if depth == 0:
+        # A fork that waits for the step in flight holds the gate: new steps queue
+        # behind it, so a thread compiling one function after another cannot starve it.
+        with _GATE:
+            pass
     with _STEP:
-        if _state["cancelled"] and threading.current_thread() is _state["thread"]:
-            raise Cancelled
-        yield
+        _DEPTH.n = depth + 1
+        try:
+            if _state["cancelled"] and threading.current_thread() is _state["thread"]:
+                raise Cancelled
+            yield
+        finally:
+            _DEPTH.n = depth
 
 
 def submit(job) -> None:
@@ -132,16 +146,19 @@ def at_fork_reinit(callback) -> None:
 
 
 def _before_fork() -> None:
+    _GATE.acquire()
     _STEP.acquire()
 
 
 def _after_fork_parent() -> None:
     _STEP.release()
+    _GATE.release()
 
 
 def _after_fork_child() -> None:
-    global _STEP, _COND
+    global _STEP, _COND, _GATE
     _STEP = threading.RLock()
+    _GATE = threading.Lock()
     _COND = threading.Condition(threading.Lock())
     job = _state["current"]
     if job is not None:  # its thread is gone: run it again from the start
