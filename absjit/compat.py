@@ -186,6 +186,19 @@ def pin_disk_cache(dispatcher, directory: str) -> None:
     dispatcher._cache = _Cache(dispatcher.py_func)
 
 
+def save_rebuilt(dispatcher, sig, cres, payload) -> None:
+    """Save a compile result rebuilt from ``payload`` (what ``CompileResult._reduce()``
+    returned where it was compiled) into ``dispatcher``'s disk cache, as Numba saves one
+    it compiled; a rebuilt library cannot serialise itself again, so the payload is
+    written as it came. Relies on ``numba.core.caching.Cache`` internals (``_impl``,
+    ``_index_key``, ``_cache_file``; stable from Numba 0.50 to 0.68)."""
+    cache = dispatcher._cache
+    if not cache._impl.check_cachable(cres):
+        return
+    cache._impl.locator.ensure_cache_path()
+    cache._cache_file.save(cache._index_key(sig, cres.codegen), payload)
+
+
 # -- numba-cuda ------------------------------------------------------------------------
 # numba-cuda up to 0.30.4 registers an overload for ``np.row_stack`` when its array
 # module is imported, which happens at the first kernel compile; NumPy 2.5 removed

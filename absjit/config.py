@@ -73,12 +73,16 @@ class Config:
         # program compiles in the background (absjit.jit.tiering); off: every miss waits
         # for its compile (bit-reproducible runs, benchmarks).
         self.tiering: bool = _env_bool("ABSJIT_TIERING", True)
+        # Background compiles run in a worker process (the caller's tier-0 calls keep
+        # the GIL); off: in a thread of this process.
+        self.compile_process: bool = _env_bool("ABSJIT_COMPILE_PROCESS", True)
         self._listeners: list = []
 
     @property
     def _flags(self) -> tuple:
         return ("enable_x64", "explain_cache_misses", "disable_jit", "default_backend",
-                "recompile_warning_threshold", "traceback_filtering", "tiering")
+                "recompile_warning_threshold", "traceback_filtering", "tiering",
+                "compile_process")
 
     # What each flag accepts: a description and a check. Booleans must be real
     # bools: ``update("enable_x64", "no")`` must not turn x64 on.
@@ -93,6 +97,7 @@ class Config:
             lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0),
         "traceback_filtering": ("'auto' or 'off'", lambda v: v in ("auto", "off")),
         "tiering": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
+        "compile_process": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
     }
 
     def _canonical_name(self, name) -> str:

@@ -29,7 +29,8 @@ import os
 import threading
 
 __all__ = ["submit", "step", "Cancelled", "shutdown", "pending", "wait_idle",
-           "at_fork_reinit", "ensure_running"]
+           "at_fork_reinit", "at_shutdown", "ensure_running", "on_background_thread",
+           "cancelled"]
 
 log = logging.getLogger("absjit.background")
 
@@ -43,6 +44,7 @@ _COND = threading.Condition(threading.Lock())
 _JOBS: collections.deque = collections.deque()
 _state = {"thread": None, "current": None, "cancelled": False, "busy": False}
 _REINIT: list = []  # callbacks run in a forked child
+_AT_SHUTDOWN: list = []  # callbacks run at exit, before waiting for the step in flight
 
 
 _GATE = threading.Lock()  # held by a fork waiting for the step in flight
@@ -117,6 +119,16 @@ def _loop() -> None:
                 _COND.notify_all()
 
 
+def on_background_thread() -> bool:
+    """Whether the caller is the background thread (not a synchronous compile)."""
+    return threading.current_thread() is _state["thread"]
+
+
+def cancelled() -> bool:
+    """Whether the process is exiting (queued work is dropped)."""
+    return _state["cancelled"]
+
+
 def pending() -> int:
     """Jobs queued or running."""
     with _COND:
@@ -136,6 +148,11 @@ def shutdown() -> None:
         _state["cancelled"] = True
         _JOBS.clear()
         _COND.notify_all()
+    for callback in _AT_SHUTDOWN:  # e.g. stop a compile worker the step waits on
+        try:
+            callback()
+        except Exception:  # noqa: BLE001 - exit goes on
+            log.debug("a shutdown hook raised", exc_info=True)
     with _STEP:  # the step in flight, if any, has finished
         pass
 
@@ -143,6 +160,12 @@ def shutdown() -> None:
 def at_fork_reinit(callback) -> None:
     """Call ``callback()`` in a forked child, after this module's own locks are new."""
     _REINIT.append(callback)
+
+
+def at_shutdown(callback) -> None:
+    """Call ``callback()`` at exit, after queued jobs are dropped and before waiting for
+    the step in flight."""
+    _AT_SHUTDOWN.append(callback)
 
 
 def _before_fork() -> None:

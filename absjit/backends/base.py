@@ -279,6 +279,10 @@ class Backend:
         ``compiling()`` says whether a background compile is using a core."""
         return get_backend("interpret").compile(closed_jaxpr, options)
 
+    def prepare_background_compiles(self) -> None:
+        """Called before the first program is queued for a background compile: start
+        whatever those compiles run on (a worker process), without waiting for it."""
+
     def unavailable_error(self) -> Exception:
         """What asking for this backend raises on a machine without it."""
         from ..errors import BackendUnavailableError

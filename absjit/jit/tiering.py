@@ -216,6 +216,7 @@ class TieredExecutable(Executable):
         self._job = (closed_jaxpr, backend, options)
         with _LIVE_LOCK:
             _LIVE.add(self)
+        backend.prepare_background_compiles()
         background.submit(self._compile)
 
     def __call__(self, *buffers):

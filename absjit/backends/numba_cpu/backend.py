@@ -20,11 +20,14 @@ from __future__ import annotations
 import gc
 import hashlib
 import importlib.util
+import logging
 import os
+import pickle
 import re
 import sys
 import time
 import types
+import weakref
 
 import numpy as np
 
@@ -37,11 +40,13 @@ from .. import background, diskcache
 from ..base import Backend, Executable
 from .dot_fold import fold_dot_transposes
 from .lower_arrays import SYMBOLIC_SIZES, array_rules, dot_plan
-from . import pool, threads, tiers
+from . import compile_process, pool, threads, tiers
 from .half import lower_half
 from .lower_elementwise import scalar_rules
 from .render import FunctionRenderer, shape_text
 from ...core.dims import Dim, code_name, entry_checks, is_symbolic
+
+logger = logging.getLogger("absjit")
 
 __all__ = ["NumbaCPUBackend", "NumbaExecutable", "SUPPORTED_DTYPES", "render_program"]
 
@@ -369,6 +374,9 @@ class NumbaCPUBackend(Backend):
     def __init__(self):
         super().__init__()
         self._functions: dict = {}  # key -> dispatcher
+        # dispatcher -> what the compile worker needs to build it again (callees)
+        self._specs = weakref.WeakKeyDictionary()
+        self.stats["worker_compiles"] = 0  # compiled by the worker process
 
     def is_available(self) -> bool:
         return importlib.util.find_spec("numba") is not None
@@ -387,6 +395,13 @@ class NumbaCPUBackend(Backend):
 
     def interpreted(self, closed_jaxpr, options, compiling=lambda: False):
         return threads.tier0_guard(super().interpreted(closed_jaxpr, options), compiling)
+
+    def prepare_background_compiles(self) -> None:
+        if compile_process.enabled():
+            try:
+                compile_process.start()
+            except compile_process.Unavailable as e:
+                logger.debug("background compiles run in this process: %s", e)
 
     # -- compile ---------------------------------------------------------------------
     def compile(self, closed_jaxpr, options) -> Executable:
@@ -603,16 +618,19 @@ class NumbaCPUBackend(Backend):
         """``(dispatcher, loaded from disk)`` for one generated function. The disk cache
         is used only when it is trusted (:func:`diskcache.usable`), and Numba reads an
         entry only after its MAC checks out; any trouble with the files (deleted by a
-        concurrent ``clear()``, unreadable) means a compile without the disk cache."""
+        concurrent ``clear()``, unreadable) means a compile without the disk cache.
+        In the background thread, a function not on disk is compiled by the worker
+        process when it can be (:mod:`.compile_process`)."""
         import numba
 
-        from ...compat import dispatcher_cache_counts, pin_disk_cache
+        from ...compat import dispatcher_cache_counts, pin_disk_cache, save_rebuilt
         use_disk = diskcache.usable()
+        on_disk = False
         path = f"<absjit kernel {module_name}>"
         if use_disk:
             try:
                 path = diskcache.write_module(module_name, text)
-                diskcache.verify_or_purge(module_name)
+                on_disk = diskcache.verify_or_purge(module_name)
             except OSError:
                 use_disk = False  # an unwritable cache directory is not an error
         module = types.ModuleType(module_name)
@@ -622,16 +640,39 @@ class NumbaCPUBackend(Backend):
         module.__dict__.update(callees)  # outlined loop bodies this function calls
         exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102 - our own source
         fn = module.__dict__[fn_name]
-        if ("_pgemm_pool(" in text or "_pool_for(" in text) and not pool.ensure():
+        uses_pool = "_pgemm_pool(" in text or "_pool_for(" in text
+        if uses_pool and not pool.ensure():
             # its symbols, before the kernel links against them (from disk)
             raise CompilationError(f"absjit's thread pool could not be built here "
                                    f"({pool.failure()}); ABSJIT_POOL_LOOPS=0 runs parallel "
                                    "loops on Numba's threads instead")
+        spec = {"module": module_name, "text": text, "fn": fn_name, "flags": flags,
+                "sig": sig, "pool": uses_pool,
+                "callees": {nm: self._specs[d] for nm, d in callees.items()
+                            if d in self._specs}}
         chunk_flags = dict(flags, parallel=False)
         for nm, obj in list(module.__dict__.items()):  # the pool loops' chunk functions
             if nm.startswith("_loop") and isinstance(obj, types.FunctionType):
                 module.__dict__[nm] = numba.njit(**chunk_flags)(obj)
-        for attempt_disk in ((True, False) if use_disk else (False,)):
+        disp, from_worker = None, False
+        if not on_disk and background.on_background_thread() and \
+                len(spec["callees"]) == len(callees) and compile_process.enabled():
+            got = self._from_worker(spec, fn, path, prims, src)
+            from_worker = got is not None
+            if from_worker:
+                disp, payload = got
+            if from_worker and use_disk:
+                try:
+                    pin_disk_cache(disp, diskcache.numba_dir())
+                    (cres,) = disp.overloads.values()
+                    save_rebuilt(disp, sig, cres, payload)
+                    diskcache.record_mac(module_name)
+                except Exception:  # noqa: BLE001 - the kernel runs; it is just not saved
+                    logger.debug("%s was not saved to the disk cache", module_name,
+                                 exc_info=True)
+                    diskcache.purge(module_name, keep_module=True)
+        for attempt_disk in () if from_worker else \
+                ((True, False) if use_disk else (False,)):
             disp = numba.njit(**flags)(fn)
             try:
                 if attempt_disk:
@@ -641,20 +682,52 @@ class NumbaCPUBackend(Backend):
             except numba.core.errors.NumbaError as e:
                 if use_disk:
                     diskcache.purge(module_name)
-                where = f" (primitives: {', '.join(sorted(prims))})" if prims else ""
-                raise CompilationError(
-                    f"Numba could not compile a kernel{where} ({path}):\n"
-                    f"{_first_lines(str(e))}\n--- generated source ---\n{src}") from None
+                raise _refused(prims, path, str(e), src) from None
             except Exception:  # noqa: BLE001 - cache files vanished or unreadable
                 if not attempt_disk:
                     raise
                 diskcache.purge(module_name, keep_module=True)
                 use_disk = False
         hits, _ = dispatcher_cache_counts(disp) if use_disk else (0, 0)
-        if use_disk and not hits:
+        if use_disk and not hits and not from_worker:
             diskcache.record_mac(module_name)
+        self._specs[disp] = spec
         disp.disable_compile()
         return disp, bool(hits)
+
+    def _from_worker(self, spec, fn, path, prims, src):
+        """``(dispatcher, payload)``: ``fn`` compiled by the worker process and linked
+        here, or None when this thread must compile it (the worker cannot, or is
+        gone)."""
+        import numba
+        from numba.core.compiler import CompileResult
+        from numba.core.compiler_lock import global_compiler_lock
+        from numba.core.runtime import rtsys
+        try:
+            payload = pickle.loads(compile_process.compile_remote(spec))
+        except compile_process.NumbaRefused as e:
+            raise _refused(prims, path, str(e), src) from None
+        except compile_process.Unavailable as e:
+            if background.cancelled():
+                raise background.Cancelled from None
+            logger.debug("%s compiles in this process: %s", spec["module"], e)
+            return None
+        disp = numba.njit(**spec["flags"])(fn)
+        ctx = disp.targetctx
+        with global_compiler_lock:
+            rtsys.initialize(ctx)
+            cres = CompileResult._rebuild(ctx, *payload)
+            if not cres.objectmode:
+                ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+            disp.add_overload(cres)
+        self.stats["worker_compiles"] += 1
+        return disp, payload
+
+
+def _refused(prims, path, message, src) -> CompilationError:
+    where = f" (primitives: {', '.join(sorted(prims))})" if prims else ""
+    return CompilationError(f"Numba could not compile a kernel{where} ({path}):\n"
+                            f"{_first_lines(message)}\n--- generated source ---\n{src}")
 
 
 def _entry_point(dispatcher):
