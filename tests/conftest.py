@@ -98,5 +98,23 @@ def pytest_runtest_call(item):
         fn._hypothesis_internal_use_settings = current
 
 
+_RSS_LOG = os.environ.get("ABSJIT_TEST_RSS_LOG")
+
+
+if _RSS_LOG:  # opt-in: each test's duration and the worker's peak memory after it
+    import resource
+    import time
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        t0, c0 = time.perf_counter(), time.process_time()
+        yield
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(f"{_RSS_LOG}.{worker}", "a") as log:
+            log.write(f"{item.nodeid}\t{time.perf_counter() - t0:.3f}\t"
+                      f"{time.process_time() - c0:.3f}\t{peak_mb:.0f}\n")
+
+
 def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
