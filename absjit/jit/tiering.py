@@ -38,7 +38,7 @@ from ..backends import background
 from ..backends.base import Executable
 from ..config import config
 from ..core.jaxpr import ClosedJaxpr, Jaxpr
-from ..ops.call import TierSwitch, interrupt
+from ..ops.call import TierSwitch, interrupt, scalar_op
 from . import compile_cache
 
 __all__ = ["TieredExecutable", "compile_for_miss", "estimate_interpret_seconds",
@@ -53,12 +53,14 @@ TIERED_BACKENDS = frozenset({"cpu"})
 # -- the cost model ----------------------------------------------------------------------
 # Calibrated on a 2-core x86-64 machine (NumPy 2.4, Numba 0.68): the interpreter spends
 # ~10 us of Python per equation (~2.5 us in a loop body, which runs as generated Python:
-# ops.call.python_evaluator, plus ~2 us a trip) and NumPy's time per element; Numba
-# spends ~0.5 s setting itself up at the first compile of a process, ~0.1 s per
-# function after that and ~50 ms per equation (typing, lowering, LLVM).
+# ops.call.python_evaluator, ~0.2 us for an operation on scalars there, plus ~1 us a
+# trip) and NumPy's time per element; Numba spends ~0.5 s setting itself up at the
+# first compile of a process, ~0.1 s per function after that and ~50 ms per equation
+# (typing, lowering, LLVM).
 INTERPRET_SECONDS_PER_EQN = 10e-6
 INTERPRET_SECONDS_PER_LOOP_EQN = 2.5e-6
-INTERPRET_SECONDS_PER_TRIP = 2e-6
+INTERPRET_SECONDS_PER_SCALAR_OP = 0.2e-6
+INTERPRET_SECONDS_PER_TRIP = 1e-6
 INTERPRET_SECONDS_PER_ELEMENT = 1.5e-9
 INTERPRET_SECONDS_PER_FLOP = 0.05e-9  # products run in BLAS
 COMPILE_SECONDS_FIRST = 0.5
@@ -104,6 +106,9 @@ def estimate_interpret_seconds(jaxpr: Jaxpr, per_eqn=INTERPRET_SECONDS_PER_EQN) 
     loop = INTERPRET_SECONDS_PER_LOOP_EQN
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
+        if per_eqn == loop and scalar_op(eqn) is not None:
+            total += INTERPRET_SECONDS_PER_SCALAR_OP
+            continue
         total += per_eqn
         if name == "scan":
             body = estimate_interpret_seconds(eqn.params["jaxpr"].jaxpr, loop)

@@ -30,7 +30,7 @@ from ..core.fusion import ControlFlow, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
 from ..interpreters import ad, batching
-from .call import eval_jaxpr_numpy, loop_iteration, python_evaluator
+from .call import eval_jaxpr_numpy, interrupt, python_evaluator, scalar_values
 from ._control_flow_util import (_bind, _carry_fixpoint, _convert_to, _effectful_twin,  # noqa: F401
                                  _eval, _from_fun, _join_weak, _name, _pad_invars,
                                  _shaped, _trace, _types_str)
@@ -261,12 +261,15 @@ def _while_abstract(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
 
 
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    cc = list(args[:cond_nconsts])
-    bc = list(args[cond_nconsts:cond_nconsts + body_nconsts])
-    carry = list(args[cond_nconsts + body_nconsts:])
-    cond, body = python_evaluator(cond_jaxpr.jaxpr), python_evaluator(body_jaxpr.jaxpr)
-    while bool(cond((), *cc, *carry)[0]):
-        loop_iteration()
+    cc = scalar_values(args[:cond_nconsts])
+    bc = scalar_values(args[cond_nconsts:cond_nconsts + body_nconsts])
+    carry = scalar_values(args[cond_nconsts + body_nconsts:])
+    cond = python_evaluator(cond_jaxpr.jaxpr, scalar_io=True)
+    body = python_evaluator(body_jaxpr.jaxpr, scalar_io=True)
+    check = interrupt.check  # set for the whole call (absjit.jit.tiering)
+    while cond((), *cc, *carry)[0]:
+        if check is not None:
+            check()
         carry = body((), *bc, *carry)
     return carry
 

@@ -18,7 +18,7 @@ from ..core.fusion import ControlFlow, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
 from ..interpreters import ad, batching
-from .call import eval_jaxpr_numpy, loop_iteration, python_evaluator
+from .call import eval_jaxpr_numpy, interrupt, python_evaluator, scalar_values
 from ._control_flow_util import (_bind, _carry_fixpoint, _convert_to, _effectful_twin,
                                  _eval, _from_fun, _name, _shaped, _trace, user_view)
 from .._traceback import api_boundary
@@ -61,15 +61,23 @@ def _scan_abstract(*args, jaxpr, length, reverse, num_consts, num_carry, unroll)
 
 
 def _scan_impl(*args, jaxpr, length, reverse, num_consts, num_carry, unroll):
-    consts = list(args[:num_consts])
-    carry = list(args[num_consts:num_consts + num_carry])
+    consts = scalar_values(args[:num_consts])
+    carry = scalar_values(args[num_consts:num_consts + num_carry])
     xs = args[num_consts + num_carry:]
     y_avals = jaxpr.out_avals[num_carry:]
     ys = [np.empty((length,) + tuple(a.shape), a.dtype) for a in y_avals]
     order = range(length - 1, -1, -1) if reverse else range(length)
-    body = python_evaluator(jaxpr.jaxpr)
+    body = python_evaluator(jaxpr.jaxpr, scalar_io=True)
+    check = interrupt.check  # set for the whole call (absjit.jit.tiering)
+    if not xs and not ys:  # a fori_loop: only carries
+        for _ in order:
+            if check is not None:
+                check()
+            carry = body((), *consts, *carry)
+        return carry
     for i in order:
-        loop_iteration()
+        if check is not None:
+            check()
         outs = body((), *consts, *carry, *[x[i] for x in xs])
         carry = outs[:num_carry]
         for y, o in zip(ys, outs[num_carry:]):

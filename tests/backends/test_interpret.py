@@ -89,3 +89,29 @@ def test_base_backend_defaults():
         m.compile(None, CompileOptions())
     assert CompileOptions.from_dict({"fastmath": True, "extra": {"zz": 1, "aa": 2}}) == \
         CompileOptions(True, None, (("aa", 2), ("zz", 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
+def test_scalar_loops_match_the_compiled_tier_bit_for_bit(dtype):
+    """Loop bodies of rank-0 values run as NumPy scalar arithmetic: the same values as
+    the kernels, integer wrap-around included."""
+    from absjit import lax
+
+    def prog(x0, r):
+        def body(i, c):
+            x, n = c
+            x = r * x * (dtype(1) - x) if np.dtype(dtype).kind == "f" else r * x + x - dtype(3)
+            return x, n + (x > r).astype(np.int32) - (x == r).astype(np.int32)
+        x, n = lax.fori_loop(0, 500, body, (x0, np.int32(0)))
+        y = lax.while_loop(lambda c: c[1] < 700, lambda c: (-c[0] + c[0] * c[0], c[1] + 1),
+                           (x, n))
+        return x, n, y
+
+    args = (dtype(0.3) if np.dtype(dtype).kind == "f" else dtype(7),
+            dtype(3.7) if np.dtype(dtype).kind == "f" else dtype(5))
+    with np.errstate(all="ignore"):
+        want = absjit.jit(prog, backend="cpu")(*args)
+        got = absjit.jit(prog, backend="interpret")(*args)
+    for g, w in zip(absjit.tree_util.tree_leaves(got), absjit.tree_util.tree_leaves(want)):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
