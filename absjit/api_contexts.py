@@ -248,18 +248,7 @@ def print_environment_info(return_string: bool = False):
     >>> "absjit:" in print_environment_info(return_string=True)
     True
     """
-    from . import __version__
-    lines = [f"{'absjit:':<10}{__version__}", f"{'numpy:':<10}{np.__version__}"]
-    for name in ("numba", "llvmlite", "scipy", "jax"):
-        mod = sys.modules.get(name)
-        if mod is None:
-            try:
-                from importlib.metadata import version
-                lines.append(f"{name + ':':<10}{version(name)}")
-            except Exception:  # noqa: BLE001 - not installed
-                lines.append(f"{name + ':':<10}not installed")
-        else:
-            lines.append(f"{name + ':':<10}{getattr(mod, '__version__', '?')}")
+    lines = [f"{name + ':':<10}{v}" for name, v in library_versions().items()]
     lines.append(f"{'python:':<10}{sys.version.splitlines()[0]}")
     lines.append(f"{'machine:':<10}{platform.platform()} ({platform.machine()})")
     lines.append(f"threading layer: {config_threading_layer()}")
@@ -268,6 +257,35 @@ def print_environment_info(return_string: bool = False):
         return text
     print(text)
     return None
+
+
+# The libraries absjit runs on (ml_dtypes: bfloat16) and the optional one it is compared with.
+_LIBRARIES = ("numpy", "numba", "llvmlite", "scipy", "ml_dtypes", "jax")
+
+
+def library_versions() -> dict:
+    """``{name: version}`` of absjit and the libraries it runs on (``"not installed"``
+    for a missing one), read from the package metadata of those not imported yet, so
+    asking imports none of them.
+
+    Examples
+    --------
+    >>> list(library_versions())[:3]
+    ['absjit', 'numpy', 'numba']
+    """
+    from importlib.metadata import PackageNotFoundError, version
+    from . import __version__
+    found = {"absjit": __version__}
+    for name in _LIBRARIES:
+        mod = sys.modules.get(name)
+        if mod is not None:
+            found[name] = getattr(mod, "__version__", "?")
+            continue
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
 
 
 def config_threading_layer() -> str:

@@ -13,23 +13,17 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 import warnings
 
 import numpy as np
 
 from .config import config
 
-try:  # bfloat16 lives in ml_dtypes; it is optional.
-    import ml_dtypes as _ml_dtypes
-    bfloat16 = np.dtype(_ml_dtypes.bfloat16)
-except ImportError:  # pragma: no cover - exercised only without ml_dtypes
-    _ml_dtypes = None
-    bfloat16 = None
-
 __all__ = [
     "is_masked_array",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float0",
+    "float16", "float32", "float64", "complex64", "complex128", "float0",
     "canonicalize_dtype", "promote_types", "result_type", "dtype_of", "is_weakly_typed",
     "short_name", "issubdtype", "default_int", "default_float", "default_complex",
     "is_python_scalar", "check_user_dtype", "user_dtype", "extended", "prng_key",
@@ -44,10 +38,8 @@ complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 # The tangent dtype of integer and boolean values (as in JAX): a zero-size void type.
 float0 = np.dtype([("float0", np.void, 0)])
 
-_supported = {bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-              float16, float32, float64, complex64, complex128}
-if bfloat16 is not None:
-    _supported.add(bfloat16)
+_supported = frozenset({bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                        float16, float32, float64, complex64, complex128})
 
 _x64_narrowing = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
@@ -55,18 +47,101 @@ _SHORT = {bool_: "bool", int8: "i8", int16: "i16", int32: "i32", int64: "i64",
           uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
           float16: "f16", float32: "f32", float64: "f64",
           complex64: "c64", complex128: "c128", float0: "float0"}
-if bfloat16 is not None:
-    _SHORT[bfloat16] = "bf16"
+
+
+# ---------------------------------------------------------------------------
+# bfloat16
+# ---------------------------------------------------------------------------
+# bfloat16 is ml_dtypes' type, and importing ml_dtypes takes longer than the rest of
+# ``import absjit`` (0.7: about a second), so it is imported the first time bfloat16 is
+# needed: ``dtypes.bfloat16`` or ``absjit.numpy.bfloat16`` is read (PEP 562), the string
+# "bfloat16" is resolved, or a bfloat16 dtype is met. No bfloat16 value can exist before
+# ml_dtypes is imported, so while it is not in ``sys.modules`` no dtype is bfloat16 and
+# ``is_bfloat16`` answers without importing it. Loading adds bfloat16 to the tables
+# below (supported dtypes, short names, the promotion lattice).
+_bfloat16 = None  # bfloat16's np.dtype, once loaded
+_ml_dtypes = None
+_ml_dtypes_missing = False
+_bfloat16_lock = threading.Lock()
+
+
+def _load_bfloat16():
+    """bfloat16's ``np.dtype``, importing ml_dtypes on the first call (``None`` where
+    ml_dtypes is not installed)."""
+    global _bfloat16, _ml_dtypes, _ml_dtypes_missing, _supported, _SHORT, _EDGES, _UPPER
+    if _bfloat16 is not None or _ml_dtypes_missing:
+        return _bfloat16
+    with _bfloat16_lock:
+        if _bfloat16 is not None or _ml_dtypes_missing:
+            return _bfloat16
+        try:
+            import ml_dtypes
+        except ImportError:  # pragma: no cover - exercised only without ml_dtypes
+            _ml_dtypes_missing = True
+            return None
+        bf16 = np.dtype(ml_dtypes.bfloat16)
+        # Each table is replaced whole, never changed in place: readers on other threads
+        # see the old table or the new one. Promotions cached before stay right: the
+        # only edge into bfloat16 is from the weak float node, so every pair of nodes
+        # below bfloat16 is below the weak float node too, which is the lesser bound.
+        _supported = _supported | {bf16}
+        _SHORT = {**_SHORT, bf16: "bf16"}
+        _EDGES = _lattice_edges(bf16)
+        _UPPER = {node: _upper_bounds(node) for node in _EDGES}
+        _ml_dtypes = ml_dtypes
+        globals()["bfloat16"] = bf16  # later reads of ``dtypes.bfloat16`` skip __getattr__
+        _bfloat16 = bf16  # last: is_bfloat16 reads it without the lock
+    return bf16
+
+
+def is_bfloat16(dt) -> bool:
+    """Whether the dtype ``dt`` is bfloat16. Imports ml_dtypes only when some other
+    module has imported it already (only then can a bfloat16 value exist).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_bfloat16(np.dtype(np.float16))
+    False
+    """
+    bf16 = _bfloat16
+    if bf16 is None:
+        if "ml_dtypes" not in sys.modules:
+            return False
+        bf16 = _load_bfloat16()
+        if bf16 is None:  # pragma: no cover - a module named ml_dtypes without bfloat16
+            return False
+    return dt == bf16
+
+
+def __getattr__(name):
+    # ``bfloat16`` is made on first use (PEP 562): reading it imports ml_dtypes. It is
+    # None where ml_dtypes is not installed.
+    if name == "bfloat16":
+        return _load_bfloat16()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"bfloat16"})
+
+
+__all__.append("bfloat16")  # public, made by __getattr__
 
 
 def is_supported(dtype) -> bool:
     """Whether absjit can hold values of ``dtype`` (object/string/void dtypes: no)."""
-    return np.dtype(dtype) in _supported
+    dt = to_numpy_dtype(dtype)
+    return dt in _supported or is_bfloat16(dt)
 
 
 def short_name(dtype) -> str:
     """``float32 -> 'f32'``, as jaxprs print it."""
-    return _SHORT.get(np.dtype(dtype), np.dtype(dtype).name)
+    dt = to_numpy_dtype(dtype)
+    name = _SHORT.get(dt)
+    if name is None:
+        return "bf16" if is_bfloat16(dt) else dt.name
+    return name
 
 
 def check_user_dtype(dtype, what: str = "dtype") -> np.dtype:
@@ -77,7 +152,7 @@ def check_user_dtype(dtype, what: str = "dtype") -> np.dtype:
         dt = to_numpy_dtype(dtype)
     except TypeError:
         raise TypeError(f"{what} {dtype!r} is not a valid dtype") from None
-    if dt not in _supported and dt != float0:
+    if dt not in _supported and dt != float0 and not is_bfloat16(dt):
         raise TypeError(
             f"{what} {dt} is not supported by absjit (supported: bool, int8-64, uint8-64, "
             "float16, bfloat16, float32, float64, complex64, complex128)")
@@ -94,7 +169,13 @@ def to_numpy_dtype(spec) -> np.dtype:
     inner = getattr(spec, "dtype", None)
     if isinstance(inner, np.dtype):
         return inner
-    return np.dtype(spec)
+    try:
+        return np.dtype(spec)
+    except TypeError:
+        # NumPy knows the name "bfloat16" only once ml_dtypes is imported.
+        if isinstance(spec, str) and spec == "bfloat16" and _load_bfloat16() is not None:
+            return np.dtype(spec)
+        raise
 
 
 @functools.lru_cache(maxsize=None)
@@ -189,7 +270,8 @@ _WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
 _WEAK_NODES = (_WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX)
 
 
-def _lattice_edges() -> dict:
+def _lattice_edges(bf16=None) -> dict:
+    """The lattice's edges, with bfloat16's when its dtype ``bf16`` is given."""
     edges = {
         bool_: [_WEAK_INT],
         _WEAK_INT: [uint8, int8],
@@ -200,9 +282,9 @@ def _lattice_edges() -> dict:
         float16: [float32], float32: [float64, complex64], float64: [complex128],
         _WEAK_COMPLEX: [complex64], complex64: [complex128], complex128: [],
     }
-    if bfloat16 is not None:
-        edges[_WEAK_FLOAT].insert(0, bfloat16)
-        edges[bfloat16] = [float32]
+    if bf16 is not None:
+        edges[_WEAK_FLOAT].insert(0, bf16)
+        edges[bf16] = [float32]
     return edges
 
 
@@ -222,9 +304,19 @@ def _upper_bounds(node) -> frozenset:
 _UPPER = {node: _upper_bounds(node) for node in _EDGES}
 
 
+def _upper(node) -> frozenset:
+    """The nodes at or above ``node`` (a dtype met before bfloat16 was loaded loads it)."""
+    up = _UPPER.get(node)
+    if up is None and is_bfloat16(node):
+        up = _UPPER.get(node)
+    if up is None:
+        raise TypeError(f"{node} has no place in the promotion lattice")
+    return up
+
+
 @functools.lru_cache(maxsize=None)
 def _least_upper_bound(a, b):
-    common = _UPPER[a] & _UPPER[b]
+    common = _upper(a) & _upper(b)
     # The least element of ``common`` is the one every other element is above.
     for cand in common:
         if all(other in _UPPER[cand] for other in common):
@@ -239,7 +331,7 @@ def _kind_node(dt: np.dtype, weak: bool):
         return bool_
     if dt.kind in "iu":
         return _WEAK_INT
-    if dt.kind == "f" or dt == bfloat16:
+    if dt.kind == "f" or is_bfloat16(dt):
         return _WEAK_FLOAT
     if dt.kind == "c":
         return _WEAK_COMPLEX
@@ -340,19 +432,19 @@ def issubdtype(a, b) -> bool:
     if _is_extended_type(b):
         return False
     a_dt = to_numpy_dtype(a)
-    if bfloat16 is not None and a_dt == bfloat16:
+    if is_bfloat16(a_dt):
         if isinstance(b, type) and issubclass(b, np.generic) and b in (
                 np.floating, np.inexact, np.number, np.generic):
             return True
-        return to_numpy_dtype(b) == bfloat16 if not (isinstance(b, type) and b.__module__ == "numpy") else False
+        return is_bfloat16(to_numpy_dtype(b)) if not (isinstance(b, type) and b.__module__ == "numpy") else False
     if isinstance(b, type) and issubclass(b, np.generic):
         return np.issubdtype(a_dt, b)
     return np.issubdtype(a_dt, to_numpy_dtype(b))
 
 
 def is_float(dt) -> bool:
-    dt = np.dtype(dt)
-    return dt.kind == "f" or dt == bfloat16
+    dt = to_numpy_dtype(dt)
+    return dt.kind == "f" or is_bfloat16(dt)
 
 
 def is_complex(dt) -> bool:
@@ -381,7 +473,7 @@ def finfo(dt):
     1.1920928955078125e-07
     """
     dt = to_numpy_dtype(dt)
-    if bfloat16 is not None and dt == bfloat16:
+    if is_bfloat16(dt):
         return _ml_dtypes.finfo(dt)
     return np.finfo(dt)
 

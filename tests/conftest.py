@@ -98,6 +98,12 @@ def pytest_runtest_call(item):
         fn._hypothesis_internal_use_settings = current
 
 
+def pytest_report_header(config):
+    """The versions the suite runs with, at the top of every report."""
+    from absjit.api_contexts import library_versions
+    return "libraries: " + ", ".join(f"{name} {v}" for name, v in library_versions().items())
+
+
 _RSS_LOG = os.environ.get("ABSJIT_TEST_RSS_LOG")
 
 

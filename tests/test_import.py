@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Loaded on first use, never by ``import absjit``: compilers and their runtimes, optional
 # dependencies, and absjit's own modules that need them or that few programs use.
 HEAVY = ["numba", "numba.cuda", "numba_cuda", "llvmlite", "scipy", "jax", "jaxlib", "dask",
-         "distributed", "matplotlib", "pandas", "torch", "cupy", "tbb",
+         "distributed", "matplotlib", "pandas", "torch", "cupy", "tbb", "ml_dtypes",
          "absjit.backends.numba_cpu", "absjit.backends.numba_cuda", "absjit.backends.xla",
          "absjit.scipy", "absjit.nn", "absjit.numpy.linalg",
          "absjit.numpy.fft", "absjit.dask", "absjit.example_libraries", "absjit.random",
@@ -89,5 +89,51 @@ threads = [threading.Thread(target=ask) for _ in range(8)]
 for t in threads: t.start()
 for t in threads: t.join()
 assert found == ["cpu"] * 8 and not errors, (found, errors)
+"""
+    imported_by(code)  # asserts the program exits cleanly
+
+
+def test_ml_dtypes_loads_only_for_bfloat16():
+    # float32 work, eager and compiled, never needs bfloat16's module.
+    mods = imported_by("import absjit, absjit.numpy as jnp\n"
+                       "x = jnp.ones(3) + 1\n"
+                       "assert float(absjit.jit(lambda a: (a * 2).sum())(x)) == 12.0\n"
+                       "assert jnp.result_type(x, 1.0) == jnp.float32\n"
+                       "assert 'bfloat16' in dir(jnp) and 'bfloat16' in jnp.__all__")
+    assert "absjit.backends.numba_cpu" in mods and "ml_dtypes" not in mods
+
+
+@pytest.mark.parametrize("spelling", ["jnp.bfloat16", "absjit.dtypes.bfloat16", "'bfloat16'"])
+def test_bfloat16_after_a_fresh_import(spelling):
+    # The first use of bfloat16 loads ml_dtypes; it then works eagerly and compiled.
+    code = f"""
+import absjit, absjit.numpy as jnp
+import numpy as np
+x = jnp.ones(3, {spelling}) + 1
+assert x.dtype == jnp.bfloat16 and x.dtype.name == "bfloat16", x.dtype
+assert repr(x) == "Array([2, 2, 2], dtype=bfloat16)", repr(x)
+y = absjit.jit(lambda a: a * 2 + 1.5)(x)
+assert y.dtype == jnp.bfloat16 and np.asarray(y, np.float32).tolist() == [5.5] * 3
+assert str(absjit.make_jaxpr(lambda a: a + 1)(x)).startswith("{{ lambda ; a:bf16[3]")
+assert jnp.promote_types(jnp.bfloat16, jnp.float16) == jnp.float32
+assert jnp.result_type(x, 1.0) == jnp.bfloat16
+assert float(jnp.finfo(jnp.bfloat16).eps) == 2.0 ** -7
+z = jnp.asarray(np.float64(1 + 2.0 ** -8 + 2.0 ** -30), dtype=jnp.bfloat16)
+assert np.asarray(z).view(np.uint16) == 0x3F81  # float64 -> bfloat16 rounds once
+"""
+    assert "ml_dtypes" in imported_by(code)
+
+
+def test_bfloat16_values_made_before_absjit_saw_bfloat16():
+    # ml_dtypes imported by the program (or by JAX): its arrays and dtypes are bfloat16
+    # to absjit although absjit has not loaded bfloat16 itself.
+    code = """
+import ml_dtypes, numpy as np
+import absjit, absjit.numpy as jnp
+a = np.ones(3, ml_dtypes.bfloat16)
+assert jnp.result_type(a, np.float16) == np.float32
+assert jnp.result_type(a, 1.0) == a.dtype
+x = absjit.jit(lambda v: v + 1)(a)
+assert x.dtype == a.dtype and jnp.issubdtype(x.dtype, jnp.floating)
 """
     imported_by(code)  # asserts the program exits cleanly

@@ -390,7 +390,7 @@ def _is_differentiable(aval) -> bool:
 
 def _is_bf16(dt) -> bool:
     from .. import dtypes
-    return dtypes.bfloat16 is not None and dt == dtypes.bfloat16
+    return dtypes.is_bfloat16(dt)
 
 
 def apply_linear(lin: Linearized, tangents) -> list:

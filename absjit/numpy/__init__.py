@@ -49,16 +49,21 @@ __all__ = sorted({name for m in (_dtypes, _creation, _ufuncs, _reductions, _shap
                                  _misc, _setops, _editing, _mathfuncs,
                                  _polynomial, _array_api)
                   for name in m.__all__}
-                 | {"pi", "e", "inf", "nan", "newaxis", "euler_gamma", "linalg", "fft"})
+                 | {"pi", "e", "inf", "nan", "newaxis", "euler_gamma", "linalg", "fft",
+                    "bfloat16"})
 
 
 def __getattr__(name):
-    # ``linalg`` and ``fft`` are imported on first use (PEP 562): ``import absjit`` stays fast.
+    # ``linalg`` and ``fft`` are imported on first use (PEP 562): ``import absjit`` stays
+    # fast. So is ``bfloat16``, whose dtype comes from ml_dtypes (see absjit.dtypes).
     if name in ("linalg", "fft"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "bfloat16":
+        globals()["bfloat16"] = _dtypes.bfloat16
+        return _dtypes.bfloat16
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | {"linalg", "fft"})
+    return sorted(set(globals()) | {"linalg", "fft", "bfloat16"})

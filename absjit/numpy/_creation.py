@@ -83,7 +83,7 @@ def _cast(x, dt):
     x = np.asarray(x)
     if np.dtype(dt).kind in "iu" and x.dtype.kind in "fc":
         return ew.float_to_int(x, dt)
-    if np.dtype(dt) == dtypes.bfloat16 and x.dtype == np.float64:
+    if x.dtype == np.float64 and dtypes.is_bfloat16(np.dtype(dt)):
         return ew.float64_to_bfloat16(x)
     return np.array(x, dtype=dt, copy=True)
 

@@ -5,14 +5,18 @@ types work wherever a dtype is accepted.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import dtypes
 from ..array import Array
 from ..core.trace import Tracer
 
+# ``bfloat16`` is public too, but made on first use (``__getattr__`` below), so it is not
+# here: ``from ._dtypes import *`` would make it.
 __all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-           "uint64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+           "uint64", "float16", "float32", "float64", "complex64", "complex128",
            "ndarray", "dtype", "generic", "number", "integer", "signedinteger",
            "unsignedinteger", "inexact", "floating", "complexfloating", "bool", "int_",
            "uint", "float_", "complex_", "iinfo", "finfo", "result_type", "promote_types",
@@ -74,7 +78,6 @@ float32 = _scalar_type("float32", dtypes.float32)
 float64 = _scalar_type("float64", dtypes.float64)
 complex64 = _scalar_type("complex64", dtypes.complex64)
 complex128 = _scalar_type("complex128", dtypes.complex128)
-bfloat16 = _scalar_type("bfloat16", dtypes.bfloat16) if dtypes.bfloat16 is not None else None
 bool = bool_  # noqa: A001 - numpy 2 name
 int_ = int64 if False else int32  # the default integer without x64
 uint = uint32
@@ -120,7 +123,7 @@ def isdtype(dtype, kind) -> bool:
             if k not in _KINDS:
                 raise ValueError(f"isdtype: unknown kind {k!r}; expected a dtype or one of "
                                  f"{', '.join(repr(n) for n in _KINDS)}")
-            if dtypes.bfloat16 is not None and dt == dtypes.bfloat16:
+            if dtypes.is_bfloat16(dt):
                 if k in ("real floating", "numeric"):
                     return True
             elif np.isdtype(dt, k):
@@ -145,3 +148,19 @@ class _NdarrayMeta(type):
 
 class ndarray(metaclass=_NdarrayMeta):
     """For ``isinstance(x, jnp.ndarray)``: true for Arrays and tracers."""
+
+
+_bfloat16_lock = threading.Lock()
+
+
+def __getattr__(name):
+    # ``bfloat16`` is made on first use (PEP 562): its dtype comes from ml_dtypes, which
+    # is imported then (see absjit.dtypes). None where ml_dtypes is not installed.
+    if name == "bfloat16":
+        global bfloat16
+        with _bfloat16_lock:
+            if "bfloat16" not in globals():
+                dt = dtypes.bfloat16
+                bfloat16 = _scalar_type("bfloat16", dt) if dt is not None else None
+        return bfloat16
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -305,7 +305,7 @@ def default_fill_value(dt):
     """What an out-of-range read gives under ``mode="fill"``: NaN for inexact dtypes,
     the largest unsigned, the smallest signed integer, ``True`` for bool (as JAX)."""
     dt = np.dtype(dt)
-    if dt.kind in "fc" or dt == dtypes.bfloat16:
+    if dt.kind in "fc" or dtypes.is_bfloat16(dt):
         return np.nan
     if dt.kind == "b":
         return True

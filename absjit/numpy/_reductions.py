@@ -215,7 +215,7 @@ def _divide_by_count(total, count):
 
 def _compute_dtype(dt):
     """float16/bfloat16 statistics accumulate in float32, as JAX does."""
-    if dt == np.float16 or (dtypes.bfloat16 is not None and dt == dtypes.bfloat16):
+    if dt == np.float16 or dtypes.is_bfloat16(dt):
         return np.dtype(np.float32)
     return dt
 

@@ -15,8 +15,8 @@ ACCEPT = {
     "inexact": lambda dt: dtypes.is_inexact(dt),
     "int": lambda dt: dtypes.is_integer(dt),
     "int_or_bool": lambda dt: dtypes.is_integer(dt) or dtypes.is_bool(dt),
-    "signed_num": lambda dt: dt.kind in "ifc" or dt == dtypes.bfloat16,
-    "number": lambda dt: dt.kind in "iufc" or dt == dtypes.bfloat16,
+    "signed_num": lambda dt: dt.kind in "ifc" or dtypes.is_bfloat16(dt),
+    "number": lambda dt: dt.kind in "iufc" or dtypes.is_bfloat16(dt),
     "any": lambda dt: True,
 }
 kind_names = {

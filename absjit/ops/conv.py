@@ -240,7 +240,7 @@ def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
                    preferred_element_type):
     dn = dimension_numbers
     dt = same_dtypes("conv_general_dilated", lhs, rhs)
-    if not (dt.kind in "iufc" or dt == dtypes.bfloat16):
+    if not (dt.kind in "iufc" or dtypes.is_bfloat16(dt)):
         raise TypeError(f"lax.conv_general_dilated does not accept dtype {dt.name}")
     where = (f"lhs shape {tuple(lhs.shape)}, rhs shape {tuple(rhs.shape)}, "
              f"dimension_numbers {tuple(dn)}")

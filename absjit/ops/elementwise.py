@@ -623,7 +623,7 @@ def _convert_impl(x, *, new_dtype, weak_type):
     with _quiet():
         if x.dtype.kind == "c" and new_dtype.kind != "c":
             x = x.real
-        if new_dtype == dtypes.bfloat16 and x.dtype == np.float64:
+        if x.dtype == np.float64 and dtypes.is_bfloat16(new_dtype):
             return [float64_to_bfloat16(x)]
         return [x.astype(new_dtype)]
 

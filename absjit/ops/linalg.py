@@ -153,7 +153,7 @@ def _dot_general_shape(lhs_shape, rhs_shape, dn):
 
 def _dot_general_abstract(lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
     dt = same_dtypes("dot_general", lhs, rhs)
-    if not (dt.kind in "biufc" or dt == dtypes.bfloat16):
+    if not (dt.kind in "biufc" or dtypes.is_bfloat16(dt)):
         raise TypeError(f"lax.dot_general does not accept dtype {dt.name}")
     _check_dn(lhs, rhs, dimension_numbers)
     shape = _dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)

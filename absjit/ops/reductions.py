@@ -133,14 +133,13 @@ def _sum_impl(x, axes):
     # Half- and single-precision sums accumulate in float64 (complex128), as the cpu
     # backend does: NumPy's pairwise summation only applies along the contiguous axis,
     # so a plain float32 column sum of 10^4 rows drifts by ~1e-5 relative.
-    if x.dtype.kind == "f" and x.dtype.itemsize < 8 or x.dtype == _BF16:
+    if x.dtype.kind == "f" and x.dtype.itemsize < 8 or dtypes.is_bfloat16(x.dtype):
         return np.sum(x, axis=axes, dtype=np.float64).astype(x.dtype)
     if x.dtype == np.complex64:
         return np.sum(x, axis=axes, dtype=np.complex128).astype(x.dtype)
     return np.sum(x, axis=axes, dtype=x.dtype)
 
 
-_BF16 = dtypes.bfloat16
 reduce_sum_p = _make_reduce("sum", "number", _sum_impl)
 
 

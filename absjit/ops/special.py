@@ -94,7 +94,7 @@ def _upcast(fn):
     """Run ``fn`` in float32 for float16/bfloat16 inputs, as XLA does."""
     def wrapped(x):
         aval = get_aval(x)
-        if aval.dtype in (dtypes.float16, dtypes.bfloat16):
+        if aval.dtype == dtypes.float16 or dtypes.is_bfloat16(aval.dtype):
             y = fn(ew.convert_element_type(x, dtypes.float32, aval.weak_type))
             return ew.convert_element_type(y, aval.dtype, aval.weak_type)
         return fn(x)

@@ -45,18 +45,25 @@ from ...core.shapes import IxVar, maybe_more_than, size_of
 from .lower_arrays import array_rules
 from .lower_elementwise import scalar_rules
 
-__all__ = ["HALF_KINDS", "lower_half", "HalfViews"]
+__all__ = ["lower_half", "HalfViews"]
 
 _F32, _F64, _U16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.uint16)
 
-# The 16-bit float dtypes and the names of their conversion kernels.
-HALF_KINDS = {np.dtype(np.float16): "f16"}
-if dtypes.bfloat16 is not None:
-    HALF_KINDS[np.dtype(dtypes.bfloat16)] = "bf16"
+_F16 = np.dtype(np.float16)
 
 
 def _kind(dt):
-    return HALF_KINDS.get(np.dtype(dt))
+    """The name of the conversion kernels of a 16-bit float dtype: ``"f16"``, ``"bf16"``
+    (``None`` for other dtypes). Never imports ml_dtypes (see absjit.dtypes)."""
+    dt = np.dtype(dt)
+    if dt == _F16:
+        return "f16"
+    return "bf16" if dtypes.is_bfloat16(dt) else None
+
+
+def _half_dtype(kind) -> np.dtype:
+    """The dtype whose kernels are named ``kind``."""
+    return _F16 if kind == "f16" else dtypes.bfloat16
 
 
 class _Conversion:
@@ -362,7 +369,7 @@ class _Rewrite:
         v = s.value
         if isinstance(v, ir.Const):
             bits = np.asarray(v.value, dtype=v.dtype).astype(
-                next(d for d, k in HALF_KINDS.items() if k == kind)).view(_U16)[()]
+                _half_dtype(kind)).view(_U16)[()]
             return [ir.Store(s.buf, s.index, ir.Const(bits, _U16))]
         # A value stored as loaded is stored as its bits; a rounded one is narrowed from
         # its unrounded source (rounding twice to nearest gives what rounding once does).

@@ -345,7 +345,7 @@ def _sum_acc_dtype(dt, platform):
     """The accumulator of a sum: float16/bfloat16 in float32; float32 in float64 (as the
     NumPy rule and the cpu backend do) except on TPUs, which have no float64."""
     dt = np.dtype(dt)
-    if dt.kind == "f" and dt.itemsize < 4 or dt == dtypes.bfloat16:
+    if dt.kind == "f" and dt.itemsize < 4 or dtypes.is_bfloat16(dt):
         return np.dtype(np.float32)
     if dt == np.float32 and platform != "tpu":
         return np.dtype(np.float64)
