@@ -8,9 +8,11 @@ On a cache miss the program is traced as always. Then, when the backend compiles
   :func:`estimate_compile_seconds`) decides. When interpreting one call is expected to
   take less than half the compile, the call runs on **tier 0**, the NumPy interpreter
   (the ``interpret`` backend, which needs no compile), while the fused program compiles
-  in a background thread (:mod:`absjit.backends.background`); otherwise the caller
-  compiles now, as with tiering off. A long ``fori_loop`` or ``scan`` of scalar steps
-  therefore compiles first; a training step or a sampler runs at once.
+  in the background (:mod:`absjit.backends.background`: a thread that plans the program
+  and has the cpu backend's worker process compile its functions,
+  :mod:`absjit.backends.numba_cpu.compile_process`); otherwise the caller compiles now,
+  as with tiering off. A very long ``fori_loop`` or ``scan`` therefore compiles first;
+  a training step, a sampler or a loop of a few thousand scalar steps runs at once.
 * Calls switch to the compiled tier as soon as it is ready: the entry's executable and
   its fast runner are replaced, so a cache hit afterwards costs what it did without
   tiering. An interpreted run of a program without side effects (callbacks, prints)
