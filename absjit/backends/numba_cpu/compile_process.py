@@ -92,6 +92,11 @@ def _start_locked():
         raise Unavailable(_state["dead"])
     if _state["dead"] is not None:
         raise Unavailable(_state["dead"])
+    exe = sys.executable or ""
+    if not os.path.basename(exe).lower().startswith(("python", "pypy")):
+        # embedded interpreters (a server binary, a frozen app) cannot run ``-m``
+        _state["dead"] = f"{exe!r} does not look like a Python interpreter"
+        raise Unavailable(_state["dead"])
     env = dict(os.environ, ABSJIT_TIERING="0", ABSJIT_COMPILE_PROCESS="0")
     # The worker imports this very absjit, however this process found it.
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -100,7 +105,7 @@ def _start_locked():
         [root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "absjit.backends.numba_cpu.compile_worker"],
+            [exe, "-m", "absjit.backends.numba_cpu.compile_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env, close_fds=True)
     except OSError as e:
