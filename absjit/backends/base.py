@@ -12,9 +12,10 @@ likewise. ``jit`` wraps outputs into :class:`absjit.Array` with the output avals
 constants are passed at call time, so one compiled executable serves every closure with
 the same jaxpr text.
 
-Selection and routing (docs/backends.md, "Devices and placement") is one pure function, :func:`route_backend`, of the
-requested name (``jit(..., backend=...)``, then ``config.default_backend``), the
-backends and platforms this machine has, and what the requested backend could not lower:
+Selection and routing (docs/backends.md, "Devices and placement") is one pure function,
+:func:`route_backend`, of the requested name (``jit(..., backend=...)``, then
+``config.default_backend``), the backends and platforms this machine has, and what the
+requested backend could not lower:
 
 * ``"tpu"`` means ``"xla"`` (``"gpu"`` means ``"cuda"``); with nothing requested, a
   machine whose default jax platform is a TPU gets ``"xla"``, any other ``"cpu"`` when

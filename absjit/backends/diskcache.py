@@ -7,8 +7,9 @@ code), Numba's index and data files for it in ``<cache root>/<backend>/__pycache
 (Numba's locator is pinned there: never ``~/.cache/numba``, never the package
 directory), and ``<module>.mac``, an HMAC of those files.
 
-Trust model (docs/jit-and-caches.md, "The disk cache's trust model"): compiled code is machine code and Numba's files are pickles,
-so whoever can write the cache can run code in this process. Therefore
+Trust model (docs/jit-and-caches.md, "The disk cache's trust model"): compiled code is
+machine code and Numba's files are pickles, so whoever can write the cache can run code
+in this process. Therefore
 
 * the cache root and every directory below it is created 0700 and must be a real
   directory owned by the current user and not writable by group or others; otherwise
