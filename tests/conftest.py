@@ -98,6 +98,40 @@ def pytest_runtest_call(item):
         fn._hypothesis_internal_use_settings = current
 
 
+def _release_memory():
+    """Drop what compiled code this process holds for other modules' programs (absjit's
+    and JAX's caches; a later module that needs a kernel again loads it from the
+    session's disk cache) and give freed memory back to the system: a worker runs
+    thousands of tests, and without this its memory only grows."""
+    import gc
+    import sys
+    jax = sys.modules.get("jax")
+    if jax is not None and hasattr(jax, "clear_caches"):
+        jax.clear_caches()
+    from absjit.jit import compile_cache
+    compile_cache.clear()
+    backends = sys.modules.get("absjit.backends.base")
+    if backends is not None:
+        for name in ("cpu",):
+            try:
+                backends.get_backend(name).clear_memory()
+            except Exception:  # noqa: BLE001 - not available here
+                pass
+    gc.collect()
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+if os.environ.get("ABSJIT_TEST_RELEASE_MEMORY", "1") != "0":
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_teardown(item, nextitem):
+        if nextitem is None or nextitem.path != item.path:
+            _release_memory()
+
+
 def pytest_report_header(config):
     """The versions the suite runs with, at the top of every report."""
     from absjit.api_contexts import library_versions
