@@ -30,10 +30,11 @@ that overflow or fall into the subnormal range round once, in the final multiply
 from __future__ import annotations
 
 import numpy as np
-import numba
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
+from .helper_jit import helper
 
 __all__ = ["_exp_float32", "_exp_float64"]  # log's are added below
 
@@ -135,19 +136,19 @@ _m2, _m3, _m4, _m5, _m6 = _F32_M
 (_d0, _d1, _d2, _d3, _d4, _d5, _d6, _d7, _d8, _d9, _d10, _d11) = _F64_C
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _scale_f32(p, kf):
     """``p * 2**kf`` for an integral float32 ``kf`` in ``[-151, 128]``."""
     return _scale_bits_f32(p, kf + _F32_SHIFT_K, _fma(kf, _F32_HALF, _F32_SHIFT_K1))
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _scale_f64(p, kf):
     """``p * 2**kf`` for an integral float64 ``kf`` in ``[-1077, 1024]``."""
     return _scale_bits_f64(p, kf + _F64_SHIFT_K, _fma(kf, _F64_HALF, _F64_SHIFT_K1))
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _exp_float32(x):
     # The clamps are written so that a nan passes through them (``lo if lo > x else x``
     # is x for nan) and then through every later step, so no final select is needed.
@@ -165,7 +166,7 @@ def _exp_float32(x):
     return _scale_f32(_fma(q, r, _F32_ONE), kf)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _exp_parts_f64(xc):
     """``(k, r, q)`` with ``exp(xc) = 2**k * (1 + r + r*r*q(r))``: ``k = round(xc / ln2)``,
     ``r = xc - k ln2`` (two-part ln2), ``q`` the Horner sum of ``_d0 … _d11``."""
@@ -185,7 +186,7 @@ def _exp_parts_f64(xc):
     return kf, r, q
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _exp_float64(x):
     xc = _F64_LO if _F64_LO > x else x  # nan passes through (see _exp_float32)
     xc = _F64_HI if _F64_HI < xc else xc
@@ -258,7 +259,7 @@ _F64_HALF_ = f64(0.5)
     f64(2.0 / (2 * n + 1)) for n in range(1, 12))
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _log_float64(x):
     sub = x < _TINY64  # subnormal (or zero, negative: replaced below)
     xs = x * _TWO54 if sub else x
@@ -289,7 +290,7 @@ def _log_float64(x):
 _F64_SUB = f64(54.0)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _log_float32(x):
     return np.float32(_log_float64(np.float64(x)))
 

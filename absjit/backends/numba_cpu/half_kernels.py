@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import platform
 
-import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
+from .helper_jit import helper
 
 __all__ = ["NATIVE_HALF", "_f16_to_f32_native", "_f32_to_f16_native", "_f64_to_f16_native",
            "_f16_to_f32_soft", "_f32_to_f16_soft", "_f64_to_f16_soft", "_bf16_to_f32",
@@ -63,9 +64,6 @@ def _native_half() -> bool:
 
 
 NATIVE_HALF = _native_half()
-
-_INL = {"inline": "always", "cache": False}
-
 
 # -- bit casts -------------------------------------------------------------------------
 @intrinsic
@@ -117,7 +115,7 @@ _TWO_M24 = np.float32(2.0 ** -24)  # the smallest float16 subnormal
 _TWO_24 = np.float32(2.0 ** 24)
 
 
-@numba.njit(**_INL)
+@helper
 def _f16_to_f32_soft(h):
     u = np.uint32(h)
     sign = (u & np.uint32(0x8000)) << np.uint32(16)
@@ -131,7 +129,7 @@ def _f16_to_f32_soft(h):
     return _bits_f32(sign | ((e + np.uint32(112)) << np.uint32(23)) | (m << np.uint32(13)))
 
 
-@numba.njit(**_INL)
+@helper
 def _f32_to_f16_soft(f):
     u = _f32_bits(f)
     sign = (u >> np.uint32(16)) & np.uint32(0x8000)
@@ -150,7 +148,7 @@ def _f32_to_f16_soft(f):
     return np.uint16(sign | ((r - np.uint32(0x38000000)) >> np.uint32(13)))
 
 
-@numba.njit(**_INL)
+@helper
 def _f64_to_f32_odd(d):
     """``d`` rounded to float32 with round-to-odd: inexact results have the last bit
     set, so a second rounding to fewer bits is as if done once."""
@@ -166,23 +164,23 @@ def _f64_to_f32_odd(d):
     return f
 
 
-@numba.njit(**_INL)
+@helper
 def _f64_to_f16_native(d):
     return _f32_to_f16_native(_f64_to_f32_odd(d))
 
 
-@numba.njit(**_INL)
+@helper
 def _f64_to_f16_soft(d):
     return _f32_to_f16_soft(_f64_to_f32_odd(d))
 
 
 # -- bfloat16 ----------------------------------------------------------------------------
-@numba.njit(**_INL)
+@helper
 def _bf16_to_f32(h):
     return _bits_f32(np.uint32(h) << np.uint32(16))
 
 
-@numba.njit(**_INL)
+@helper
 def _f32_to_bf16(f):
     u = _f32_bits(f)
     if f != f:  # NaN: quiet, sign kept
@@ -191,7 +189,7 @@ def _f32_to_bf16(f):
                      >> np.uint32(16))
 
 
-@numba.njit(**_INL)
+@helper
 def _f64_to_bf16(d):
     # Through float32 rounded to odd: one correct rounding, never two (ml_dtypes before
     # 0.7 rounds twice, through float32 to nearest even).
@@ -200,7 +198,7 @@ def _f64_to_bf16(d):
 
 # -- nextafter in 16 bits ------------------------------------------------------------
 def _make_nextafter(to_f32, to_bits):
-    @numba.njit(**_INL)
+    @helper
     def nextafter(x, y):
         # x and y are float32 values of the 16-bit format (exactly representable).
         if x != x or y != y:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from .helper_jit import helper
 
 __all__ = ["_csinh", "_ccosh", "_ctanh", "_cacosh", "_csign", "_clt", "_cle", "_cdiv"]
 
 
-@numba.njit(inline="always", cache=False)
+@helper
 def _csinh(z):
     x, y = z.real, z.imag
     if y == 0.0 and x == x:  # the real axis: sinh(x) exactly, imaginary part kept
@@ -19,7 +20,7 @@ def _csinh(z):
     return np.sinh(z)
 
 
-@numba.njit(inline="always", cache=False)
+@helper
 def _ccosh(z):
     x, y = z.real, z.imag
     if y == 0.0 and x == x:
@@ -27,7 +28,7 @@ def _ccosh(z):
     return np.cosh(z)
 
 
-@numba.njit(inline="always", cache=False)
+@helper
 def _ctanh(z):
     x, y = z.real, z.imag
     if abs(x) > 20.0 and x == x:
@@ -40,7 +41,7 @@ def _ctanh(z):
     return np.tanh(z)
 
 
-@numba.njit(inline="always", cache=False)
+@helper
 def _cacosh(z):
     x, y = z.real, z.imag
     if math.isinf(x) or math.isinf(y):
@@ -48,7 +49,7 @@ def _cacosh(z):
     return np.arccosh(z)
 
 
-@numba.njit(inline="always", cache=False)
+@helper
 def _csign(z):
     x, y = z.real, z.imag
     a = abs(z)
@@ -61,7 +62,7 @@ def _csign(z):
     return z / a
 
 
-@numba.njit(inline="always", cache=False)
+@helper
 def _clt(a, b):
     """NumPy's ``a < b`` for complex: lexicographic; a NaN imaginary part makes the
     real parts' order not count."""
@@ -69,13 +70,13 @@ def _clt(a, b):
     return (a.real < b.real and ok) or (a.real == b.real and a.imag < b.imag)
 
 
-@numba.njit(inline="always", cache=False)
+@helper
 def _cle(a, b):
     ok = a.imag == a.imag and b.imag == b.imag
     return (a.real < b.real and ok) or (a.real == b.real and a.imag <= b.imag)
 
 
-@numba.njit(inline="always", cache=False)
+@helper
 def _cdiv(a, b):
     """Complex division by Smith's method, as NumPy. A zero divisor divides both parts
     by its signed real part, as XLA does (NumPy uses the absolute value; Numba raises

@@ -1,21 +1,24 @@
 """Comparisons the generated ``sort`` loops call (see :mod:`.lower_sort`): NumPy's
-sort order, inlined into each kernel; and the per-row selection ``top_k`` calls."""
+sort order, inlined into each kernel by LLVM (:mod:`.helper_jit`); and the per-row
+selection ``top_k`` calls."""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
 
+from .helper_jit import helper
+
 __all__ = ["_sort_lt_float", "_sort_lt_complex", "_top_k_rows"]
 
 
-@numba.njit(inline="always", cache=False)
+@helper
 def _sort_lt_float(a, b):
     """``a`` before ``b``: NaN after every number; ``-0.0 == 0.0``."""
     return a < b or (b != b and a == a)
 
 
-@numba.njit(inline="always", cache=False)
+@helper
 def _sort_lt_complex(a, b):
     """NumPy's complex order: by real part, then imaginary part; an element with a NaN
     part sorts after every element without one."""

@@ -44,11 +44,11 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from .fastmath_kernels import (_F64_HALF, _F64_LN2_HI, _F64_LN2_LO, _F64_LOG2E, _F64_ONE,
                                _exp_float64, _fma, _log_float64, _scale_f64)
+from .helper_jit import helper
 
 __all__ = []
 
@@ -70,7 +70,7 @@ _EXPM1_LO = f64(-40.0)        # expm1(-40) rounds to -1
 _EXPM1_HI = f64(710.0)        # expm1(710) overflows
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _expm1_float64(x):
     xc = x if x > _EXPM1_LO else _EXPM1_LO
     xc = xc if xc < _EXPM1_HI else _EXPM1_HI
@@ -105,7 +105,7 @@ def _expm1_float64(x):
     return y if x == x else x
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _log1p_float64(x):
     u = _F64_ONE + x
     c = (x - (u - _F64_ONE)) / u
@@ -115,7 +115,7 @@ def _log1p_float64(x):
     return y if x == x else x
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _log1p_float32(x):
     return np.float32(_log1p_float64(np.float64(x)))
 
@@ -130,7 +130,7 @@ def _log1p_float32(x):
 _TANH_SPLIT = f64(0.55)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _tanh_float64(x):
     a = abs(x)
     z = a * a
@@ -164,7 +164,7 @@ _EH_LO = f64(-746.0)
 _EH_HI = f64(711.0)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _exp_half_float64(x):
     xc = x if x > _EH_LO else _EH_LO
     xc = xc if xc < _EH_HI else _EH_HI
@@ -174,13 +174,13 @@ def _exp_half_float64(x):
     return y if x == x else x
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _cosh_float64(x):
     e = _exp_half_float64(abs(x))
     return e + _QUARTER / e
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _sinh_float64(x):
     a = abs(x)
     t = _expm1_float64(a)
@@ -212,7 +212,7 @@ _CUT = f64(0.1875)
 _PIO2 = f64(np.pi / 2)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _atan_float64(x):
     a = abs(x)
     big = a > _F64_ONE

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from .fastmath_kernels import (_F32_LN2_HI, _F32_LN2_LO, _F32_LOG2E, _F32_ONE,
                                _c0, _c1, _c2, _c3, _c4, _c5, _exp_float32,
                                _fma, _scale_f32)
+from .helper_jit import helper
 
 __all__ = ["_expm1_float32", "_tanh_float32", "_sinh_float32", "_cosh_float32",
            "_atan_float32"]
@@ -37,7 +37,7 @@ _EXPM1_LO = f32(-18.0)        # expm1(-18) rounds to -1 in float32
 _EXPM1_HI = f32(89.0)         # expm1(89) overflows
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _expm1_float32(x):
     xc = x if x > _EXPM1_LO else _EXPM1_LO
     xc = xc if xc < _EXPM1_HI else _EXPM1_HI
@@ -72,7 +72,7 @@ _TANH_SPLIT = f32(0.55)
 _HALF = f32(0.5)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _tanh_float32(x):
     a = abs(x)
     z = a * a
@@ -97,7 +97,7 @@ _EH_LO = f32(-104.0)
 _EH_HI = f32(90.0)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _exp_half_float32(x):
     """``exp(x) / 2`` with the halving in the exponent (finite up to x = 89.41)."""
     xc = x if x > _EH_LO else _EH_LO
@@ -115,7 +115,7 @@ def _exp_half_float32(x):
     return y if x == x else x
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _sinh_float32(x):
     a = abs(x)
     z = a * a
@@ -132,7 +132,7 @@ def _sinh_float32(x):
     return math.copysign(y, x) if x == x else x
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _cosh_float32(x):
     e = _exp_half_float32(abs(x))
     return e + _QUARTER / e
@@ -153,7 +153,7 @@ _CUT = f32(0.1875)
 _PIO2 = f32(np.pi / 2)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _atan_float32(x):
     a = abs(x)
     big = a > _F32_ONE

@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
 from .fastmath_kernels import _fma
+from .helper_jit import helper
 from .trig_reduce32 import _reduce_bits_f32
 from .trig_tables import F64_E_MIN, F64_WORDS, pio2_parts, table_f64
 
@@ -126,13 +126,13 @@ _MASK26 = (1 << 26) - 1
     f64((-1) ** n / math.factorial(2 * n)) for n in range(2, 10))
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _mod4(t):
     """``t mod 4`` in ``[0, 4)``, exact for any float64 ``t >= 0``."""
     return t - _FOUR * np.floor(t * _QUARTER)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _two_sum(a, b):
     """``(s, e)`` with ``s = fl(a + b)`` and ``s + e = a + b`` exactly."""
     s = a + b
@@ -141,7 +141,7 @@ def _two_sum(a, b):
 
 
 # -- float32 ----------------------------------------------------------------------------
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _reduce_f32(x):
     """``(q, r)``: ``|x| = (4 m + q) * pi/2 + r``, ``|r| <= pi/4`` (float64 ``r``)."""
     a = abs(np.float64(x))
@@ -150,7 +150,7 @@ def _reduce_f32(x):
     return (_ZERO if small else q), (a if small else f * _PIO2_HI)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _sincos_f32(r):
     z = r * r
     s = _fma(_fma(_fma(_s4, z, _s3), z, _s2), z, _s1)
@@ -160,7 +160,7 @@ def _sincos_f32(r):
     return sn, cs
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _sin_float32(x):
     q, r = _reduce_f32(x)
     sn, cs = _sincos_f32(r)
@@ -171,7 +171,7 @@ def _sin_float32(x):
     return x if x == 0 else (y if abs(x) < np.float32(np.inf) else x - x)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _cos_float32(x):
     q, r = _reduce_f32(x)
     sn, cs = _sincos_f32(r)
@@ -181,7 +181,7 @@ def _cos_float32(x):
     return y if abs(x) < np.float32(np.inf) else x - x
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _tan_float32(x):
     q, r = _reduce_f32(x)
     sn, cs = _sincos_f32(r)
@@ -192,7 +192,7 @@ def _tan_float32(x):
 
 
 # -- float64 ----------------------------------------------------------------------------
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _reduce_large_f64(a):
     """``(k, f, flo)``: ``a * 2/pi = 4 m + k + f + flo``, ``|f| <= 1/2`` (``a >= 2**20``)."""
     i = _exponent_index(a, F64_E_MIN, _T64_EMAX) * F64_WORDS
@@ -225,7 +225,7 @@ def _reduce_large_f64(a):
     return k, f, flo
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _reduce_f64(x):
     """``(q, r, rlo)``: ``|x| = (4 m + q) * pi/2 + r + rlo``, ``|r| <~ pi/4``."""
     a = abs(x)
@@ -246,7 +246,7 @@ def _reduce_f64(x):
     return k - _FOUR * np.floor(k * _QUARTER), r, rlo
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _sincos_f64(r, rlo):
     """``(sh, sl, ch, cl)``: ``sin(r + rlo) ~ sh + sl`` and ``cos(r + rlo) ~ ch + cl``
     (``sh``, ``ch`` the rounded values; the low words serve ``tan``)."""
@@ -266,7 +266,7 @@ def _sincos_f64(r, rlo):
     return sh, sl, ch, cl
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _sin_float64(x):
     q, r, rlo = _reduce_f64(x)
     sn, _, cs, _ = _sincos_f64(r, rlo)
@@ -276,7 +276,7 @@ def _sin_float64(x):
     return x if x == 0 else (y if abs(x) < _INF else x - x)
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _cos_float64(x):
     q, r, rlo = _reduce_f64(x)
     sn, _, cs, _ = _sincos_f64(r, rlo)
@@ -285,7 +285,7 @@ def _cos_float64(x):
     return y if abs(x) < _INF else x - x
 
 
-@numba.njit(inline="always", cache=False, error_model="numpy")
+@helper
 def _tan_float64(x):
     q, r, rlo = _reduce_f64(x)
     sh, sl, ch, cl = _sincos_f64(r, rlo)

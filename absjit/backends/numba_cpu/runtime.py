@@ -1,13 +1,16 @@
-"""Helpers the generated kernels call (compiled by Numba, inlined into each kernel).
+"""Helpers the generated kernels call (compiled by Numba once per process, inlined into
+each kernel by LLVM: :mod:`.helper_jit`).
 
 Generated modules do ``from absjit.backends.numba_cpu.runtime import *``. The hash of
-this file's text is part of every kernel's cache key, so editing a helper invalidates
-the kernels that may have inlined the old version.
+the backend's source is part of every kernel's cache key, so editing a helper
+invalidates the kernels that may have inlined the old version.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+from .helper_jit import helper
 
 __all__ = []
 
@@ -32,7 +35,7 @@ def _make_idiv(dt):
             if y == 0:
                 return ctor(-1)
             return ctor(x // y)
-    return numba.njit(inline="always", cache=False)(idiv)
+    return helper(idiv)
 
 
 for _dt in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
