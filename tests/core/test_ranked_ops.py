@@ -132,7 +132,15 @@ def test_serial_and_parallel_tiers_agree(rng, monkeypatch):
     assert_close(first, np.exp(x) * 3 - x, rtol=1e-5, atol=1e-5)
 
 
-def test_tiers_of_pool_loops_agree(rng):
+@pytest.fixture
+def own_cold_tiers(monkeypatch):
+    """``tiers.promote_all()`` promotes this test's ranked kernels only, not every cold
+    kernel earlier tests left in this worker (each a parallel compile)."""
+    import weakref
+    monkeypatch.setattr(tiers, "_COLD", weakref.WeakSet())
+
+
+def test_tiers_of_pool_loops_agree(rng, own_cold_tiers):
     # loops on the native pool: the serial tier first, the pool's in the background
     from absjit.backends.numba_cpu import pool
     if not pool.ensure():
@@ -172,7 +180,7 @@ def test_parallel_tier_compiles_only_once_hot(rng, monkeypatch):
     assert_close(f(x), np.exp(x) * 2.5 - x, rtol=1e-5, atol=1e-5)
 
 
-def test_promote_all_starts_every_cold_tier(monkeypatch):
+def test_promote_all_starts_every_cold_tier(monkeypatch, own_cold_tiers):
     monkeypatch.setenv("ABSJIT_POOL_LOOPS", "0")  # tiers hide prange's parfor compile
     f = absjit.jit(lambda x: jnp.exp(x) + 1.25, abstraction="ranked", backend="cpu")
     x = np.ones(10, np.float32)
