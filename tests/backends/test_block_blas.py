@@ -61,8 +61,17 @@ def _reference(fn, x, y):
     return np.asarray(absjit.jit(fn, backend="interpret")(x.astype(wide), y.astype(wide)))
 
 
-@pytest.mark.parametrize("route", ["numpy", "scipy", "auto"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def _route_cases():
+    """Every route, dtype and product; complex products through a forced route are the
+    slow tier (the default run keeps every dtype on the automatic route)."""
+    for route in ("numpy", "scipy", "auto"):
+        for dt in DTYPES:
+            slow = route != "auto" and np.dtype(dt).kind == "c"
+            yield pytest.param(route, dt, id=f"{np.dtype(dt).name}-{route}",
+                               marks=pytest.mark.slow if slow else ())
+
+
+@pytest.mark.parametrize("route,dtype", list(_route_cases()))
 @pytest.mark.parametrize("name", list(PRODUCTS))
 def test_every_route_gives_the_product(rechoose, route, dtype, name):
     if route == "numpy" and not block_blas.numpy_gemms():

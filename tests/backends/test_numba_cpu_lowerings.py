@@ -137,7 +137,8 @@ def test_solve_inside_fori_loop_compiles_and_matches_interpret():
     assert_close(got, np.full(4, 0.6823278, np.float32), rtol=5e-3, atol=0)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [pytest.param(np.float32, marks=pytest.mark.slow),
+                                   np.float64])
 def test_lapack_lowerings_match_the_reference(dtype):
     """lu (square, wide, tall, stacked), cholesky (with matrices that are not positive
     definite or hold NaN: NaN factors, no exception), every triangular_solve variant, and
