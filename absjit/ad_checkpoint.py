@@ -1,5 +1,6 @@
 """Rematerialisation (``jax.ad_checkpoint``): ``checkpoint``/``remat``, the policy
-names, and ``checkpoint_name``.
+names, ``checkpoint_name``, and ``print_saved_residuals``/``saved_residuals``, which
+list the values reverse-mode differentiation keeps from the forward pass.
 
 absjit's :func:`checkpoint` keeps only the function's inputs for the backward pass and
 recomputes everything else, whatever the policy: the policies below exist so code
@@ -20,7 +21,8 @@ import types
 
 from .api_utils import checkpoint, remat
 
-__all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name"]
+__all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
+           "saved_residuals", "print_saved_residuals"]
 
 
 def checkpoint_name(x, name: str):
@@ -78,3 +80,107 @@ checkpoint_policies = types.SimpleNamespace(
     save_anything_except_these_names=_names_policy("save_anything_except_these_names"),
     save_from_both_policies=_save_from_both_policies,
 )
+
+
+def saved_residuals(f, *args, **kwargs) -> list:
+    """The values ``grad``/``vjp`` of ``f`` at ``args`` keep from the forward pass for
+    the backward pass, each as ``(aval, description)``.
+
+    A residual is a value computed without tangents that the linear (tangent) part of
+    ``f``'s JVP reads. Arguments come first, in order (``"from the argument W1"``), then
+    computed values in the order they are computed (``"output of cos from
+    file:line:column (function)"``). Under :func:`checkpoint` the residuals of the
+    checkpointed call are its inputs whatever the policy (see the module's note), so a
+    policy that would save more in JAX lists less here.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> from absjit.ad_checkpoint import saved_residuals
+    >>> [(str(a), d.split(" from")[0]) for a, d in saved_residuals(jnp.sin, 1.0)]
+    [('f32[]', 'output of cos')]
+    """
+    from . import tree_util
+    from .core.jaxpr import Var
+    from .core.trace import get_aval
+    from .interpreters import ad
+    from .interpreters.staging import (DebugInfo, fun_signature_info, flat_arg_names,
+                                       positional_names, record_source, trace_to_jaxpr)
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    sig = fun_signature_info(f)
+    names = positional_names(sig, len(args)) if sig is not None else \
+        [f"args[{i}]" for i in range(len(args))]
+    arg_names = flat_arg_names(names, args, kwargs)
+    avals = [get_aval(x).to_shaped() for x in leaves]
+    mask = [ad._is_differentiable(a) for a in avals]
+    n = len(leaves)
+
+    def jvp_fun(*flat):
+        primals, rest = list(flat[:n]), iter(flat[n:])
+        tangents = [next(rest) if m else None for m in mask]
+
+        def flat_f(*xs):
+            a, kw = tree_util.tree_unflatten(in_tree, list(xs))
+            return tree_util.tree_leaves(f(*a, **kw))
+        p_out, t_out = ad.jvp_flat(flat_f, primals, tangents)
+        return list(p_out) + [t for t in t_out if t is not None]
+
+    debug = DebugInfo.of(f, arg_names, "saved_residuals")
+    token = record_source.set(True)
+    try:
+        closed, _ = trace_to_jaxpr(jvp_fun, avals + [a for a, m in zip(avals, mask) if m],
+                                   debug, transform="grad")
+    finally:
+        record_source.reset(token)
+    jaxpr = closed.jaxpr
+    linear = set(v for v, m in zip(jaxpr.invars, [False] * n + [True] * n) if m)
+    made_by = {}
+    read = []
+    for eqn in jaxpr.eqns:
+        if any(type(x) is Var and x in linear for x in eqn.invars):
+            linear.update(eqn.outvars)
+            read += [x for x in eqn.invars if type(x) is Var and x not in linear]
+        else:
+            for v in eqn.outvars:
+                made_by[v] = eqn
+    read = set(read)
+    out = [(v.aval, f"from the argument {name}")
+           for v, name in zip(jaxpr.invars[:n], arg_names) if v in read]
+    out += [(v.aval, "from a constant") for v in jaxpr.constvars if v in read]
+    for eqn in jaxpr.eqns:
+        for v in eqn.outvars:
+            if v in read and made_by.get(v) is eqn:
+                out.append((v.aval, _described(eqn, v)))
+    return out
+
+
+def _described(eqn, v) -> str:
+    """Where ``v``, an output of ``eqn``, was computed: for a call (a nested ``jit``
+    or a :func:`checkpoint`), the equation inside it that made the value."""
+    inner = eqn.params.get("jaxpr")
+    inner = getattr(inner, "jaxpr", inner)
+    if inner is not None and hasattr(inner, "eqns"):
+        out = inner.outvars[list(eqn.outvars).index(v)]
+        for e in inner.eqns:
+            if out in e.outvars:
+                return _described(e, out)
+    what = f"output of {eqn.primitive.name}"
+    if eqn.source_info is None:
+        return what
+    file, line, col, fn = eqn.source_info
+    return f"{what} from {file}:{line}:{col} ({fn})"
+
+
+def print_saved_residuals(f, *args, **kwargs) -> None:
+    """Print :func:`saved_residuals`, one ``f32[5,4] from the argument W1`` per line.
+
+    Examples
+    --------
+    >>> import absjit.numpy as jnp
+    >>> from absjit.ad_checkpoint import print_saved_residuals
+    >>> print_saved_residuals(lambda W, x: jnp.dot(W, x), jnp.ones((2, 3)), jnp.ones(3))
+    f32[2,3] from the argument W
+    f32[3] from the argument x
+    """
+    for aval, what in saved_residuals(f, *args, **kwargs):
+        print(aval.str_short(), what)
