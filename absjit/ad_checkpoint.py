@@ -97,7 +97,7 @@ def saved_residuals(f, *args, **kwargs) -> list:
     --------
     >>> import absjit.numpy as jnp
     >>> from absjit.ad_checkpoint import saved_residuals
-    >>> [(str(a), d.split(" from")[0]) for a, d in saved_residuals(jnp.sin, 1.0)]
+    >>> [(a.str_short(), d.split(" from")[0]) for a, d in saved_residuals(jnp.sin, 1.0)]
     [('f32[]', 'output of cos')]
     """
     from . import tree_util
