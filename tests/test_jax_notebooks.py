@@ -57,3 +57,79 @@ def test_saved_residuals_of_sin_is_cos():
     from absjit.ad_checkpoint import saved_residuals
     (aval, what), = saved_residuals(jnp.sin, 1.0)
     assert aval.shape == () and what.startswith("output of cos")
+
+
+# -- custom_jvp / custom_vjp: what runs, and in which order --------------------------
+def _logged_custom_jvp(lib, np_mod, log):
+    @lib.custom_jvp
+    def f(x):
+        log.append("f")
+        return np_mod.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        log.append("f_jvp")
+        x, = primals
+        t, = tangents
+        return f(x), np_mod.cos(x) * t
+    return f
+
+
+def _logged_custom_vjp(lib, np_mod, log):
+    @lib.custom_vjp
+    def f(x):
+        log.append("f")
+        return np_mod.sin(x)
+
+    def fwd(x):
+        log.append("fwd")
+        return f(x), np_mod.cos(x)
+
+    def bwd(cos_x, g):
+        log.append("bwd")
+        return (cos_x * g,)
+    f.defvjp(fwd, bwd)
+    return f
+
+
+@needs_jax
+@pytest.mark.parametrize("make", [_logged_custom_jvp, _logged_custom_vjp])
+@pytest.mark.parametrize("how", ["call", "grad", "vjp", "jit"])
+def test_custom_rules_run_in_jaxs_order(make, how):
+    def run(lib, np_mod):
+        log = []
+        f = make(lib, np_mod, log)
+        if how == "call":
+            out = f(3.0)
+        elif how == "grad":
+            out = lib.grad(f)(3.0)
+        elif how == "vjp":
+            y, pull = lib.vjp(f, 3.0)
+            out = pull(1.0)[0]
+        else:
+            out = lib.jit(f)(3.0)
+        return log, float(out)
+    got, want = run(absjit, jnp), run(jax, jax_numpy)
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+
+
+def test_custom_jvp_branches_on_values_under_grad():
+    @absjit.custom_jvp
+    def f(x):
+        return jnp.sin(x) if x > 0 else jnp.cos(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, = primals
+        t, = tangents
+        return f(x), (2 * t if x > 0 else 3 * t)
+    assert float(absjit.grad(f)(1.0)) == 2.0 and float(absjit.grad(f)(-1.0)) == 3.0
+
+
+def test_custom_jvp_called_directly_runs_the_function():
+    @absjit.custom_jvp
+    def f(x):
+        return {"a": x ** 2}
+    f.defjvp(lambda p, t: (f(*p), {"a": 2 * p[0] * t[0]}))
+    assert f(2.0) == {"a": 4.0}  # a Python float, as in JAX
