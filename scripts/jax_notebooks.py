@@ -27,7 +27,8 @@ Comparison (``normalise``/``same_output``):
   from XLA and from Numba kernels may differ in the last bits; a repr prints 8 digits).
 * Memory addresses (``at 0x7f...``) are masked and terminal colour codes removed.
 * Deliberate differences (DESIGN.md §3) are folded: jaxpr literals print bare in absjit
-  (``2.0``, JAX ``2.0:f32[]``), and tracers print as ``Traced<ShapedArray(...)>with<...>``
+  (``2.0``, JAX ``2.0:f32[]``), a short jaxpr is not printed on one line (JAX 0.10
+  separates its equations by ``;``), ``Var(id=...)`` numbers are masked, and tracers print as ``Traced<ShapedArray(...)>with<...>``
   (JAX ``JitTracer(~float32[])``, ``JVPTracer(...)`` ...): every tracer repr becomes
   ``<tracer>``.
 * A cell that raises matches when absjit raises the same exception type as JAX, or a
@@ -309,6 +310,9 @@ _ADDR = re.compile(r"0x[0-9a-fA-F]+")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LITERAL = re.compile(r"((?:[-+]?[\d.]+(?:e[-+]?\d+)?|True|False|inf|nan|-inf)):"
                       r"(?:bf|f|i|u|c|bool)\d*\[\]")
+_VAR_ID = re.compile(r"Var\(id=\d+\)?")
+# JAX 0.10 prints a short jaxpr on one line, equations separated by "; ".
+_ONE_LINE_EQN = re.compile(r";\s+(?=[a-z_]+:[a-z]+\d*\[)")
 _TRACER_START = re.compile(r"Traced<|\b[A-Z]\w*Tracer(?:\(|<)")
 
 
@@ -357,6 +361,8 @@ def normalise(text: str) -> str:
     text = _ANSI.sub("", text)
     text = _ADDR.sub("0x?", text)
     text = _LITERAL.sub(r"\1", text)
+    text = _VAR_ID.sub("Var(id=?", text)
+    text = _ONE_LINE_EQN.sub("\n", text)
     text = _fold_tracers(text)
     return text
 

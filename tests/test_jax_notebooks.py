@@ -133,3 +133,45 @@ def test_custom_jvp_called_directly_runs_the_function():
         return {"a": x ** 2}
     f.defjvp(lambda p, t: (f(*p), {"a": 2 * p[0] * t[0]}))
     assert f(2.0) == {"a": 4.0}  # a Python float, as in JAX
+
+
+# -- jax.extend.core: a custom interpreter over make_jaxpr's output ----------------------
+def _run_backwards(lib, core, inverses, fun, y):
+    """Invert a chain of unary primitives by walking its jaxpr from the end."""
+    closed = lib.make_jaxpr(fun)(y)
+    jaxpr = closed.jaxpr
+    env = dict(zip(jaxpr.outvars, [y]))
+    env.update(zip(jaxpr.constvars, closed.literals))
+    for eqn in reversed(jaxpr.eqns):
+        val = env[eqn.outvars[0]]
+        env[eqn.invars[0]] = inverses[eqn.primitive.name](val)
+    return env[jaxpr.invars[0]]
+
+
+@needs_jax
+def test_extend_core_interpreter_matches_jax():
+    import jax.extend.core
+    from absjit.extend import core
+    f = lambda np_mod: (lambda x: np_mod.exp(np_mod.tanh(x)))  # noqa: E731
+    inv = lambda np_mod: {"exp": np_mod.log, "tanh": np_mod.arctanh}  # noqa: E731
+    got = _run_backwards(absjit, core, inv(jnp), f(jnp), 2.0)
+    want = _run_backwards(jax, jax.extend.core, inv(jax_numpy), f(jax_numpy), 2.0)
+    np.testing.assert_allclose(float(got), float(want), rtol=1e-6)
+    # Evaluating by bind, with literals read from Literal.val
+    closed = absjit.make_jaxpr(lambda x: x * 3.0 + 1.0)(2.0)
+    env = {closed.jaxpr.invars[0]: 2.0}
+    for eqn in closed.jaxpr.eqns:
+        vals = [x.val if type(x) is core.Literal else env[x] for x in eqn.invars]
+        env[eqn.outvars[0]] = eqn.primitive.bind(*vals, **eqn.params)
+    assert float(env[closed.jaxpr.outvars[0]]) == 7.0
+
+
+def test_private_util_helpers_through_the_alias():
+    import absjit.compat_jax
+    with absjit.compat_jax.installed():
+        from jax._src.util import safe_map, safe_zip
+        with pytest.raises(ImportError, match="jax._src.lax"):
+            import jax._src.lax  # noqa: F401
+    assert safe_map(lambda a, b: a * b, [1, 2], (3, 4)) == [3, 8]
+    with pytest.raises(ValueError):
+        safe_zip([1], [1, 2])
