@@ -175,3 +175,49 @@ def test_private_util_helpers_through_the_alias():
     assert safe_map(lambda a, b: a * b, [1, 2], (3, 4)) == [3, 8]
     with pytest.raises(ValueError):
         safe_zip([1], [1, 2])
+
+
+# -- io_callback is an effect -------------------------------------------------------------
+def _io_runs(lib, how):
+    from importlib import import_module
+    io_callback = import_module(lib.__name__ + ".experimental").io_callback
+    calls = []
+
+    def host(*xs):
+        calls.append(len(xs))
+        return np.float32(2.0)
+    spec = lib.ShapeDtypeStruct((), np.float32)
+    if how == "unused":
+        f = lib.jit(lambda x: (io_callback(lambda: calls.append(0), None), x)[1])
+        out = lib.grad(f)(1.0)
+    else:
+        f = lib.jit(lambda x: x * io_callback(host, spec))
+        out = lib.grad(f)(1.0)
+    return calls, float(out)
+
+
+@needs_jax
+def test_io_callback_under_grad_of_jit_runs_once():
+    assert _io_runs(absjit, "unused") == _io_runs(jax, "unused")
+    # A result that a derivative reads is recomputed by the backward pass of a jit
+    # (docs/jax-compatibility.md): same value, one call more than JAX.
+    ours, theirs = _io_runs(absjit, "used"), _io_runs(jax, "used")
+    assert ours[1] == theirs[1] and len(ours[0]) == len(theirs[0]) + 1
+
+
+def test_io_callback_errors_match_jax():
+    from absjit.experimental import io_callback
+    calls = []
+
+    def host(x):
+        calls.append(x)
+        return x
+    f = absjit.jit(lambda x: io_callback(host, x, x, ordered=True))
+    with pytest.raises(ValueError, match="Cannot `vmap` ordered IO callback"):
+        absjit.vmap(f)(jnp.ones(3))
+    with pytest.raises(ValueError, match="IO callbacks do not support JVP"):
+        absjit.grad(lambda x: f(x))(1.0)
+    assert calls == []  # neither error ran the callback
+    g = absjit.jit(lambda x: io_callback(host, x, x))
+    np.testing.assert_array_equal(absjit.vmap(g)(jnp.arange(3.0)), [0.0, 1.0, 2.0])
+    assert len(calls) == 3  # once per element

@@ -47,6 +47,18 @@ _BODY_TRANSFORMS = frozenset({"scan", "while_loop", "cond", "fori_loop", "switch
 record_source = contextvars.ContextVar("absjit_record_source", default=False)
 
 
+def _calls_effects(params) -> bool:
+    """Whether a call's params hold a jaxpr with an effect (a ``jit`` whose body
+    prints): evaluating it while tracing would run the effect once more."""
+    for v in params.values():
+        for j in (v if isinstance(v, tuple) else (v,)):
+            j = getattr(j, "jaxpr", j)
+            if isinstance(j, Jaxpr) and any(
+                    e.primitive.effectful or _calls_effects(e.params) for e in j.eqns):
+                return True
+    return False
+
+
 class DebugInfo:
     """What is being traced, for error messages: function, source, argument names."""
 
@@ -195,6 +207,7 @@ class DynamicJaxprTrace(Trace):
             builder.origin[v] = eqn
         if builder.propagate_values and all(type(a) is ConcreteArray for a in avals_in) \
                 and not primitive.effectful and primitive in impl_rules \
+                and not _calls_effects(params) \
                 and not any(is_symbolic(a.shape) for a in avals_out) \
                 and not (primitive is dim_value_p and type(params["size"]) is Dim):
             # (a constant broadcast to ``(x0,)``, or the value of ``x0``, is only known
