@@ -221,3 +221,28 @@ def test_io_callback_errors_match_jax():
     g = absjit.jit(lambda x: io_callback(host, x, x))
     np.testing.assert_array_equal(absjit.vmap(g)(jnp.arange(3.0)), [0.0, 1.0, 2.0])
     assert len(calls) == 3  # once per element
+
+
+def test_debug_callback_in_jit_under_grad_runs_once():
+    seen = []
+    f = absjit.jit(lambda x: (absjit.debug.callback(seen.append, x), x * x)[1])
+    assert float(absjit.grad(f)(3.0)) == 6.0
+    assert [float(v) for v in seen] == [3.0]
+
+
+# -- printing -------------------------------------------------------------------------------
+@needs_jax
+def test_treedef_repr_matches_jax():
+    import collections
+    Point = collections.namedtuple("Point", ["x", "y"])
+
+    class Box:
+        def __init__(self, v):
+            self.v = v
+    for tu in (absjit.tree_util, jax.tree_util):
+        tu.register_pytree_node(Box, lambda b: ((b.v,), "box"), lambda a, ch: Box(*ch))
+    trees = [Point(1, (2, 3)), {"a": Point(1, 2), "b": [None, 1]}, Box(1.0),
+             collections.OrderedDict(b=1, a=2), (1,)]
+    for t in trees:
+        assert repr(absjit.tree_util.tree_structure(t)) == \
+            repr(jax.tree_util.tree_structure(t))
