@@ -246,3 +246,19 @@ def test_treedef_repr_matches_jax():
     for t in trees:
         assert repr(absjit.tree_util.tree_structure(t)) == \
             repr(jax.tree_util.tree_structure(t))
+
+
+@needs_jax
+def test_fori_loop_with_python_bounds_keeps_weak_types():
+    for init in (0, 0.5):
+        got = absjit.lax.fori_loop(0, 10, lambda i, x: x + i, init)
+        want = jax.lax.fori_loop(0, 10, lambda i, x: x + i, init)
+        assert repr(got) == repr(want)
+    got = absjit.lax.fori_loop(0, 4, lambda i, x: x + i, jnp.int32(1))
+    assert repr(got) == "Array(7, dtype=int32)"
+
+
+@needs_jax
+def test_array_sharding_repr_matches_jax():
+    assert repr(jnp.ones(2).sharding) == repr(jax_numpy.ones(2).sharding)
+    assert jnp.ones(2).sharding.memory_kind == "device"
