@@ -326,7 +326,9 @@ def _flatten(x, leaves, is_leaf):
     try:
         keys = tuple(sorted(x))
     except TypeError:
-        raise TypeError(f"dict keys of a pytree must be sortable; got {list(x)!r}") from None
+        # JAX raises ValueError here (its C++ comparator's error).
+        raise ValueError(f"Comparator raised exception while sorting pytree dictionary "
+                         f"keys: the keys {list(x)!r} cannot be sorted") from None
     return PyTreeDef(PyTreeDef.DICT, keys, tuple([_flatten(x[k], leaves, is_leaf) for k in keys]))
 
 

@@ -262,3 +262,18 @@ def test_fori_loop_with_python_bounds_keeps_weak_types():
 def test_array_sharding_repr_matches_jax():
     assert repr(jnp.ones(2).sharding) == repr(jax_numpy.ones(2).sharding)
     assert jnp.ones(2).sharding.memory_kind == "device"
+
+
+# -- errors: JAX's types and, where programs print them, its words ------------------------
+@needs_jax
+def test_errors_programs_print_match_jax():
+    def message(np_mod):
+        try:
+            np_mod.ones(100) * np_mod.ones((100, 10))
+        except ValueError as e:
+            return str(e)
+    assert message(jnp) == message(jax_numpy)
+    with pytest.raises(ValueError, match="sorting pytree dictionary keys"):
+        absjit.tree_util.tree_leaves({1: 7, "y": 42})
+    with pytest.raises(ValueError):
+        jax.tree_util.tree_leaves({1: 7, "y": 42})
