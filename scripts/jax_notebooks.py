@@ -77,6 +77,7 @@ NOTEBOOK_SKIPS = {
     "layout": "device layouts (TPU/GPU)",
     "cute_dsl_jax": "GPU",
     "ffi": "builds an XLA FFI library",
+    "jax-primitives": "defines primitives through JAX's private modules and MLIR lowerings",
 }
 
 # Per-cell reasons, checked in order against the cell's source. "run" reasons still
