@@ -277,3 +277,33 @@ def test_errors_programs_print_match_jax():
         absjit.tree_util.tree_leaves({1: 7, "y": 42})
     with pytest.raises(ValueError):
         jax.tree_util.tree_leaves({1: 7, "y": 42})
+
+
+# -- the comparison in scripts/jax_notebooks.py ------------------------------------------
+def _script():
+    import runpy
+    return runpy.run_path(str(Path(__file__).resolve().parent.parent / "scripts"
+                              / "jax_notebooks.py"))
+
+
+def test_notebook_comparison_folds_only_deliberate_differences(tmp_path):
+    nb = _script()
+    same = nb["first_difference"]
+    assert same("Array([1.       , 2.0000002], dtype=float32)",
+                "Array([1., 2.], dtype=float32)") is None
+    assert same("b:f32[] = mul a 2.0", "b:f32[] = mul a 2.0:f32[]") is None
+    assert same("Traced<ShapedArray(float32[])>with<DynamicJaxprTrace(level=1/0)>",
+                "JitTracer(~float32[])") is None
+    assert same("<function f at 0x7f00>", "<function f at 0x7e11>") is None
+    assert same("1.2993813", "1.3041496") is not None
+    assert same("Array(1., dtype=float32)", "Array(1., dtype=float32, weak_type=True)")
+    md = tmp_path / "nb.md"
+    md.write_text("---\njupytext:\n  x: 1\n---\n# t\n```{code-cell}\n:tags: [raises-exception]\n"
+                  "x = 1\n```\ntext\n```{code-cell} ipython3\nx\n```\n")
+    cells = nb["read_cells"](md)
+    assert [c["source"] for c in cells] == ["x = 1", "x"]
+    assert cells[0]["tags"] == ["raises-exception"]
+    ours = {"stdout": "", "shown": "", "etype": "TracerBoolConversionError",
+            "error": "...", "mro": ["TracerBoolConversionError", "TypeError"]}
+    assert nb["compare_cell"](ours, dict(ours, etype="TypeError", mro=[])) is None
+    assert nb["compare_cell"](ours, dict(ours, etype="ValueError", mro=[])) is not None
