@@ -307,3 +307,10 @@ def test_notebook_comparison_folds_only_deliberate_differences(tmp_path):
             "error": "...", "mro": ["TracerBoolConversionError", "TypeError"]}
     assert nb["compare_cell"](ours, dict(ours, etype="TypeError", mro=[])) is None
     assert nb["compare_cell"](ours, dict(ours, etype="ValueError", mro=[])) is not None
+
+
+def test_masked_array_check_while_numpy_ma_is_half_imported(monkeypatch):
+    import types
+    from absjit import dtypes
+    monkeypatch.setitem(sys.modules, "numpy.ma", types.ModuleType("numpy.ma"))
+    assert dtypes.is_masked_array(np.ones(2)) is False
