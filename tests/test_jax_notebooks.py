@@ -314,3 +314,49 @@ def test_masked_array_check_while_numpy_ma_is_half_imported(monkeypatch):
     from absjit import dtypes
     monkeypatch.setitem(sys.modules, "numpy.ma", types.ModuleType("numpy.ma"))
     assert dtypes.is_masked_array(np.ones(2)) is False
+
+
+def _named_layers(lib, np_mod, name_fn):
+    def f(W, x):
+        a = name_fn(np_mod.sin(np_mod.dot(W, x)), "a")
+        b = name_fn(np_mod.sin(np_mod.dot(W, a)), "b")
+        return np_mod.sum(np_mod.dot(W, b))
+    return f
+
+
+@needs_jax
+@pytest.mark.parametrize("policy", [None, "dots_with_no_batch_dims_saveable",
+                                    "save_only_these_names", "save_any_names_but_these"])
+def test_checkpoint_policies_save_what_jax_saves(policy):
+    from absjit import ad_checkpoint as ours_ac
+    import jax.ad_checkpoint as jax_ac
+    W = np.full((3, 3), 0.5, np.float32)
+    x = np.linspace(0, 1, 3).astype(np.float32)
+    printed, grads = [], []
+    for lib, np_mod, ac in ((absjit, jnp, ours_ac), (jax, jax_numpy, jax_ac)):
+        f = _named_layers(lib, np_mod, ac.checkpoint_name)
+        if policy is not None:
+            make = getattr(lib.checkpoint_policies, policy)
+            pol = make("b") if "names" in policy else make
+            f = lib.checkpoint(f, policy=pol)
+        printed.append(_printed(ac.print_saved_residuals, f, W, x))
+        grads.append(np.asarray(lib.grad(f)(W, x)))
+    assert printed[0] == printed[1]
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5)
+
+
+def test_checkpoint_policies_keep_gradients_under_jit_and_vmap():
+    from absjit.ad_checkpoint import checkpoint_name
+
+    def f(W, x):
+        a = checkpoint_name(jnp.sin(W @ x), "a")
+        return jnp.sum(jnp.tanh(W @ a))
+    W, x = jnp.full((3, 3), 0.3), jnp.arange(3.0)
+    want = np.asarray(absjit.grad(f)(W, x))
+    pols = absjit.checkpoint_policies
+    for pol in (pols.dots_saveable, pols.everything_saveable, pols.nothing_saveable,
+                pols.save_only_these_names("a")):
+        g = absjit.grad(absjit.checkpoint(f, policy=pol))
+        np.testing.assert_allclose(absjit.jit(g)(W, x), want, rtol=1e-6)
+        np.testing.assert_allclose(absjit.vmap(g, (None, 0))(W, jnp.stack([x, x]))[1],
+                                   want, rtol=1e-6)
