@@ -277,6 +277,9 @@ def test_errors_programs_print_match_jax():
         absjit.tree_util.tree_leaves({1: 7, "y": 42})
     with pytest.raises(ValueError):
         jax.tree_util.tree_leaves({1: 7, "y": 42})
+    for np_mod in (jnp, jax_numpy):
+        with pytest.raises(ValueError, match="None is not a valid value for jnp.array"):
+            np_mod.asarray(None)
 
 
 # -- the comparison in scripts/jax_notebooks.py ------------------------------------------
