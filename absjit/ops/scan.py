@@ -337,8 +337,11 @@ def fori_loop(lower, upper, body_fun, init_val):
         return out
     from .control_flow import while_loop
     from .elementwise import convert_element_type, lt
-    lower = convert_element_type(lower, dtypes.int32)
-    upper = convert_element_type(upper, dtypes.int32)
+    # Bounds that are int32 already pass as they are; a Python int becomes an int32
+    # literal (JAX's jaxpr has no conversion for either).
+    lower, upper = (np.int32(b) if type(b) is int else
+                    b if getattr(b, "dtype", None) == np.int32 else
+                    convert_element_type(b, dtypes.int32) for b in (lower, upper))
 
     def cond_fun(c):
         return lt(c[0], c[1])
