@@ -373,15 +373,6 @@ def _jaxpr_text(lib, np_mod, fn, *args):
     return re.sub(r"\s+", "", text)
 
 
-def _nested_jit(lib, np_mod):
-    def f(arg):
-        @lib.jit
-        def inner(x):
-            return x + arg * np_mod.ones(1)
-        return arg + inner(arg - 2.0)
-    return f
-
-
 def _fori_traced_bound(lib, np_mod):
     def f(arg, n):
         ones = np_mod.ones(arg.shape)
@@ -401,14 +392,12 @@ def _unused_result(lib, np_mod):
 
 @needs_jax
 @pytest.mark.parametrize("fn, args", [
-    (_nested_jit, (1.0,)),
     (_fori_traced_bound, (np.ones(4, np.float32), 5)),
     (_cond_weak_branch, (5.0, (np.zeros(1, np.float32), 2.0))),
     (_unused_result, (1.0,)),
 ])
 def test_jaxprs_print_as_jax_010_prints_them(fn, args):
     """Where the seed documents print nothing alike, jaxprs print as JAX 0.10's:
-    broadcast_in_dim without its shape, ``_`` for unread results, a nested jit's
-    variables named after the call's, no conversion of int32 loop bounds, cond branches
+    broadcast_in_dim without its shape, ``_`` for unread results, no conversion of int32 loop bounds, cond branches
     differing in weak type only left alone."""
     assert _jaxpr_text(absjit, jnp, fn, *args) == _jaxpr_text(jax, jax_numpy, fn, *args)

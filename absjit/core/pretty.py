@@ -113,13 +113,6 @@ def var_namer():
             got = names[v] = _encode_name(fresh[0])
             fresh[0] += 1
         return got
-
-    def alias(v, as_name: str) -> None:
-        """Print ``v`` as ``as_name`` (a nested jit's parameters and results take the
-        names of the call's operands and results, as JAX prints them)."""
-        names.setdefault(v, as_name)
-    name.alias = alias
-    name.known = names.__contains__
     return name
 
 
@@ -150,24 +143,6 @@ def _pp_param_value(v, name, width):
     return text(str(v))
 
 
-def _alias_call_vars(eqn, name):
-    """Inside a nested ``jit``, the callee's inputs print with the names of the call's
-    operands and its outputs with the names of the call's results."""
-    from .jaxpr import ClosedJaxpr, Var
-    inner = eqn.params.get("jaxpr")
-    inner = inner.jaxpr if isinstance(inner, ClosedJaxpr) else inner
-    if inner is None or not hasattr(inner, "invars"):
-        return
-    for iv, x in zip(inner.invars[len(inner.invars) - len(eqn.invars):], eqn.invars):
-        if isinstance(x, Var) and not name.known(iv):
-            name.alias(iv, name(x))
-    seen = set()
-    for ov, x in zip(inner.outvars, eqn.outvars):
-        if isinstance(ov, Var) and ov not in seen and not name.known(ov):
-            name.alias(ov, name(x))
-        seen.add(ov)
-
-
 def _broadcast_in_dim_params(params):
     # As JAX prints it: the shape is the binder's; no broadcast dimensions, no param.
     shown = {k: v for k, v in params.items() if k != "shape"}
@@ -187,8 +162,6 @@ def _pp_params(eqn, name, width):
         params = shown(params)
     if not params:
         return text("")
-    if eqn.primitive.name == "jit" and hasattr(name, "alias"):
-        _alias_call_vars(eqn, name)
     order = [k for k in eqn.primitive.param_order if k in params]
     order += sorted(k for k in params if k not in order)
     pairs = [cat(text(f"{k}="), _pp_param_value(params[k], name, width)) for k in order]
