@@ -51,7 +51,7 @@ jit.compile_cache = _compile_cache  # ``absjit.jit`` names the function, not the
 
 # Submodules imported on first use (PEP 562), so that ``import absjit`` stays fast:
 # ``absjit.nn.relu`` works without ``import absjit.nn``, as in JAX.
-_LAZY_SUBMODULES = ("random", "nn", "scipy", "cache", "example_libraries", "dask")
+_LAZY_SUBMODULES = ("random", "nn", "scipy", "cache", "example_libraries", "dask", "extend")
 
 
 def __getattr__(name):

@@ -6,7 +6,9 @@ the jaxpr holding one runs on the NumPy interpret backend (with one warning).
 
 ``pure_callback`` returns values of the declared ``result_shape_dtypes`` and may be
 dropped or merged when its results are unused or repeated; it is not differentiable
-(wrap it in ``custom_jvp``/``custom_vjp``). ``debug.callback`` has no results and is
+(wrap it in ``custom_jvp``/``custom_vjp``). ``io_callback`` is the same call made
+effectful: never dropped, merged or evaluated at trace time, not differentiable, and
+under ``vmap`` called once per element (an ``ordered`` one cannot be batched). ``debug.callback`` has no results and is
 effectful: it runs every time the computation runs, on primal values only under
 autodiff, once per batch element under ``vmap``.
 """
@@ -22,7 +24,8 @@ from .core.primitive import Primitive, abstract_eval_rules, impl_rules
 from .core.trace import get_aval
 from .interpreters import ad, batching
 
-__all__ = ["pure_callback", "debug_callback", "pure_callback_p", "debug_callback_p"]
+__all__ = ["pure_callback", "debug_callback", "io_callback", "pure_callback_p",
+           "debug_callback_p", "io_callback_p"]
 
 _SERIAL = itertools.count()
 
@@ -183,6 +186,66 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     leaves = [x if hasattr(x, "aval") else asarray(x) for x in leaves]
     outs = pure_callback_p.bind(*leaves, callback=_HostFn(callback, in_tree),
                                 result_avals=result_avals, vmap_method=vmap_method)
+    return tree_util.tree_unflatten(res_tree, outs)
+
+
+# ---------------------------------------------------------------------------
+# io_callback: pure_callback's call, as an effect
+# ---------------------------------------------------------------------------
+io_callback_p = Primitive("io_callback", multiple_results=True, effectful=True,
+                          param_order=("callback",))
+
+
+def _io_callback_abstract(*avals, callback, result_avals, ordered):
+    return list(result_avals)
+
+
+def _io_callback_impl(*vals, callback, result_avals, ordered):
+    return _pure_callback_impl(*vals, callback=callback, result_avals=result_avals,
+                               vmap_method="sequential")
+
+
+abstract_eval_rules[io_callback_p] = _io_callback_abstract
+impl_rules[io_callback_p] = _io_callback_impl
+
+
+def _io_callback_jvp(primals, tangents, **params):
+    raise ValueError("IO callbacks do not support JVP.")
+
+
+ad.jvp_rules[io_callback_p] = _io_callback_jvp
+
+
+def _io_callback_batch(vals, dims, *, callback, result_avals, ordered):
+    if ordered:
+        raise ValueError("Cannot `vmap` ordered IO callback.")
+    size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
+    moved = [batching.moveaxis(v, d, 0) if d is not None and d != 0 else v
+             for v, d in zip(vals, dims)]
+    batched_avals = tuple(ShapedArray((size,) + tuple(a.shape), a.dtype, a.weak_type)
+                          for a in result_avals)
+    outs = io_callback_p.bind(*moved, callback=_Batched(callback, dims, size, "sequential"),
+                              result_avals=batched_avals, ordered=False)
+    return outs, [0] * len(outs)
+
+
+batching.batch_rules[io_callback_p] = _io_callback_batch
+
+
+def io_callback(callback, result_shape_dtypes, *args, ordered=False, **kwargs):
+    """``pure_callback``'s call as an effect (see the module's note); the public
+    function is :func:`absjit.experimental.io_callback`."""
+    if not callable(callback):
+        raise TypeError(f"io_callback: callback must be callable, got {callback!r}")
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    res_leaves, res_tree = tree_util.tree_flatten(result_shape_dtypes)
+    result_avals = tuple(_result_aval(x) for x in res_leaves)
+    if not result_avals and ad.tangent_copy.get():
+        return tree_util.tree_unflatten(res_tree, [])  # the primal copy makes the call
+    from .numpy import asarray
+    leaves = [x if hasattr(x, "aval") else asarray(x) for x in leaves]
+    outs = io_callback_p.bind(*leaves, callback=_HostFn(callback, in_tree),
+                              result_avals=result_avals, ordered=bool(ordered))
     return tree_util.tree_unflatten(res_tree, outs)
 
 

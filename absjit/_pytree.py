@@ -234,9 +234,10 @@ class PyTreeDef:
         if k == PyTreeDef.DICT:
             return "{" + ", ".join(f"{key!r}: {c._pp()}"
                                    for key, c in zip(self.data, self.children)) + "}"
+        # Other nodes print as JAX 0.10 prints them: CustomNode(type[aux], [children]).
         if k == PyTreeDef.NAMEDTUPLE:
-            return f"{self.data.__name__}({inner})"
-        return f"{self.data[0].__name__}[{self.data[1]!r}]({inner})"
+            return f"CustomNode(namedtuple[{self.data.__name__}], [{inner}])"
+        return f"CustomNode({self.data[0].__name__}[{self.data[1]}], [{inner}])"
 
     def unflatten(self, leaves):
         return tree_unflatten(self, leaves)
@@ -325,7 +326,9 @@ def _flatten(x, leaves, is_leaf):
     try:
         keys = tuple(sorted(x))
     except TypeError:
-        raise TypeError(f"dict keys of a pytree must be sortable; got {list(x)!r}") from None
+        # JAX raises ValueError here (its C++ comparator's error).
+        raise ValueError(f"Comparator raised exception while sorting pytree dictionary "
+                         f"keys: the keys {list(x)!r} cannot be sorted") from None
     return PyTreeDef(PyTreeDef.DICT, keys, tuple([_flatten(x[k], leaves, is_leaf) for k in keys]))
 
 

@@ -35,6 +35,27 @@ def _is_internal(frame) -> bool:
             or os.path.basename(filename).startswith("absjit_k_"))
 
 
+def user_frame_summary():
+    """``(filename, line, column, qualified function name)`` of the innermost frame
+    outside absjit and the standard library's ``functools``/``contextlib``, or None.
+    The column is 0-based and points at the call being made, as in JAX's source info."""
+    import sys
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (_is_internal(frame) or name.endswith(("functools.py", "contextlib.py"))):
+            code = frame.f_code
+            line, col = frame.f_lineno, 0
+            try:
+                pos = list(code.co_positions())[frame.f_lasti // 2]
+                line, col = pos[0] or line, pos[2] or 0
+            except (AttributeError, IndexError):  # before Python 3.11
+                pass
+            return (name, line, col, getattr(code, "co_qualname", code.co_name))
+        frame = frame.f_back
+    return None
+
+
 def filter_traceback(tb):
     """``tb`` without the frames of absjit's own modules (``None`` if nothing is left)."""
     kept = []

@@ -4,8 +4,10 @@ runtime (``devices``, ``device_count``, ``device_get``, ``default_backend`` …)
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 import operator
+import types
 
 import numpy as np
 
@@ -133,6 +135,124 @@ def eval_shape(fun, *args, **kwargs):
 # ---------------------------------------------------------------------------
 # checkpoint / remat
 # ---------------------------------------------------------------------------
+# While a checkpointed function with a policy is traced: the values checkpoint_name
+# tagged, {Var: name}, for the name-based policies.
+checkpoint_names = contextvars.ContextVar("absjit_checkpoint_names", default=None)
+
+# A pseudo-primitive a policy is asked about for each value tagged by checkpoint_name
+# (JAX asks about its ``name`` primitive, with the param ``name``).
+_NAME_PRIM = types.SimpleNamespace(name="name")
+
+
+def residual_reads(jaxpr, n_primals) -> set:
+    """In a JVP jaxpr whose first ``n_primals`` inputs are primals and the rest
+    tangents: the primal values its tangent (linear) equations read, i.e. what reverse
+    mode keeps from the forward pass."""
+    from .core.jaxpr import Var
+    linear = set(jaxpr.invars[n_primals:])
+    read = set()
+    for eqn in jaxpr.eqns:
+        if any(type(x) is Var and x in linear for x in eqn.invars):
+            linear.update(eqn.outvars)
+            read.update(x for x in eqn.invars if type(x) is Var and x not in linear)
+    return read
+
+
+def _saved_under_policy(inner, saveable) -> list:
+    """Of the variables ``saveable`` of ``inner``, those the derivative needs: walking
+    back from what its tangent equations read (:func:`residual_reads`), through the
+    primal computation, stopping at saveable values. The backward pass recomputes the
+    rest from those values and the inputs, as under JAX's policies."""
+    from .core.jaxpr import Literal, Var
+    from .interpreters import ad
+    jaxpr = inner.jaxpr
+    avals = [v.aval for v in jaxpr.invars]
+    mask = [ad._is_differentiable(a) for a in avals]
+    n = len(avals)
+    staged = {}
+
+    def run(*xs):
+        env = dict(zip(jaxpr.invars, xs))
+        for eqn in jaxpr.eqns:
+            outs = eqn.primitive.bind(*[ad._literal_value(x) if isinstance(x, Literal)
+                                        else env[x] for x in eqn.invars], **eqn.params)
+            outs = outs if eqn.primitive.multiple_results else [outs]
+            for v, o in zip(eqn.outvars, outs):
+                env[v] = staged[v] = o
+        return [ad._literal_value(v) if isinstance(v, Literal) else env[v]
+                for v in jaxpr.outvars]
+
+    def jvp_fun(*flat):
+        rest = iter(flat[n:])
+        tangents = [next(rest) if m else None for m in mask]
+        p_out, t_out = ad.jvp_flat(run, list(flat[:n]), tangents)
+        return list(p_out) + [t for t in t_out if t is not None]
+
+    def var_of(t):
+        while t is not None and not hasattr(t, "_var"):
+            t = getattr(t, "primal", None)
+        return getattr(t, "_var", None)
+
+    t_avals = [a.to_shaped() for a, m in zip(avals, mask) if m]
+    closed, _ = trace_to_jaxpr(jvp_fun, avals + t_avals, None, transform="checkpoint")
+    jvp = closed.jaxpr
+    in_jvp = {}
+    for v in saveable:
+        u = var_of(staged.get(v))
+        if u is not None:
+            in_jvp[u] = v
+    made_by = {u: eqn for eqn in jvp.eqns for u in eqn.outvars}
+    saved, seen = set(), set()
+    stack = list(residual_reads(jvp, n))
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if u in in_jvp:
+            saved.add(in_jvp[u])
+            continue
+        eqn = made_by.get(u)
+        if eqn is not None:
+            stack.extend(x for x in eqn.invars if type(x) is Var)
+    return [v for v in saveable if v in saved]
+
+
+def _split_by_policy(inner, policy, names):
+    """``(first, second)`` ClosedJaxprs: ``first`` maps ``inner``'s inputs to the values
+    ``policy`` saves, ``second`` maps the inputs and those values to ``inner``'s
+    outputs; None when the policy saves nothing or ``inner`` has an effect (which would
+    run twice)."""
+    from .core.jaxpr import ClosedJaxpr, Jaxpr, Var
+    from .core.passes import dce
+    jaxpr = inner.jaxpr
+    if any(e.primitive.effectful for e in jaxpr.eqns):
+        return None
+    saveable, seen = [], set(jaxpr.invars)
+    for eqn in jaxpr.eqns:
+        avals = [x.aval for x in eqn.invars]
+        keep = bool(policy(eqn.primitive, *avals, **eqn.params))
+        for v in eqn.outvars:
+            if v in seen:
+                continue
+            if keep or (v in names and policy(_NAME_PRIM, v.aval, name=names[v])):
+                saveable.append(v)
+                seen.add(v)
+    saved = _saved_under_policy(inner, saveable) if saveable else []
+    if not saved:
+        return None
+    first = dce(Jaxpr((), jaxpr.invars, jaxpr.eqns, saved))
+    cut = set(saved)
+    rest = [e for e in jaxpr.eqns if not any(v in cut for v in e.outvars)]
+    # An equation with some results saved and some not is recomputed whole.
+    partly = [e for e in jaxpr.eqns if any(v in cut for v in e.outvars)
+              and not all(v in cut for v in e.outvars)]
+    if partly:
+        return None
+    second = dce(Jaxpr((), tuple(jaxpr.invars) + tuple(saved), rest, jaxpr.outvars))
+    return ClosedJaxpr(first, []), ClosedJaxpr(second, [])
+
+
 def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=()):
     """``fun`` whose intermediate values are recomputed in the backward pass instead of
     being stored by the forward pass.
@@ -198,11 +318,28 @@ def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=())
 
         avals = [_aval_of(x) for x in leaves]
         debug = DebugInfo.of(fun, [f"args[{i}]" for i in range(len(leaves))], "checkpoint")
-        closed, _ = trace_to_jaxpr(flat_fun, avals, debug, transform="checkpoint")
+        token = checkpoint_names.set({}) if policy is not None else None
+        try:
+            closed, _ = trace_to_jaxpr(flat_fun, avals, debug, transform="checkpoint")
+            names = checkpoint_names.get()
+        finally:
+            if token is not None:
+                checkpoint_names.reset(token)
         # Values ``fun`` closes over become explicit operands, so their cotangents flow
         # back to whoever traced them (an enclosing grad, say).
         inner, consts = hoist_consts(closed)
-        outs = call_jit(*consts, *leaves, jaxpr=inner, name=f"checkpoint({name})")
+        split = _split_by_policy(inner, policy, names) if policy is not None else None
+        if split is None:
+            outs = call_jit(*consts, *leaves, jaxpr=inner, name=f"checkpoint({name})")
+        else:
+            # Two checkpointed calls: the first computes the values the policy saves,
+            # the second the outputs from the inputs and those values. Differentiated,
+            # each keeps only its inputs, so the saved values are kept and everything
+            # else is recomputed.
+            first, second = split
+            saved = call_jit(*consts, *leaves, jaxpr=first, name=f"checkpoint({name})")
+            outs = call_jit(*consts, *leaves, *saved, jaxpr=second,
+                            name=f"checkpoint({name})")
         return tree_util.tree_unflatten(box[-1], list(outs))
 
     return remat_f

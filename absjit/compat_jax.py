@@ -38,7 +38,9 @@ TARGET = "absjit"
 # jax.X whose absjit counterpart has another name.
 _RENAMES = {
     "jax.api_util": None,
-    "jax.extend": None,
+    # Only the helpers JAX's documentation imports from its private modules.
+    "jax._src": "absjit.extend._jax_src",
+    "jax._src.util": "absjit.extend._jax_src.util",
 }
 
 
@@ -46,6 +48,8 @@ def _target_name(fullname: str):
     """The absjit module ``fullname`` (``jax`` or ``jax.X...``) stands for, or None."""
     if fullname in _RENAMES:
         return _RENAMES[fullname]
+    if fullname.startswith("jax._src."):
+        return None
     return TARGET + fullname[len(ALIAS):]
 
 

@@ -20,7 +20,8 @@ from .core.jaxpr import eval_jaxpr
 from .core.fusion import Call, def_fusion
 from .core.primitive import Primitive, abstract_eval_rules, impl_rules
 from .core.dims import is_dim, same_shape
-from .core.trace import get_aval
+from .core.avals import ConcreteArray
+from .core.trace import EVAL_MAIN, Tracer, _top_main, get_aval
 from .interpreters import ad, batching
 from .ops.call import eval_jaxpr_numpy, hoist_consts
 
@@ -71,7 +72,10 @@ def _trace_flat(fun, args):
         box.append(out_tree)
         return out_leaves
 
-    avals = [get_aval(x).to_shaped() for x in leaves]
+    # A value known at trace time (grad's primals) stays known, so the function may
+    # branch on it in Python, as it may in JAX.
+    avals = [a if isinstance(a, ConcreteArray) else a.to_shaped()
+             for a in map(get_aval, leaves)]
     closed, _ = trace_to_jaxpr(flat, avals, DebugInfo.of(fun, [], "custom_derivative"))
     closed, consts = hoist_consts(closed)
     return closed, consts, leaves, in_tree, box[-1]
@@ -175,6 +179,12 @@ class custom_jvp:
             nondiff = self.nondiff_argnums
             fun = functools.partial(lambda s, *a: self.fun(*_merge(nondiff, s, a)), static)
             user_jvp = functools.partial(lambda s, p, t: self.jvp(*s, p, t), static)
+        leaves, in_tree = tree_util.tree_flatten(tuple(args))
+        top = _top_main(leaves)
+        if top is EVAL_MAIN:
+            return fun(*args)  # no transformation: JAX calls the function as it is
+        if top.trace_type is ad.JVPTrace:
+            return self._jvp_first(top, fun, user_jvp, leaves, in_tree)
         traced = _trace_reusing(self, static, fun, args)
         closed, consts, leaves, in_tree, out_tree = traced
         nconsts = len(consts)
@@ -197,6 +207,29 @@ class custom_jvp:
 
         outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=closed, jvp=flat_jvp)
         return tree_util.tree_unflatten(out_tree, outs)
+
+
+    def _jvp_first(self, main, fun, user_jvp, leaves, in_tree):
+        """Differentiated: call the rule on the primals and tangents, without tracing
+        the function first (the rule's own call of the function traces it, at the
+        primals' level, as in JAX)."""
+        trace = main.trace_type(main)
+        tracers = [trace.full_raise(x) for x in leaves]
+        primals = [t.primal for t in tracers]
+        tangents = [t.tangent for t in tracers]
+        if all(t is None for t in tangents):
+            return self.__call__(*tree_util.tree_unflatten(in_tree, primals))
+        tangents = [ad.instantiate_zeros(t, p) for t, p in zip(tangents, primals)]
+        po, to = user_jvp(tree_util.tree_unflatten(in_tree, primals),
+                          tree_util.tree_unflatten(in_tree, tangents))
+        po_l, po_t = tree_util.tree_flatten(po)
+        to_l, to_t = tree_util.tree_flatten(to)
+        if po_t != to_t:
+            raise TypeError(f"custom_jvp rule of {self.__name__} must return primal and "
+                            f"tangent outputs with the same structure; got {po_t} and "
+                            f"{to_t}")
+        outs = [ad.JVPTracer(trace, p, t).full_lower() for p, t in zip(po_l, to_l)]
+        return tree_util.tree_unflatten(po_t, outs)
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp):
@@ -299,20 +332,34 @@ class custom_vjp:
             fun = functools.partial(lambda s, *a: self.fun(*_merge(nd, s, a)), static)
             fwd = functools.partial(lambda s, *a: self.fwd(*_merge(nd, s, a)), static)
             bwd = functools.partial(lambda s, r, g: self.bwd(*s, r, g), static)
-        traced = _trace_reusing(self, static, fun, args)
-        closed, consts, leaves, in_tree, out_tree = traced
-        nconsts = len(consts)
+        leaves, in_tree = tree_util.tree_flatten(tuple(args))
+        top = _top_main(leaves)
+        if top is EVAL_MAIN:
+            return fun(*args)  # no transformation: JAX calls the function as it is
+        # Under a JVP, fwd runs first and the function is not traced (fwd's own call of
+        # it is, as in JAX); otherwise the function is traced for the equation.
+        jvp_first = top.trace_type is ad.JVPTrace
+        if jvp_first:
+            state = {"nconsts": 0, "out_tree": None}
+        else:
+            traced = _trace_reusing(self, static, fun, args)
+            closed, consts, leaves, in_tree, out_tree = traced
+            state = {"nconsts": len(consts), "out_tree": out_tree}
 
         def flat_fwd(primals):
-            token = _running_rule(self, static, args, traced)
+            nconsts = state["nconsts"]
+            token = None if jvp_first else _running_rule(self, static, args, traced)
             try:
                 out, res = fwd(*tree_util.tree_unflatten(in_tree, list(primals[nconsts:])))
             finally:
-                _RULE_TRACES.reset(token)
+                if token is not None:
+                    _RULE_TRACES.reset(token)
             out_l, o_tree = tree_util.tree_flatten(out)
-            if o_tree != out_tree:
+            if state["out_tree"] is None:
+                state["out_tree"] = o_tree
+            elif o_tree != state["out_tree"]:
                 raise TypeError(f"custom_vjp fwd of {name} must return (output, residuals) "
-                                f"with output structure {out_tree}, got {o_tree}")
+                                f"with output structure {state['out_tree']}, got {o_tree}")
             res_l, res_tree = tree_util.tree_flatten(res)
             return out_l, res_l, res_tree
 
@@ -321,11 +368,23 @@ class custom_vjp:
 
         def flat_bwd(res_tree):
             def run(res_l, cts):
-                ct_out = tree_util.tree_unflatten(out_tree, cts)
+                ct_out = tree_util.tree_unflatten(state["out_tree"], cts)
                 cts_in = bwd(tree_util.tree_unflatten(res_tree, res_l), ct_out)
-                return [None] * nconsts + _bwd_leaves(name, cts_in, arg_trees, arg_avals)
+                return [None] * state["nconsts"] + _bwd_leaves(name, cts_in, arg_trees,
+                                                               arg_avals)
             return run
 
+        if jvp_first:
+            trace = top.trace_type(top)
+            tracers = [trace.full_raise(x) for x in leaves]
+            primals = [t.primal for t in tracers]
+            tangents = [t.tangent for t in tracers]
+            if all(t is None for t in tangents):
+                return self.__call__(*tree_util.tree_unflatten(in_tree, primals))
+            po, to = _custom_vjp_call_jvp(primals, tangents, call_jaxpr=None,
+                                          fwd=flat_fwd, bwd=flat_bwd)
+            outs = [ad.JVPTracer(trace, p, t).full_lower() for p, t in zip(po, to)]
+            return tree_util.tree_unflatten(state["out_tree"], outs)
         outs = custom_vjp_call_p.bind(*consts, *leaves, call_jaxpr=closed, fwd=flat_fwd,
                                       bwd=flat_bwd)
         return tree_util.tree_unflatten(out_tree, outs)
@@ -467,8 +526,8 @@ def custom_gradient(fun):
     >>> @absjit.custom_gradient
     ... def f(x):
     ...     return x ** 2, lambda g: (10.0 * g,)
-    >>> f(3.0), absjit.grad(f)(3.0)
-    (Array(9., dtype=float32, weak_type=True), Array(10., dtype=float32, weak_type=True))
+    >>> f(3.0), absjit.grad(f)(3.0)  # called directly, it runs as written (as in JAX)
+    (9.0, Array(10., dtype=float32, weak_type=True))
     """
     if not callable(fun):
         raise TypeError(f"custom_gradient: fun must be callable, got {type(fun).__name__}")

@@ -492,6 +492,8 @@ def iinfo(dt):
 
 def is_masked_array(x) -> bool:
     """Whether ``x`` is a NumPy masked array. NumPy imports ``numpy.ma`` lazily, and no
-    masked array exists before it is imported, so this never imports it (6 ms)."""
-    ma = sys.modules.get("numpy.ma")
-    return ma is not None and isinstance(x, ma.MaskedArray)
+    masked array exists before it is imported, so this never imports it (6 ms). Another
+    thread (a background compile) may be importing it right now: a module still without
+    ``MaskedArray`` has made no masked array yet either."""
+    cls = getattr(sys.modules.get("numpy.ma"), "MaskedArray", None)
+    return cls is not None and isinstance(x, cls)

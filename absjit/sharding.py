@@ -10,7 +10,7 @@ Examples
 >>> import absjit, absjit.numpy as jnp
 >>> s = jnp.ones(3).sharding
 >>> s
-SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=None)
+SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)
 >>> s.is_fully_replicated, s.device_set == {absjit.devices()[0]}
 (True, True)
 """
@@ -69,7 +69,8 @@ class SingleDeviceSharding(Sharding):
         if memory_kind is not None and not isinstance(memory_kind, str):
             raise TypeError(f"SingleDeviceSharding: memory_kind must be a string or None, "
                             f"got {memory_kind!r}")
-        self._device, self._memory_kind = device, memory_kind
+        # None means the device's default memory, which JAX calls "device".
+        self._device, self._memory_kind = device, memory_kind or "device"
 
     @property
     def device_set(self) -> set:

@@ -116,6 +116,11 @@ class ClosedJaxpr:
     def eqns(self):
         return self.jaxpr.eqns
 
+    @property
+    def literals(self):
+        """The constants' values (JAX 0.10's name for ``consts``)."""
+        return self.consts
+
     def __str__(self):
         return str(self.jaxpr)
 

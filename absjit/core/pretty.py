@@ -105,11 +105,13 @@ def _encode_name(n: int) -> str:
 
 def var_namer():
     names: dict = {}
+    fresh = [0]
 
     def name(v):
         got = names.get(v)
         if got is None:
-            got = names[v] = _encode_name(len(names))
+            got = names[v] = _encode_name(fresh[0])
+            fresh[0] += 1
         return got
     return name
 
@@ -141,8 +143,23 @@ def _pp_param_value(v, name, width):
     return text(str(v))
 
 
+def _broadcast_in_dim_params(params):
+    # As JAX prints it: the shape is the binder's; no broadcast dimensions, no param.
+    shown = {k: v for k, v in params.items() if k != "shape"}
+    if not shown.get("broadcast_dimensions", True):
+        del shown["broadcast_dimensions"]
+    return shown
+
+
+# Params a primitive leaves out of its printed form (they repeat what the binder says).
+_PRINTED_PARAMS = {"broadcast_in_dim": _broadcast_in_dim_params}
+
+
 def _pp_params(eqn, name, width):
     params = eqn.params
+    shown = _PRINTED_PARAMS.get(eqn.primitive.name)
+    if shown is not None:
+        params = shown(params)
     if not params:
         return text("")
     order = [k for k in eqn.primitive.param_order if k in params]
@@ -151,8 +168,10 @@ def _pp_params(eqn, name, width):
     return group(cat(nest(2, cat(text("["), brk(""), join(brk(), pairs))), brk(""), text("]")))
 
 
-def _pp_eqn(eqn, name, width):
-    lhs = " ".join(_pp_binder(v, name) for v in eqn.outvars)
+def _pp_eqn(eqn, name, width, used=None):
+    # A result nothing reads prints as ``_`` (as JAX prints it) and takes no name.
+    lhs = " ".join(_pp_binder(v, name) if used is None or v in used
+                   else f"_:{v.aval.str_short()}" for v in eqn.outvars)
     doc = [text(lhs + " = " + eqn.primitive.name), _pp_params(eqn, name, width)]
     if eqn.invars:
         doc.append(text(" " + " ".join(_pp_atom(x, name) for x in eqn.invars)))
@@ -162,7 +181,10 @@ def _pp_eqn(eqn, name, width):
 def _pp_jaxpr_doc(jaxpr, name, width=80):
     constvars = " ".join(_pp_binder(v, name) for v in jaxpr.constvars)
     invars = " ".join(_pp_binder(v, name) for v in jaxpr.invars)
-    eqns = join(brk("; "), [_pp_eqn(e, name, width) for e in jaxpr.eqns])
+    from .jaxpr import Var
+    used = {x for e in jaxpr.eqns for x in e.invars if isinstance(x, Var)}
+    used.update(v for v in jaxpr.outvars if isinstance(v, Var))
+    eqns = join(brk("; "), [_pp_eqn(e, name, width, used) for e in jaxpr.eqns])
     outs = ", ".join(_pp_atom(v, name) for v in jaxpr.outvars)
     outs = f"({outs},)" if len(jaxpr.outvars) == 1 else f"({outs})"
     head = "{ lambda " + (constvars + "; " if constvars else "; ") + invars + ". let"

@@ -12,7 +12,7 @@ Array(3., dtype=float32)
 """
 from __future__ import annotations
 
-from .._callbacks import pure_callback
+from .. import _callbacks
 
 __all__ = ["io_callback", "checkify"]
 
@@ -22,11 +22,10 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
     """Call the Python function ``callback`` (which may have side effects) on concrete
     values from traced code and return its results, shaped as ``result_shape_dtypes``.
 
-    absjit stages it as a :func:`absjit.pure_callback` that ``vmap`` calls once per
-    element: it runs on every call of a jitted function, in program order. Unlike JAX,
-    a call whose results are never used may be removed from a jitted program (keep a
-    side effect alone in :func:`absjit.debug.callback`), and it cannot be
-    differentiated (neither can JAX's).
+    It is an effect: it runs on every call of a jitted function, in program order, even
+    when its results are unused. ``vmap`` calls it once per element (an ``ordered=True``
+    one raises ``ValueError``, as in JAX), and it cannot be differentiated (neither can
+    JAX's: ``ValueError``).
 
     Examples
     --------
@@ -44,8 +43,8 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
         raise TypeError(f"io_callback: ordered must be a bool, got {ordered!r}")
     if sharding is not None:
         raise ValueError("io_callback: absjit runs on one device; sharding must be None")
-    return pure_callback(callback, result_shape_dtypes, *args, vmap_method="sequential",
-                         **kwargs)
+    return _callbacks.io_callback(callback, result_shape_dtypes, *args, ordered=ordered,
+                                  **kwargs)
 
 
 from . import checkify  # noqa: E402

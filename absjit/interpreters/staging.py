@@ -15,6 +15,7 @@ depends on and which equation produced it.
 """
 from __future__ import annotations
 
+import contextvars
 import inspect
 
 import numpy as np
@@ -28,7 +29,7 @@ from ..core.primitive import impl_rules
 from ..core.trace import (Trace, Tracer, abstract_eval, current_dynamic, get_aval, new_main,
                           to_numpy)
 from .. import tree_util
-from .._traceback import api_boundary
+from .._traceback import api_boundary, user_frame_summary
 
 __all__ = ["DebugInfo", "DynamicJaxprTrace", "DynamicJaxprTracer", "JaxprBuilder",
            "trace_to_jaxpr", "make_jaxpr", "fun_signature_info", "flat_arg_names"]
@@ -39,6 +40,23 @@ _EMPTY = frozenset()
 # Transformations whose traced function is a body the user hands to a primitive:
 # its arguments cannot be made static.
 _BODY_TRANSFORMS = frozenset({"scan", "while_loop", "cond", "fori_loop", "switch", "map"})
+
+
+# Set while tracing for a report that names where each value was computed
+# (ad_checkpoint.print_saved_residuals): equations then carry the user's source line.
+record_source = contextvars.ContextVar("absjit_record_source", default=False)
+
+
+def _calls_effects(params) -> bool:
+    """Whether a call's params hold a jaxpr with an effect (a ``jit`` whose body
+    prints): evaluating it while tracing would run the effect once more."""
+    for v in params.values():
+        for j in (v if isinstance(v, tuple) else (v,)):
+            j = getattr(j, "jaxpr", j)
+            if isinstance(j, Jaxpr) and any(
+                    e.primitive.effectful or _calls_effects(e.params) for e in j.eqns):
+                return True
+    return False
 
 
 class DebugInfo:
@@ -175,7 +193,8 @@ class DynamicJaxprTrace(Trace):
             avals_out = abstract_eval(primitive, avals_in, params)
         outvars = [Var(a.to_shaped()) for a in avals_out]
         invars = tuple(t._var for t in tracers)
-        eqn = JaxprEqn(primitive, invars, tuple(outvars), params)
+        eqn = JaxprEqn(primitive, invars, tuple(outvars), params,
+                       user_frame_summary() if record_source.get() else None)
         builder.eqns.append(eqn)
         deps = _EMPTY
         for x in invars:
@@ -188,6 +207,7 @@ class DynamicJaxprTrace(Trace):
             builder.origin[v] = eqn
         if builder.propagate_values and all(type(a) is ConcreteArray for a in avals_in) \
                 and not primitive.effectful and primitive in impl_rules \
+                and not _calls_effects(params) \
                 and not any(is_symbolic(a.shape) for a in avals_out) \
                 and not (primitive is dim_value_p and type(params["size"]) is Dim):
             # (a constant broadcast to ``(x0,)``, or the value of ``x0``, is only known

@@ -67,6 +67,8 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
         out = _array_from_sequence(object, want)
     elif hasattr(object, "__array__"):
         return array(np.asarray(object), dtype=dtype, copy=copy, ndmin=ndmin)
+    elif object is None:
+        raise ValueError("None is not a valid value for jnp.array")  # JAX's type and words
     else:
         raise TypeError(f"jnp.array: cannot convert object of type {type(object).__name__} "
                         "to an array")

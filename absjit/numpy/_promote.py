@@ -118,8 +118,10 @@ def broadcast_shapes(name: str, *shapes) -> tuple:
     try:
         return _broadcast_shapes(*shapes)
     except ValueError:
-        raise IncompatibleShapesError(f"{name}: incompatible shapes for broadcasting: "
-                                      f"{', '.join(str(tuple(s)) for s in shapes)}") from None
+        # JAX's wording (programs print it), without the operation's name.
+        raise IncompatibleShapesError(
+            "Incompatible shapes for broadcasting: shapes=["
+            + ", ".join(str(tuple(s)) for s in shapes) + "]") from None
 
 
 def broadcast_to_shape(x, shape):

@@ -57,7 +57,10 @@ def _cond_abstract(index, *ops, branches):
             if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
                 raise TypeError(f"cond: operand of type {got.str_short()} where the branch "
                                 f"expects {want.str_short()}")
-    return [a.to_shaped() for a in branches[0].out_avals]
+    # Branches may differ in weak types only (JAX allows it): the result is weak where
+    # every branch's is.
+    joined = _join_weak([b.out_avals for b in branches])
+    return joined if joined is not None else [a.to_shaped() for a in branches[0].out_avals]
 
 
 def _cond_impl(index, *ops, branches):
@@ -93,16 +96,8 @@ def _trace_branches(branches, ops, names, swap=False):
                     f"{names[a]} and {names[b]} output must have identical types, got\n"
                     f"{names[a]}: ({_types_str(outs[a])})\n"
                     f"{names[b]}: ({_types_str(outs[b])})")
-    if any(list(o) != joined for o in outs):
-        # Branches differ only in weak types: retrace converting to the joined type.
-        def fix(b):
-            def fb(*a):
-                res = b(*a)
-                lv, tr = tree_util.tree_flatten(res)
-                return tree_util.tree_unflatten(tr, [_convert_to(x, j) for x, j in zip(lv, joined)])
-            fb.__name__ = _name(b)
-            return fb
-        traced = [_trace(fix(b), avals, in_tree, "cond") for b in branches]
+    # Branches that differ only in weak types stay as they are (the equation's result
+    # is the join), as in JAX: no retrace, no conversion.
     # Every branch takes the constants of all branches, then the operands.
     all_consts = [c for t in traced for c in t[1]]
     const_avals = [[_shaped(c) for c in t[1]] for t in traced]

@@ -326,18 +326,30 @@ def fori_loop(lower, upper, body_fun, init_val):
     """
     lo, hi = _static_int(lower), _static_int(upper)
     if lo is not None and hi is not None:
+        # Python-int bounds give a weakly typed index, as in JAX (``x + i`` keeps the
+        # weak type of ``x``).
+        weak = type(lower) is int and type(upper) is int
+        one = 1 if weak else np.int32(1)
+
         def scanned(carry, _):
             i, val = carry
-            return (i + np.int32(1), body_fun(i, val)), None
+            return (i + one, body_fun(i, val)), None
         scanned.__name__ = _name(body_fun)
         user_view(scanned, body_fun, lambda carry, _: [(0, carry[0]), (1, carry[1])],
                   "fori_loop")
-        (_, out), _ = scan(scanned, (np.int32(lo), init_val), None, length=dim_max(hi - lo, 0))
+        start = np.int32(lo)
+        if weak:
+            from ..array import Array
+            start = Array._new(np.asarray(lo, np.int32), True)
+        (_, out), _ = scan(scanned, (start, init_val), None, length=dim_max(hi - lo, 0))
         return out
     from .control_flow import while_loop
     from .elementwise import convert_element_type, lt
-    lower = convert_element_type(lower, dtypes.int32)
-    upper = convert_element_type(upper, dtypes.int32)
+    # Bounds that are int32 already pass as they are; a Python int becomes an int32
+    # literal (JAX's jaxpr has no conversion for either).
+    lower, upper = (np.int32(b) if type(b) is int else
+                    b if getattr(b, "dtype", None) == np.int32 else
+                    convert_element_type(b, dtypes.int32) for b in (lower, upper))
 
     def cond_fun(c):
         return lt(c[0], c[1])
