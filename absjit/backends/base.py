@@ -280,9 +280,10 @@ class Backend:
         ``compiling()`` says whether a background compile is using a core."""
         return get_backend("interpret").compile(closed_jaxpr, options)
 
-    def prepare_background_compiles(self) -> None:
-        """Called before the first program is queued for a background compile: start
-        whatever those compiles run on (a worker process), without waiting for it."""
+    def prepare_background_compiles(self, expected_seconds: float) -> None:
+        """Called before a program expected to take ``expected_seconds`` to compile is
+        queued for a background compile: start whatever such compiles run on (a worker
+        process), without waiting for it."""
 
     def unavailable_error(self) -> Exception:
         """What asking for this backend raises on a machine without it."""

@@ -208,7 +208,7 @@ class TieredExecutable(Executable):
     ``listeners`` are called (in the background thread) with the compiled executable
     once it is ready; ``jit`` uses one to take this wrapper out of its entry."""
 
-    def __init__(self, closed_jaxpr, backend, options, name):
+    def __init__(self, closed_jaxpr, backend, options, name, expected_compile_seconds=0.0):
         self.tier0 = backend.interpreted(closed_jaxpr, options,
                                          compiling=lambda: self.compiled is None)
         self.compiled = None
@@ -223,7 +223,7 @@ class TieredExecutable(Executable):
         self._job = (closed_jaxpr, backend, options)
         with _LIVE_LOCK:
             _LIVE.add(self)
-        backend.prepare_background_compiles()
+        backend.prepare_background_compiles(expected_compile_seconds)
         background.submit(self._compile)
 
     def __call__(self, *buffers):
@@ -304,7 +304,7 @@ def compile_for_miss(closed_jaxpr, backend, options, name):
     if config.explain_cache_misses:
         logger.warning("%s: tier 0 (NumPy) while it compiles in the background (one "
                        "interpreted call ~%.2g s, the compile ~%.2g s)", name, interp, build)
-    return TieredExecutable(closed_jaxpr, backend, options, name)
+    return TieredExecutable(closed_jaxpr, backend, options, name, build)
 
 
 # -- for tests and benchmarks ------------------------------------------------------------

@@ -42,7 +42,11 @@ def test_second_process_loads_without_compiling(tmp_path):
     assert glob.glob(str(kdir / "absjit_k_*.py"))
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "module", "delete_mac"])
+_SLOW = pytest.mark.slow  # the same path as the default cases, another kind of damage
+
+
+@pytest.mark.parametrize("damage", ["truncate", pytest.param("garbage", marks=_SLOW),
+                                    "module", pytest.param("delete_mac", marks=_SLOW)])
 def test_corrupted_entries_are_dropped_and_rebuilt(tmp_path, damage):
     run(tmp_path)
     kdir = tmp_path / "numba_cpu"
@@ -166,7 +170,8 @@ def test_untrusted_cache_directory_is_refused(tmp_path, mode_or_owner):
     assert not glob.glob(str(root / "**" / "*.nb*"), recursive=True)
 
 
-@pytest.mark.parametrize("odd", ["fifo", "directory", "bad-mac-bytes", "symlink"])
+@pytest.mark.parametrize("odd", ["fifo", pytest.param("directory", marks=_SLOW),
+                                 pytest.param("bad-mac-bytes", marks=_SLOW), "symlink"])
 def test_odd_files_are_corrupt_entries_not_hangs(tmp_path, odd, monkeypatch):
     run(tmp_path)
     kdir = tmp_path / "numba_cpu"

@@ -250,8 +250,16 @@ WHOLE = [
 ]
 
 
-@pytest.mark.parametrize("shape", [(1_000_003,), (700, 301)])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def _part_cases():
+    """64-bit dtypes on the long vector are the slow tier (their 2-D cases stay)."""
+    for dt in (np.float32, np.float64, np.int32, np.int64):
+        for shape in ((1_000_003,), (700, 301)):
+            slow = np.dtype(dt).itemsize == 8 and len(shape) == 1
+            yield pytest.param(dt, shape, id=f"{np.dtype(dt).name}-{len(shape)}d",
+                               marks=pytest.mark.slow if slow else ())
+
+
+@pytest.mark.parametrize("dtype, shape", list(_part_cases()))
 @pytest.mark.parametrize("name, fn", WHOLE, ids=[w[0] for w in WHOLE])
 def test_reductions_of_every_axis_run_in_parts(name, fn, dtype, shape):
     absjit.config.update("enable_x64", True)  # (reset after each test)

@@ -70,8 +70,22 @@ WORKS = {
 }
 
 
-@pytest.mark.parametrize("backend", ["interpret", "cpu"])
-@pytest.mark.parametrize("name", sorted(WORKS))
+# On the cpu backend the default run compiles one function of each kind (random bits,
+# products and reductions, sorts, selection, FFT, scatter, windows, sized outputs); the
+# rest are the slow tier. The interpreter runs every one.
+_CPU_DEFAULT = {"normal", "cov", "diagonal_offsets", "median", "top_k", "fft", "at_add",
+                "conv_valid", "nonzero_size", "unique_size", "dynamic_update_slice",
+                "permutation_rows"}
+
+
+def _cases():
+    for name in sorted(WORKS):
+        yield pytest.param("interpret", name, id=f"{name}-interpret")
+        yield pytest.param("cpu", name, id=f"{name}-cpu",
+                           marks=() if name in _CPU_DEFAULT else pytest.mark.slow)
+
+
+@pytest.mark.parametrize("backend,name", list(_cases()))
 def test_ranked_equals_shaped(backend, name):
     """The reference is the shaped level on the interpreter (the cpu backend's shaped
     kernels are compared with it elsewhere): one ranked compile per case, not three."""

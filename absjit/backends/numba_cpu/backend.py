@@ -396,8 +396,12 @@ class NumbaCPUBackend(Backend):
     def interpreted(self, closed_jaxpr, options, compiling=lambda: False):
         return threads.tier0_guard(super().interpreted(closed_jaxpr, options), compiling)
 
-    def prepare_background_compiles(self) -> None:
-        if compile_process.enabled():
+    def prepare_background_compiles(self, expected_seconds: float) -> None:
+        # The worker's own start (Python, NumPy, Numba: ~0.5-1 s of a core) pays only
+        # where tier 0 serves for long; a short compile stays in the background thread
+        # (later ones use the worker once it runs).
+        if expected_seconds >= compile_process.WORKER_MIN_SECONDS and \
+                compile_process.enabled():
             try:
                 compile_process.start()
             except compile_process.Unavailable as e:
@@ -656,7 +660,7 @@ class NumbaCPUBackend(Backend):
                 module.__dict__[nm] = numba.njit(**chunk_flags)(obj)
         disp, from_worker = None, False
         if not on_disk and background.on_background_thread() and \
-                len(spec["callees"]) == len(callees) and compile_process.enabled():
+                len(spec["callees"]) == len(callees) and compile_process.running():
             got = self._from_worker(spec, fn, path, prims, src)
             from_worker = got is not None
             if from_worker:
