@@ -28,8 +28,8 @@ import threading
 
 from .. import background
 
-__all__ = ["enabled", "running", "start", "compile_remote", "WORKER_MIN_SECONDS", "Unavailable", "NumbaRefused",
-           "read_message", "write_message"]
+__all__ = ["enabled", "running", "start", "compile_remote", "WORKER_MIN_SECONDS",
+           "Unavailable", "NumbaRefused", "read_message", "write_message"]
 
 log = logging.getLogger("absjit.compile_process")
 
@@ -46,7 +46,10 @@ class NumbaRefused(Exception):
 
 
 def write_message(stream, obj) -> None:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    _write_bytes(stream, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _write_bytes(stream, data: bytes) -> None:
     stream.write(_HEAD.pack(len(data)) + data)
     stream.flush()
 
@@ -135,10 +138,14 @@ def compile_remote(spec: dict):
     """The pickled payload of ``CompileResult._rebuild`` for one function (see
     :mod:`.compile_worker` for ``spec``); raises :class:`Unavailable` when the caller
     must compile it itself, or :class:`NumbaRefused` when Numba refused the source."""
+    try:
+        data = pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:  # noqa: BLE001 - e.g. a type Numba cannot pickle
+        raise Unavailable(f"its description does not pickle ({type(e).__name__})") from None
     with _LOCK:
         proc = _start_locked()
         try:
-            write_message(proc.stdin, spec)
+            _write_bytes(proc.stdin, data)
             kind, *rest = read_message(proc.stdout)  # waits without the GIL
         except (OSError, EOFError, pickle.UnpicklingError) as e:
             _state["dead"] = f"the compile worker stopped ({type(e).__name__}: {e})"
