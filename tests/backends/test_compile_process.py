@@ -139,3 +139,11 @@ def test_compile_process_flag_is_checked():
     from absjit.config import ConfigError
     with pytest.raises(ConfigError, match="compile_process"):
         absjit.config.update("compile_process", "yes")
+
+
+def test_a_description_that_does_not_pickle_is_compiled_here():
+    spec = _spec("def f(x):\n    return x\n")
+    spec["sig"] = (lambda: 0,)  # nothing Numba would send, and no pickle takes it
+    with pytest.raises(compile_process.Unavailable, match="does not pickle"):
+        compile_process.compile_remote(spec)
+    assert compile_process.running()  # the worker is still there for the next one
