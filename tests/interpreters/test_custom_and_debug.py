@@ -203,3 +203,24 @@ def test_custom_vjp_bwd_results_are_checked_and_none_means_zero():
     h.defvjp(lambda p: (p["a"] * 2, None), lambda r, c: ((c,),))
     with pytest.raises(TypeError, match="structure"):
         absjit.grad(lambda p: h(p).sum())({"a": x})
+
+
+@pytest.mark.parametrize("backend", ["cpu", "xla"])
+def test_io_callback_runs_once_per_call_on_compiling_backends(backend):
+    if backend == "xla":
+        pytest.importorskip("jax")
+    from absjit.experimental import io_callback
+    seen = []
+
+    def host(x):
+        seen.append(float(x.sum()))
+        return np.asarray(x * 2, np.float32)
+
+    def f(x):
+        return io_callback(host, absjit.ShapeDtypeStruct((3,), np.float32), x) + 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the cpu backend's host-call notice
+        out = absjit.jit(f, backend=backend)(np.ones(3, np.float32))
+    np.testing.assert_allclose(np.asarray(out), 3.0)
+    assert seen == [3.0]

@@ -43,6 +43,7 @@ NOT_LOWERED = {
     "fft": "Numba has no FFT; NumPy's pocketfft runs between compiled pieces",
     "pure_callback": "calls Python: runs between compiled pieces",
     "debug_callback": "calls Python: runs between compiled pieces",
+    "io_callback": "calls Python: runs between compiled pieces",
 }
 NOT_LOWERED.update((name, "a collective over a named vmap axis: vmap removes it before any "
                           "backend sees it") for name in ("psum", "pmax", "pmin",

@@ -318,6 +318,20 @@ def _pure_callback(ctx, *vals, callback, result_avals, vmap_method):
     return list(jax.pure_callback(host, specs, *vals))
 
 
+@register("io_callback")
+def _io_callback(ctx, *vals, callback, result_avals, ordered):
+    from jax.experimental import io_callback as jax_io_callback
+
+    from ..._callbacks import io_callback_p
+    specs = [jax.ShapeDtypeStruct(tuple(a.shape), np.dtype(a.dtype)) for a in result_avals]
+    impl = impl_rules[io_callback_p]
+
+    def host(*v):
+        return impl(*[np.asarray(u) for u in v], callback=callback,
+                    result_avals=result_avals, ordered=ordered)
+    return list(jax_io_callback(host, specs, *vals, ordered=ordered))
+
+
 def _effect(prim, **params):
     impl = impl_rules[prim]
 
