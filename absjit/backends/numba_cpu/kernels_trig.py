@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
@@ -141,7 +142,9 @@ def _two_sum(a, b):
 
 
 # -- float32 ----------------------------------------------------------------------------
-@helper
+# The float32 kernels stay inlined by Numba: as compiled helpers, a 1e6-element float32
+# sin ran ~1.4x slower (1.75-1.90 ms against 1.26 ms, same run, interleaved medians).
+@numba.njit(inline="always", cache=False, error_model="numpy")
 def _reduce_f32(x):
     """``(q, r)``: ``|x| = (4 m + q) * pi/2 + r``, ``|r| <= pi/4`` (float64 ``r``)."""
     a = abs(np.float64(x))
@@ -150,7 +153,7 @@ def _reduce_f32(x):
     return (_ZERO if small else q), (a if small else f * _PIO2_HI)
 
 
-@helper
+@numba.njit(inline="always", cache=False, error_model="numpy")
 def _sincos_f32(r):
     z = r * r
     s = _fma(_fma(_fma(_s4, z, _s3), z, _s2), z, _s1)
@@ -160,7 +163,7 @@ def _sincos_f32(r):
     return sn, cs
 
 
-@helper
+@numba.njit(inline="always", cache=False, error_model="numpy")
 def _sin_float32(x):
     q, r = _reduce_f32(x)
     sn, cs = _sincos_f32(r)
@@ -171,7 +174,7 @@ def _sin_float32(x):
     return x if x == 0 else (y if abs(x) < np.float32(np.inf) else x - x)
 
 
-@helper
+@numba.njit(inline="always", cache=False, error_model="numpy")
 def _cos_float32(x):
     q, r = _reduce_f32(x)
     sn, cs = _sincos_f32(r)
@@ -181,7 +184,7 @@ def _cos_float32(x):
     return y if abs(x) < np.float32(np.inf) else x - x
 
 
-@helper
+@numba.njit(inline="always", cache=False, error_model="numpy")
 def _tan_float32(x):
     q, r = _reduce_f32(x)
     sn, cs = _sincos_f32(r)
