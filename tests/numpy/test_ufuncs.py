@@ -147,6 +147,10 @@ def test_binary_against_jax(name, data):
     # typing in JAX differs between eager and jit.
     if name == "power":  # negative integer exponents are undefined for integers
         y = abs(y) if not isinstance(y, bool) else y
+        if np.dtype(d1).kind == "c" or np.dtype(d2).kind == "c":
+            # a complex power with an infinite exponent: JAX (exp(y log x)) gives nan
+            # where NumPy and absjit give 0 for |x| < 1; the finite cases still compare
+            y = y if isinstance(y, (bool, int)) else np.nan_to_num(y)
     if name in ("left_shift", "right_shift"):
         y = np.clip(np.asarray(y), 0, 7).astype(np.asarray(y).dtype) \
             if not isinstance(y, int) else min(max(y, 0), 7)
