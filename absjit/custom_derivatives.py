@@ -21,7 +21,7 @@ from .core.fusion import Call, def_fusion
 from .core.primitive import Primitive, abstract_eval_rules, impl_rules
 from .core.dims import is_dim, same_shape
 from .core.avals import ConcreteArray
-from .core.trace import EVAL_MAIN, Tracer, _top_main, get_aval
+from .core.trace import EVAL_MAIN, _top_main, get_aval
 from .interpreters import ad, batching
 from .ops.call import eval_jaxpr_numpy, hoist_consts
 
@@ -79,6 +79,14 @@ def _trace_flat(fun, args):
     closed, _ = trace_to_jaxpr(flat, avals, DebugInfo.of(fun, [], "custom_derivative"))
     closed, consts = hoist_consts(closed)
     return closed, consts, leaves, in_tree, box[-1]
+
+
+def _jvp_operands(main, leaves):
+    """``(trace, primals, tangents)``: ``leaves`` raised to the JVP trace ``main``
+    (a tangent is None where the argument is not differentiated)."""
+    trace = main.trace_type(main)
+    tracers = [trace.full_raise(x) for x in leaves]
+    return trace, [t.primal for t in tracers], [t.tangent for t in tracers]
 
 
 def _call_abstract(*avals, call_jaxpr, **_):
@@ -208,15 +216,11 @@ class custom_jvp:
         outs = custom_jvp_call_p.bind(*consts, *leaves, call_jaxpr=closed, jvp=flat_jvp)
         return tree_util.tree_unflatten(out_tree, outs)
 
-
     def _jvp_first(self, main, fun, user_jvp, leaves, in_tree):
         """Differentiated: call the rule on the primals and tangents, without tracing
         the function first (the rule's own call of the function traces it, at the
         primals' level, as in JAX)."""
-        trace = main.trace_type(main)
-        tracers = [trace.full_raise(x) for x in leaves]
-        primals = [t.primal for t in tracers]
-        tangents = [t.tangent for t in tracers]
+        trace, primals, tangents = _jvp_operands(main, leaves)
         if all(t is None for t in tangents):
             return self.__call__(*tree_util.tree_unflatten(in_tree, primals))
         tangents = [ad.instantiate_zeros(t, p) for t, p in zip(tangents, primals)]
@@ -375,10 +379,7 @@ class custom_vjp:
             return run
 
         if jvp_first:
-            trace = top.trace_type(top)
-            tracers = [trace.full_raise(x) for x in leaves]
-            primals = [t.primal for t in tracers]
-            tangents = [t.tangent for t in tracers]
+            trace, primals, tangents = _jvp_operands(top, leaves)
             if all(t is None for t in tangents):
                 return self.__call__(*tree_util.tree_unflatten(in_tree, primals))
             po, to = _custom_vjp_call_jvp(primals, tangents, call_jaxpr=None,

@@ -24,9 +24,7 @@ import logging
 import os
 import pickle
 import re
-import sys
 import time
-import types
 import weakref
 
 import numpy as np
@@ -41,6 +39,7 @@ from ..base import Backend, Executable
 from .dot_fold import fold_dot_transposes
 from .lower_arrays import SYMBOLIC_SIZES, array_rules, dot_plan
 from . import compile_process, pool, threads, tiers
+from .compile_worker import kernel_module
 from .half import lower_half
 from .lower_elementwise import scalar_rules
 from .render import FunctionRenderer, shape_text
@@ -637,27 +636,17 @@ class NumbaCPUBackend(Backend):
                 on_disk = diskcache.verify_or_purge(module_name)
             except OSError:
                 use_disk = False  # an unwritable cache directory is not an error
-        module = types.ModuleType(module_name)
-        module.__file__ = path
-        # Object-mode blocks (debug_print) find their globals through sys.modules.
-        sys.modules.setdefault(module_name, module)
-        module.__dict__.update(callees)  # outlined loop bodies this function calls
-        exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102 - our own source
-        fn = module.__dict__[fn_name]
         uses_pool = "_pgemm_pool(" in text or "_pool_for(" in text
         if uses_pool and not pool.ensure():
             # its symbols, before the kernel links against them (from disk)
             raise CompilationError(f"absjit's thread pool could not be built here "
                                    f"({pool.failure()}); ABSJIT_POOL_LOOPS=0 runs parallel "
                                    "loops on Numba's threads instead")
+        fn = kernel_module(module_name, path, text, callees, flags).__dict__[fn_name]
         spec = {"module": module_name, "text": text, "fn": fn_name, "flags": flags,
                 "sig": sig, "pool": uses_pool,
                 "callees": {nm: self._specs[d] for nm, d in callees.items()
                             if d in self._specs}}
-        chunk_flags = dict(flags, parallel=False)
-        for nm, obj in list(module.__dict__.items()):  # the pool loops' chunk functions
-            if nm.startswith("_loop") and isinstance(obj, types.FunctionType):
-                module.__dict__[nm] = numba.njit(**chunk_flags)(obj)
         disp, from_worker = None, False
         if not on_disk and background.on_background_thread() and \
                 len(spec["callees"]) == len(callees) and compile_process.running():

@@ -31,6 +31,24 @@ import sys
 import types
 
 
+def kernel_module(name, path, text, callees, flags):
+    """The module holding one generated function, as the cpu backend builds it here and
+    in the worker: registered in ``sys.modules`` (object-mode blocks and pickled
+    environments find it by name), its callees bound, the chunk functions of its pool
+    loops jitted serially."""
+    import numba
+    module = types.ModuleType(name)
+    module.__file__ = path
+    sys.modules.setdefault(name, module)
+    module.__dict__.update(callees)  # outlined loop bodies this function calls
+    exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102 - our own source
+    chunk_flags = dict(flags, parallel=False)
+    for nm, obj in list(module.__dict__.items()):
+        if nm.startswith("_loop") and isinstance(obj, types.FunctionType):
+            module.__dict__[nm] = numba.njit(**chunk_flags)(obj)
+    return module
+
+
 def _compile(spec, done):
     import numba
 
@@ -44,15 +62,8 @@ def _compile(spec, done):
         threads.configure_layer()
     if spec["pool"] and not pool.ensure():
         raise _NotHere(f"absjit's thread pool could not be built ({pool.failure()})")
-    module = types.ModuleType(name)
-    module.__file__ = f"<absjit kernel {name}>"
-    sys.modules[name] = module
-    module.__dict__.update(callees)
-    exec(compile(spec["text"], module.__file__, "exec"), module.__dict__)  # noqa: S102
-    chunk_flags = dict(spec["flags"], parallel=False)
-    for nm, obj in list(module.__dict__.items()):
-        if nm.startswith("_loop") and isinstance(obj, types.FunctionType):
-            module.__dict__[nm] = numba.njit(**chunk_flags)(obj)
+    module = kernel_module(name, f"<absjit kernel {name}>", spec["text"], callees,
+                           spec["flags"])
     disp = numba.njit(**spec["flags"])(module.__dict__[spec["fn"]])
     disp.compile(spec["sig"])
     done[name] = disp

@@ -306,15 +306,22 @@ def _custom_call(ctx, *args, call_jaxpr, **_):
 # ---------------------------------------------------------------------------
 # callbacks: the NumPy implementation, on the host
 # ---------------------------------------------------------------------------
+def _host_results(prim, result_avals, **params):
+    """``(specs, host)``: the result shapes a jax callback declares, and a host
+    function running ``prim``'s NumPy implementation on the callback's arguments."""
+    specs = [jax.ShapeDtypeStruct(tuple(a.shape), np.dtype(a.dtype)) for a in result_avals]
+    impl = impl_rules[prim]
+
+    def host(*v):
+        return impl(*[np.asarray(u) for u in v], result_avals=result_avals, **params)
+    return specs, host
+
+
 @register("pure_callback")
 def _pure_callback(ctx, *vals, callback, result_avals, vmap_method):
     from ..._callbacks import pure_callback_p
-    specs = [jax.ShapeDtypeStruct(tuple(a.shape), np.dtype(a.dtype)) for a in result_avals]
-    impl = impl_rules[pure_callback_p]
-
-    def host(*v):
-        return impl(*[np.asarray(u) for u in v], callback=callback,
-                    result_avals=result_avals, vmap_method=vmap_method)
+    specs, host = _host_results(pure_callback_p, result_avals, callback=callback,
+                                vmap_method=vmap_method)
     return list(jax.pure_callback(host, specs, *vals))
 
 
@@ -323,12 +330,8 @@ def _io_callback(ctx, *vals, callback, result_avals, ordered):
     from jax.experimental import io_callback as jax_io_callback
 
     from ..._callbacks import io_callback_p
-    specs = [jax.ShapeDtypeStruct(tuple(a.shape), np.dtype(a.dtype)) for a in result_avals]
-    impl = impl_rules[io_callback_p]
-
-    def host(*v):
-        return impl(*[np.asarray(u) for u in v], callback=callback,
-                    result_avals=result_avals, ordered=ordered)
+    specs, host = _host_results(io_callback_p, result_avals, callback=callback,
+                                ordered=ordered)
     return list(jax_io_callback(host, specs, *vals, ordered=ordered))
 
 
