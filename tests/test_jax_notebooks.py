@@ -53,6 +53,51 @@ def test_print_saved_residuals_matches_jax(remat):
     assert "from the argument W1" in got and f"{Path(__file__).name}:" in got
 
 
+def _predict_with_names(np_mod, name_fn, named):
+    def layer(W, x):
+        return np_mod.sin(np_mod.dot(W, x))
+
+    def predict(params, x):
+        *Ws, Wlast = params
+        for i, W in enumerate(Ws):
+            x = layer(W, x)
+            if named:
+                x = name_fn(x, name=f"layer{i}_output")
+        return np_mod.dot(Wlast, x)
+    return predict
+
+
+@needs_jax
+def test_names_policy_sees_a_redefined_function():
+    """gradient-checkpointing.md: ``loss`` reads the global ``predict``, which the
+    notebook redefines (adding names) after checkpointing ``loss`` once. absjit traces
+    again and saves ``layer0_output``, as JAX does for a function it has not traced
+    before (JAX's notebook output, from its stale trace, lists only the arguments)."""
+    from absjit.ad_checkpoint import checkpoint_name, print_saved_residuals
+    import jax.ad_checkpoint as jax_ckpt
+
+    def residuals(lib, np_mod, name_fn, printer, warm_first):
+        impl = {"predict": _predict_with_names(np_mod, name_fn, named=False)}
+
+        def loss(params, x, y):
+            return np_mod.sum((impl["predict"](params, x) - y) ** 2)
+        params = [np.ones((4, 4), np.float32)] * 3
+        x = y = np.ones(4, np.float32)
+        if warm_first:
+            dots = lib.checkpoint_policies.dots_with_no_batch_dims_saveable
+            _printed(printer, lib.checkpoint(loss, policy=dots), params, x, y)
+        impl["predict"] = _predict_with_names(np_mod, name_fn, named=True)
+        policy = lib.checkpoint_policies.save_any_names_but_these("layer1_output")
+        text = _printed(printer, lib.checkpoint(loss, policy=policy), params, x, y)
+        return [line.split(" from ")[0] for line in text.splitlines()]
+
+    got = residuals(absjit, jnp, checkpoint_name, print_saved_residuals, warm_first=True)
+    fresh_jax = residuals(jax, jax_numpy, jax_ckpt.checkpoint_name,
+                          jax_ckpt.print_saved_residuals, warm_first=False)
+    assert got == fresh_jax
+    assert "f32[4] named 'layer0_output'" in got
+
+
 def test_saved_residuals_of_sin_is_cos():
     from absjit.ad_checkpoint import saved_residuals
     (aval, what), = saved_residuals(jnp.sin, 1.0)
