@@ -192,3 +192,46 @@ def test_host_products_pass_transposes_to_blas(lc, rc, sa, sb):
     (out,) = _host_dot(stmt)(a, b)
     assert out.flags.c_contiguous and out.dtype == np.float32
     np.testing.assert_allclose(out, np.tensordot(a, b, (lc, rc)), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("dn,sa,sb", [
+    ((((2,), (1,)), ((0,), (0,))), (3, 40, 50), (3, 50, 60)),        # bij,bjk->bik
+    ((((2,), (2,)), ((1,), (1,))), (64, 4, 32), (48, 4, 32)),        # qhd,khd->hqk
+    ((((2,), (0,)), ((0,), (1,))), (4, 64, 48), (48, 4, 32)),        # hqk,khd->hqd
+    ((((1,), (1,)), ((0, 3), (0, 3))), (2, 60, 33, 3), (2, 60, 41, 3)),  # two batch dims
+])
+def test_host_batched_products_run_one_blas_call_per_matrix(dt, dn, sa, sb):
+    """Batched products between pieces use SciPy's BLAS, as 2-D ones do (NumPy's matmul
+    would bring a second OpenBLAS whose threads spin against the first)."""
+    from absjit.backends.numba_cpu.backend import _host_dot
+    from absjit.core.avals import ShapedArray
+    from absjit.ops.linalg import _dot_general_impl, _dot_general_shape, dot_general_p
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal(sa).astype(dt), rng.standard_normal(sb).astype(dt)
+    a.flat[7] = np.inf  # inf * 0 must stay nan, as in XLA and the compiled kernels
+    b[..., 0] = 0
+    out_shape = _dot_general_shape(sa, sb, dn)
+    stmt = ir.Opaque(dot_general_p, [], [], [ShapedArray(sa, dt), ShapedArray(sb, dt)],
+                     [ShapedArray(out_shape, dt)],
+                     {"dimension_numbers": dn, "precision": None,
+                      "preferred_element_type": None})
+    call = _host_dot(stmt)
+    assert call.__name__ == "host_batched_dot"
+    (out,) = call(a, b)
+    (want,) = _dot_general_impl(a, b, dimension_numbers=dn, precision=None,
+                                preferred_element_type=None)
+    assert out.shape == want.shape and out.dtype == dt and out.flags.c_contiguous
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+
+
+def test_small_batched_products_stay_with_numpy():
+    from absjit.backends.numba_cpu.backend import _host_dot
+    from absjit.core.avals import ShapedArray
+    from absjit.ops.linalg import dot_general_p
+    stmt = ir.Opaque(dot_general_p, [], [], [ShapedArray((100, 4, 4), np.float32)] * 2,
+                     [ShapedArray((100, 4, 4), np.float32)],
+                     {"dimension_numbers": (((2,), (1,)), ((0,), (0,))), "precision": None,
+                      "preferred_element_type": None})
+    assert _host_dot(stmt) is None

@@ -21,6 +21,7 @@ import gc
 import hashlib
 import importlib.util
 import logging
+import math
 import os
 import pickle
 import re
@@ -132,14 +133,66 @@ def _runs_on_host(stmt) -> bool:
         stmt.prim not in array_rules or stmt.prim.name == "dot_general")
 
 
-def _host_dot(stmt):
-    """A 2-D (or vector) float product for the driver: ``np.dot`` on the operands or
-    their transposes, so BLAS gets transpose flags instead of copies; None when the
-    product has batch dimensions or several contracting ones."""
+#: Multiply-adds per matrix above which a batched product on the host runs one SciPy
+#: ``gemm`` per matrix instead of NumPy's ``matmul`` (about where OpenBLAS starts threads).
+HOST_BATCHED_GEMM_MIN_MNK = 1 << 16
+
+
+def _host_batched_dot(stmt):
+    """A batched float product for the driver: one call of SciPy's ``gemm`` per matrix
+    of the batch, written into the result, when each matrix is large enough for BLAS to
+    thread; None otherwise (the impl rule's ``np.matmul`` runs it).
+
+    NumPy's ``matmul`` calls NumPy's own OpenBLAS, a second library with its own
+    threads: run between products on SciPy's (the 2-D ones, below), the two pools spin
+    against each other after every call. A transformer block's step (4 heads, 128
+    positions) took 24 ms with both, 9 ms with one."""
     (lc, rc), (lb, rb) = stmt.params["dimension_numbers"]
     la, ra = stmt.in_avals
     dt = np.dtype(stmt.out_avals[0].dtype)
-    if lb or rb or len(lc) != 1 or la.ndim > 2 or ra.ndim > 2 or dt.kind != "f" \
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)) \
+            or np.dtype(la.dtype) != dt or np.dtype(ra.dtype) != dt:
+        return None
+    try:
+        lshape = [int(d) for d in la.shape]
+        rshape = [int(d) for d in ra.shape]
+    except TypeError:  # symbolic sizes
+        return None
+    from ...ops.linalg import _as_bmk, _free_axes
+    lf, rf = _free_axes(len(lshape), lc, lb), _free_axes(len(rshape), rc, rb)
+    m = math.prod(lshape[i] for i in lf)
+    n = math.prod(rshape[i] for i in rf)
+    k = math.prod(lshape[i] for i in lc)
+    nb = math.prod(lshape[i] for i in lb)
+    if m * n * k < HOST_BATCHED_GEMM_MIN_MNK or nb == 0:
+        return None
+    out_shape = tuple(stmt.out_avals[0].shape)
+    from scipy.linalg import blas
+    gemm = blas.sgemm if dt == np.float32 else blas.dgemm
+
+    def call(a, b):
+        a3 = _as_bmk(a, lb, lf, lc)  # (B, M, K)
+        b3 = _as_bmk(b, rb, rf, rc)  # (B, N, K)
+        out = np.empty((nb, m, n), dt)
+        for i in range(nb):
+            # out[i]^T = b3[i] @ a3[i]^T, a Fortran-ordered (N, M): written in place.
+            gemm(1.0, b3[i].T, a3[i].T, beta=0.0, c=out[i].T, trans_a=1,
+                 overwrite_c=1)
+        return (out.reshape(out_shape),)
+    call.__name__ = "host_batched_dot"
+    return call
+
+
+def _host_dot(stmt):
+    """A 2-D (or vector) float product for the driver: ``np.dot`` on the operands or
+    their transposes, so BLAS gets transpose flags instead of copies; a batched one
+    through :func:`_host_batched_dot`; None when neither applies."""
+    (lc, rc), (lb, rb) = stmt.params["dimension_numbers"]
+    la, ra = stmt.in_avals
+    dt = np.dtype(stmt.out_avals[0].dtype)
+    if lb or rb:
+        return _host_batched_dot(stmt)
+    if len(lc) != 1 or la.ndim > 2 or ra.ndim > 2 or dt.kind != "f" \
             or np.dtype(la.dtype) != dt or np.dtype(ra.dtype) != dt:
         return None
     lhs_t = la.ndim == 2 and lc[0] == 0

@@ -374,15 +374,23 @@ def tier0_guard(executable, compiling):
     def call(*buffers):
         if state["n"] is None or monitor.due():
             busy = monitor.sample() if monitor.due() else monitor.others_busy
-            n = max(1, choose_threads(cores, busy) - (1 if compiling() else 0))
-            if n != state["n"]:
-                if state["setters"] is None:
-                    state["setters"] = _blas_libraries()  # NumPy's, loaded already
-                for setter, initial in state["setters"]:
-                    setter(max(1, min(n, initial)))
-                state["n"] = n
-                _POLICY.blas_threads = None  # compiled kernels set theirs again
-        return executable(*buffers)
+            state["n"] = max(1, choose_threads(cores, busy) - (1 if compiling() else 0))
+            if state["setters"] is None:
+                state["setters"] = _blas_libraries()  # NumPy's, loaded already
+        n = state["n"]
+        lowered = [(setter, initial) for setter, initial in state["setters"]
+                   if n < initial]
+        for setter, _ in lowered:
+            setter(n)
+        try:
+            return executable(*buffers)
+        finally:
+            # The caller's own NumPy keeps its BLAS threads between calls (and after
+            # the switch to the compiled tier, whose kernels set theirs).
+            for setter, initial in lowered:
+                setter(initial)
+            if lowered:
+                _POLICY.blas_threads = None
     call.__wrapped__ = executable
     return call
 
