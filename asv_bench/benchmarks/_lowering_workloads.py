@@ -5,7 +5,9 @@ definition per implementation, shared by ``bench_cpu_lowerings`` and
 kernels, not a libm call per element), ``selu`` on 1e6 float16 (16-bit storage,
 float32 arithmetic, every operation rounded), ``top_k`` over rows (a selection, not a
 sort), an embedding scatter-add into segments, a 1-D ``convolve`` (tap loops), a batch
-of small ``solve`` and a Newton ``solve`` inside a ``fori_loop`` (LAPACK from the kernel).
+of small ``solve`` and a Newton ``solve`` inside a ``fori_loop`` (LAPACK from the kernel),
+a real FFT, a float64 Horner polynomial, a softmax cross-entropy picking each row's label
+by ``take_along_axis``, and an RNN whose ``scan`` body holds two small products.
 
 Every ``make_*`` returns ``{implementation: zero-argument callable}``, warmed up.
 """
@@ -21,7 +23,8 @@ from ._workloads import ALPHA, LMBDA, _warm, jax, jax_numpy, numba, selu_jnp
 
 __all__ = ["make_fori_sort", "make_conv2d", "make_unary", "make_tanh", "make_sin", "make_cos",
            "make_selu_f16", "make_top_k", "make_segment_sum", "make_convolve", "make_solve",
-           "make_newton", "WORKLOADS"]
+           "make_newton", "make_rfft", "make_horner64", "make_cross_entropy", "make_rnn_scan",
+           "WORKLOADS"]
 
 
 # -- fori_loop of 20,000 steps whose body sorts 16 values ------------------------------
@@ -186,6 +189,73 @@ def make_newton(n=8, steps=20):
     return _both(make, w0)
 
 
+# -- rfft, float64 Horner, cross-entropy by take_along_axis, an RNN scan ---------------
+def make_rfft(n=1 << 20, batch=1):
+    """``jnp.fft.rfft`` of ``batch`` float32 signals of length ``n`` (last axis)."""
+    shape = (n,) if batch == 1 else (batch, n)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    return _both(lambda np_, lax_: (lambda v: np_.fft.rfft(v)), x)
+
+
+HORNER_COEFFS = tuple(1.0 / (k + 1) for k in range(13))  # degree 12
+
+
+def make_horner64(n=1_000_000, coeffs=HORNER_COEFFS):
+    """A float64 polynomial by Horner's rule on ``n`` values (64-bit types on)."""
+    x = np.random.default_rng(0).uniform(-1.0, 1.0, n)
+
+    def horner(v):
+        acc = v * 0.0 + coeffs[-1]
+        for c in coeffs[-2::-1]:
+            acc = acc * v + c
+        return acc
+    f = absjit.jit(horner)
+    impls = {"absjit": _with_x64(lambda: f(x)), "numpy": lambda: horner(x)}
+    if jax is not None:
+        jf = jax.jit(horner)
+        with jax.enable_x64(True):
+            xj = jax.device_put(x)
+
+        def call_jax():
+            with jax.enable_x64(True):
+                return jf(xj)
+        impls["jax"] = call_jax
+    return _warm(impls)
+
+
+def make_cross_entropy(rows=1024, classes=1000):
+    """Mean softmax cross-entropy of float32 logits against integer labels."""
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((rows, classes)).astype(np.float32)
+    labels = rng.integers(0, classes, rows).astype(np.int32)
+
+    def make(np_, lax_):
+        def loss(z, y):
+            z = z - z.max(axis=1, keepdims=True)
+            logp = z - np_.log(np_.exp(z).sum(axis=1, keepdims=True))
+            return -np_.take_along_axis(logp, y[:, None], axis=1).mean()
+        return loss
+    return _both(make, logits, labels)
+
+
+def make_rnn_scan(steps=200, batch=32, hidden=128):
+    """A tanh RNN over ``steps`` inputs by ``lax.scan``; the final state."""
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(np.float32)
+    u = (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(np.float32)
+    xs = rng.standard_normal((steps, batch, hidden)).astype(np.float32)
+    h0 = np.zeros((batch, hidden), np.float32)
+
+    def make(np_, lax_):
+        def run(w, u, xs, h0):
+            def step(h, x):
+                h = np_.tanh(h @ w + x @ u)
+                return h, None
+            return lax_.scan(step, h0, xs)[0]
+        return run
+    return _both(make, w, u, xs, h0)
+
+
 WORKLOADS = {"fori_loop + sort(16)": make_fori_sort, "conv 3x3 64ch 32x32 b8": make_conv2d,
              "tanh 1e6 f32": make_tanh, "sin 1e6 f32": make_sin, "cos 1e6 f32": make_cos,
              "sin 1e6 f64": lambda: make_sin(np.float64),
@@ -193,4 +263,7 @@ WORKLOADS = {"fori_loop + sort(16)": make_fori_sort, "conv 3x3 64ch 32x32 b8": m
              "top_k(10) 2000x1000 f32": make_top_k,
              "segment scatter-add 1e5x64 -> 1000": make_segment_sum,
              "convolve 1e5 x 101 same": make_convolve, "solve 64 x 32x32": make_solve,
-             "Newton: solve in fori_loop(20), 8x8": make_newton}
+             "Newton: solve in fori_loop(20), 8x8": make_newton,
+             "rfft 2^20 f32": make_rfft, "Horner deg 12 1e6 f64": make_horner64,
+             "cross-entropy 1024x1000 take_along_axis": make_cross_entropy,
+             "RNN scan 200 x 32x128": make_rnn_scan}

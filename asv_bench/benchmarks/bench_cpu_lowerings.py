@@ -3,8 +3,9 @@
 ``fori_loop`` of 20,000 steps sorting 16 values, a 3x3 64->64-channel convolution on
 8x32x32, ``tanh`` on 1e6 float32, ``sin``/``cos`` on 1e6 float32 and float64 and
 ``selu`` on 1e6 float16, ``top_k``, a segment scatter-add, a 1-D ``convolve``, batched
-``solve`` and ``solve`` inside a ``fori_loop``, at several sizes — absjit and ``jax.jit`` (and NumPy/Numba where they apply) in
-one run. ``scripts/compare.py`` prints the ratios.
+``solve`` and ``solve`` inside a ``fori_loop``, ``rfft``, a float64 Horner polynomial, a
+cross-entropy by ``take_along_axis`` and an RNN ``scan``, at several sizes — absjit and
+``jax.jit`` (and NumPy/Numba where they apply) in one run. ``scripts/compare.py`` prints the ratios.
 """
 from __future__ import annotations
 
@@ -122,3 +123,37 @@ class Solve(_Sized):
 class NewtonSolveInLoop(_Workload):
     make = staticmethod(lw.make_newton)
     params = [["absjit", "jax"]]
+
+
+class Rfft(_Sized):
+    """jnp.fft.rfft of float32 signals over the last axis."""
+    make = staticmethod(lw.make_rfft)
+    sizes = {"2^20": dict(n=1 << 20), "64 x 2^14": dict(n=1 << 14, batch=64),
+             "4096 x 256": dict(n=256, batch=4096)}
+    params = [["absjit", "jax"], list(sizes)]
+
+
+class Horner64(_Sized):
+    """A degree-12 float64 polynomial by Horner's rule (64-bit types on)."""
+    make = staticmethod(lw.make_horner64)
+    sizes = {"1e6 deg 12": dict(n=1_000_000), "1e5 deg 12": dict(n=100_000),
+             "1e6 deg 4": dict(n=1_000_000, coeffs=lw.HORNER_COEFFS[:5])}
+    params = [["absjit", "jax", "numpy"], list(sizes)]
+
+
+class CrossEntropy(_Sized):
+    """Softmax cross-entropy of float32 logits, labels picked by take_along_axis."""
+    make = staticmethod(lw.make_cross_entropy)
+    sizes = {"1024x1000": dict(rows=1024, classes=1000),
+             "8192x100": dict(rows=8192, classes=100),
+             "128x32000": dict(rows=128, classes=32_000)}
+    params = [["absjit", "jax"], list(sizes)]
+
+
+class RnnScan(_Sized):
+    """A tanh RNN by lax.scan: two small products in every step."""
+    make = staticmethod(lw.make_rnn_scan)
+    sizes = {"200 x 32x128": dict(steps=200, batch=32, hidden=128),
+             "1000 x 8x32": dict(steps=1000, batch=8, hidden=32),
+             "50 x 128x256": dict(steps=50, batch=128, hidden=256)}
+    params = [["absjit", "jax"], list(sizes)]

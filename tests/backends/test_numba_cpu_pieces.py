@@ -235,3 +235,50 @@ def test_small_batched_products_stay_with_numpy():
                      {"dimension_numbers": (((2,), (1,)), ((0,), (0,))), "precision": None,
                       "preferred_element_type": None})
     assert _host_dot(stmt) is None
+
+
+FFTS = {"fft": (jnp.fft.fft, np.fft.fft, True), "ifft": (jnp.fft.ifft, np.fft.ifft, True),
+        "rfft": (jnp.fft.rfft, np.fft.rfft, False),
+        "irfft": (lambda v: jnp.fft.irfft(v, 30), lambda v: np.fft.irfft(v, 30), True),
+        "fft2": (jnp.fft.fft2, np.fft.fft2, True), "rfftn": (jnp.fft.rfftn, np.fft.rfftn, False)}
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(FFTS))
+def test_ffts_between_pieces_run_threaded_scipy(name, dt):
+    """An FFT between compiled pieces runs SciPy's pocketfft with the policy's thread
+    count, in the operand's precision, matching NumPy's transform."""
+    ours, theirs, complex_in = FFTS[name]
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4, 16)).astype(dt)
+    if complex_in:
+        x = (x + 1j * rng.standard_normal(x.shape)).astype(np.result_type(dt, np.complex64))
+    x.flat[5] = np.nan  # a NaN spreads through its transform as NumPy's does
+    absjit.config.update("enable_x64", dt == np.float64)  # reset after each test
+    got = np.asarray(absjit.jit(lambda v: ours(v * 2) + 1, backend="cpu")(x))
+    want = theirs(x * 2) + 1
+    assert got.dtype == want.astype(got.dtype).dtype
+    assert got.dtype.itemsize == (np.dtype(dt).itemsize * (1 if name == "irfft" else 2))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    tol = 1e-4 if dt == np.float32 else 1e-10
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
+
+
+def test_host_fft_is_scipys_with_the_policys_threads(monkeypatch):
+    from absjit.backends.numba_cpu import backend, threads
+    from absjit.core.avals import ShapedArray
+    from absjit.ops.fft import FftType, fft_p
+    seen = []
+    import scipy.fft as sfft
+    real = sfft.rfftn
+    monkeypatch.setattr(sfft, "rfftn", lambda *a, **k: seen.append(k["workers"]) or real(*a, **k))
+    monkeypatch.setattr(threads._POLICY, "current", lambda: 2)
+    stmt = ir.Opaque(fft_p, [], [], [ShapedArray((4, 64), np.float32)],
+                     [ShapedArray((4, 33), np.complex64)],
+                     {"fft_type": FftType.RFFT, "fft_lengths": (64,)})
+    call = backend._host_call(stmt)
+    assert call.__name__ == "host_fft"
+    x = np.random.default_rng(0).standard_normal((4, 64)).astype(np.float32)
+    (out,) = call(x)
+    assert seen == [2] and out.dtype == np.complex64 and out.flags.c_contiguous
+    np.testing.assert_allclose(out, np.fft.rfft(x), rtol=1e-5, atol=1e-4)

@@ -40,7 +40,7 @@ __all__ = ["array_rules", "array_rule", "dot_plan", "gemm_blocks", "DEBUG_FORMAT
 # compiled code.
 NOT_LOWERED = {
     "custom_lin": "appears only in linearised jaxprs, which are transposed, not run",
-    "fft": "Numba has no FFT; NumPy's pocketfft runs between compiled pieces",
+    "fft": "Numba has no FFT; SciPy's pocketfft (threaded) runs between compiled pieces",
     "pure_callback": "calls Python: runs between compiled pieces",
     "debug_callback": "calls Python: runs between compiled pieces",
     "io_callback": "calls Python: runs between compiled pieces",
