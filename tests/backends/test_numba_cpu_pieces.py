@@ -240,14 +240,31 @@ def test_small_batched_products_stay_with_numpy():
 FFTS = {"fft": (jnp.fft.fft, np.fft.fft, True), "ifft": (jnp.fft.ifft, np.fft.ifft, True),
         "rfft": (jnp.fft.rfft, np.fft.rfft, False),
         "irfft": (lambda v: jnp.fft.irfft(v, 30), lambda v: np.fft.irfft(v, 30), True),
-        "fft2": (jnp.fft.fft2, np.fft.fft2, True), "rfftn": (jnp.fft.rfftn, np.fft.rfftn, False)}
+        "irfft_odd": (lambda v: jnp.fft.irfft(v, 31), lambda v: np.fft.irfft(v, 31), True),
+        "fft2": (jnp.fft.fft2, np.fft.fft2, True), "ifft2": (jnp.fft.ifft2, np.fft.ifft2, True),
+        "rfftn": (jnp.fft.rfftn, np.fft.rfftn, False),
+        "irfft2": (lambda v: jnp.fft.irfft2(v, (4, 30)), lambda v: np.fft.irfft2(v, (4, 30)),
+                   True)}
+
+
+@pytest.fixture(params=["ducc", "scipy"])
+def fft_library(request, monkeypatch):
+    """The FFT library between pieces: DUCC where ``ducc0`` is installed, and SciPy
+    (what runs without it)."""
+    from absjit.backends.numba_cpu import backend
+    if request.param == "ducc":
+        if backend._ducc_fft() is None:
+            pytest.skip("ducc0 is not installed")
+    else:
+        monkeypatch.setattr(backend, "_ducc_fft", lambda: None)
+    return request.param
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 @pytest.mark.parametrize("name", sorted(FFTS))
-def test_ffts_between_pieces_run_threaded_scipy(name, dt):
-    """An FFT between compiled pieces runs SciPy's pocketfft with the policy's thread
-    count, in the operand's precision, matching NumPy's transform."""
+def test_ffts_between_pieces_match_numpy(name, dt, fft_library):
+    """An FFT between compiled pieces runs threaded (DUCC or SciPy), in the operand's
+    precision, matching NumPy's transform, NaN included."""
     ours, theirs, complex_in = FFTS[name]
     rng = np.random.default_rng(3)
     x = rng.standard_normal((3, 4, 16)).astype(dt)
@@ -255,30 +272,42 @@ def test_ffts_between_pieces_run_threaded_scipy(name, dt):
         x = (x + 1j * rng.standard_normal(x.shape)).astype(np.result_type(dt, np.complex64))
     x.flat[5] = np.nan  # a NaN spreads through its transform as NumPy's does
     absjit.config.update("enable_x64", dt == np.float64)  # reset after each test
+    # A fresh function each time: the executable must be built with this library.
     got = np.asarray(absjit.jit(lambda v: ours(v * 2) + 1, backend="cpu")(x))
     want = theirs(x * 2) + 1
-    assert got.dtype == want.astype(got.dtype).dtype
-    assert got.dtype.itemsize == (np.dtype(dt).itemsize * (1 if name == "irfft" else 2))
+    real_out = name.startswith("irfft")
+    assert got.dtype.itemsize == np.dtype(dt).itemsize * (1 if real_out else 2)
+    assert got.shape == want.shape
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     tol = 1e-4 if dt == np.float32 else 1e-10
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
 
 
-def test_host_fft_is_scipys_with_the_policys_threads(monkeypatch):
+@pytest.mark.parametrize("fft_type,shape,lengths,out_shape,out_dt", [
+    ("RFFT", (4, 64), (64,), (4, 33), np.complex64),
+    ("IRFFT", (4, 33), (64,), (4, 64), np.float32),
+    ("FFT", (2, 8, 6), (8, 6), (2, 8, 6), np.complex64),
+    ("IFFT", (5,), (5,), (5,), np.complex64)])
+def test_host_fft_uses_the_policys_threads(fft_library, monkeypatch, fft_type, shape, lengths,
+                                           out_shape, out_dt):
     from absjit.backends.numba_cpu import backend, threads
     from absjit.core.avals import ShapedArray
-    from absjit.ops.fft import FftType, fft_p
-    seen = []
-    import scipy.fft as sfft
-    real = sfft.rfftn
-    monkeypatch.setattr(sfft, "rfftn", lambda *a, **k: seen.append(k["workers"]) or real(*a, **k))
-    monkeypatch.setattr(threads._POLICY, "current", lambda: 2)
-    stmt = ir.Opaque(fft_p, [], [], [ShapedArray((4, 64), np.float32)],
-                     [ShapedArray((4, 33), np.complex64)],
-                     {"fft_type": FftType.RFFT, "fft_lengths": (64,)})
+    from absjit.ops.fft import _fft_impl, fft_p
+    calls = []
+    real_current = threads._POLICY.current
+    monkeypatch.setattr(threads._POLICY, "current",
+                        lambda: calls.append(1) or max(2, real_current()))
+    in_dt = np.float32 if fft_type == "RFFT" else np.complex64
+    stmt = ir.Opaque(fft_p, [], [], [ShapedArray(shape, in_dt)],
+                     [ShapedArray(out_shape, out_dt)],
+                     {"fft_type": fft_type, "fft_lengths": lengths})
     call = backend._host_call(stmt)
     assert call.__name__ == "host_fft"
-    x = np.random.default_rng(0).standard_normal((4, 64)).astype(np.float32)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32)
+    if in_dt == np.complex64:
+        x = (x + 1j * rng.standard_normal(shape)).astype(np.complex64)
     (out,) = call(x)
-    assert seen == [2] and out.dtype == np.complex64 and out.flags.c_contiguous
-    np.testing.assert_allclose(out, np.fft.rfft(x), rtol=1e-5, atol=1e-4)
+    (want,) = _fft_impl(x, fft_type=fft_type, fft_lengths=lengths)
+    assert calls and out.dtype == out_dt and out.shape == out_shape and out.flags.c_contiguous
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)

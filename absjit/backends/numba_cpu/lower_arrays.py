@@ -31,7 +31,7 @@ from .lower_elementwise import dtype_ctor, lower_max, lower_min
 from .lower_host import host_rule
 
 __all__ = ["array_rules", "array_rule", "dot_plan", "gemm_blocks", "DEBUG_FORMATS",
-           "debug_print_callback", "NOT_LOWERED"]
+           "debug_print_callback", "NOT_LOWERED", "HOST_BY_DESIGN"]
 
 # Whole-array primitives this backend does not render as loops, and why. At the top
 # level of a program they run through their NumPy implementation between compiled
@@ -40,7 +40,7 @@ __all__ = ["array_rules", "array_rule", "dot_plan", "gemm_blocks", "DEBUG_FORMAT
 # compiled code.
 NOT_LOWERED = {
     "custom_lin": "appears only in linearised jaxprs, which are transposed, not run",
-    "fft": "Numba has no FFT; SciPy's pocketfft (threaded) runs between compiled pieces",
+    "fft": "Numba has no FFT; DUCC's (or SciPy's) threaded FFT runs between compiled pieces",
     "pure_callback": "calls Python: runs between compiled pieces",
     "debug_callback": "calls Python: runs between compiled pieces",
     "io_callback": "calls Python: runs between compiled pieces",
@@ -50,6 +50,10 @@ NOT_LOWERED.update((name, "a collective over a named vmap axis: vmap removes it 
                                                           "all_gather", "axis_index"))
 NOT_LOWERED.update((name, "LAPACK through SciPy: runs between compiled pieces")
                    for name in ("qr", "eigh", "svd", "eig", "schur", "hessenberg"))
+
+# Of those, the ones whose run between pieces is the intended implementation rather than
+# a detour, so they raise no warning there (inside a loop body they still do).
+HOST_BY_DESIGN = frozenset({"fft"})
 
 array_rules: dict = {}
 # Rules that take symbolic sizes (the ranked level); a program whose other whole-array
