@@ -132,6 +132,69 @@ if os.environ.get("ABSJIT_TEST_RELEASE_MEMORY", "1") != "0":
             _release_memory()
 
 
+# -- the slow tier's list of heavier variants -------------------------------------------
+SLOW_VARIANTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slow_variants.txt")
+# The one group of slow_variants.txt whose tests may move whole (not one variant of many).
+WHOLE_TESTS_GROUP = "Whole example programs"
+
+
+def read_slow_variants(path=SLOW_VARIANTS):
+    """The groups of ``tests/slow_variants.txt``, as (header, node ids) pairs.
+
+    Groups are separated by blank lines; a group's leading ``#`` lines are its header
+    (the reason its variants are in the slow tier), its other lines node ids. A block of
+    comment lines only (the file's preamble) is no group."""
+    groups, block = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in list(f) + [""]:
+            line = line.strip()
+            if line:
+                block.append(line)
+                continue
+            ids = [entry for entry in block if not entry.startswith("#")]
+            if ids:
+                header = []
+                for entry in block:
+                    if not entry.startswith("#"):
+                        break
+                    header.append(entry.lstrip("#").strip())
+                groups.append((" ".join(header), ids))
+            block = []
+    return groups
+
+
+_SLOW_IDS = frozenset(i for _, ids in read_slow_variants() for i in ids)
+# Every test this session collected (whether or not -m/-k then deselect it): node id ->
+# (marked slow in its test file, its ``mode`` parameter or None); and the node ids of the
+# modules and classes whose tests were all collected. tests/test_slow_tier.py reads them.
+COLLECTED: dict = {}
+COLLECTED_CONTAINERS: set = set()
+
+
+def pytest_collectreport(report):
+    if not report.passed:
+        return
+    COLLECTED_CONTAINERS.add(report.nodeid)
+    for node in report.result:
+        if isinstance(node, pytest.Item):
+            callspec = getattr(node, "callspec", None)
+            COLLECTED[node.nodeid] = (node.get_closest_marker("slow") is not None,
+                                      callspec.params.get("mode") if callspec else None)
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m 'not slow'`` deselects
+def pytest_collection_modifyitems(config, items):
+    """The variants listed in tests/slow_variants.txt are the slow tier."""
+    for item in items:
+        if item.nodeid in _SLOW_IDS:
+            item.add_marker(pytest.mark.slow)
+    dump = os.environ.get("ABSJIT_SLOW_TIER_DUMP")
+    if dump:  # for tests/test_slow_tier.py, from a collecting subprocess
+        import json
+        with open(dump, "w", encoding="utf-8") as f:
+            json.dump({"collected": COLLECTED, "containers": sorted(COLLECTED_CONTAINERS)}, f)
+
+
 def pytest_report_header(config):
     """The versions the suite runs with, at the top of every report."""
     from absjit.api_contexts import library_versions

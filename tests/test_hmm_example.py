@@ -1,6 +1,8 @@
 """examples/hmm_em.py runs (``--quick``): EM's log-likelihood never decreases, and
 when JAX is installed the same program under JAX samples the same sequence and
-reaches the same log-likelihoods."""
+reaches the same log-likelihoods. That full run is the slow tier
+(tests/slow_variants.txt); the default run takes the example's own program through a
+few EM steps eagerly."""
 import contextlib
 import io
 import os
@@ -26,3 +28,13 @@ def test_hmm_em_quick():
     assert "absjit: T=300, 8 EM steps" in text
     assert np.all(np.diff(trace) >= -1e-2 * np.abs(trace[1:]))
     assert ("absjit and JAX agree" in text) or ("JAX not installed" in text)
+
+
+def test_hmm_em_steps_run_eagerly():
+    module = runpy.run_path(EXAMPLE, run_name="hmm_em")
+    jnp, lax, random, logsumexp, _ = module["absjit_api"]()
+    eager = (jnp, lax, random, logsumexp, lambda f, **kwargs: f)
+    xs, trace, (pi, A, B) = module["fit"](eager, 12, 3)
+    assert xs.shape == (12,) and set(np.unique(xs)) <= {0, 1, 2, 3}
+    assert np.all(np.isfinite(trace)) and np.all(np.diff(trace) >= -1e-3 * np.abs(trace[1:]))
+    np.testing.assert_allclose([pi.sum(), *A.sum(1), *B.sum(1)], 1.0, rtol=1e-4)
