@@ -178,6 +178,73 @@ def test_lapack_lowerings_match_the_reference(dtype):
         assert not np.isfinite(np.asarray(got)[1:3]).all()
 
 
+def _in_loop_body(f):
+    """``f`` recomputed inside a ``fori_loop`` body (where its decomposition is a
+    compiled LAPACK call; at the top level it runs between pieces)."""
+    def g(x):
+        return lax.fori_loop(0, 1, lambda i, c: (c[0], f(c[0])), (x, f(x)))[1]
+    return g
+
+
+def _fix_signs(vectors, axis):
+    """Each vector along ``axis`` scaled by the sign of its largest component (LAPACK
+    builds may return either sign)."""
+    idx = np.argmax(np.abs(vectors), axis=axis, keepdims=True)
+    return vectors * np.sign(np.take_along_axis(vectors, idx, axis=axis))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float64,
+                                                            marks=pytest.mark.slow)])
+def test_eigh_qr_svd_in_loop_bodies_are_compiled_lapack_calls(dtype):
+    """eigh (either triangle), qr and svd (tall, wide, full or reduced, without u/v)
+    inside loop bodies: compiled LAPACK calls, no object mode, agreeing with the NumPy
+    reference up to the signs of vectors; a matrix holding NaN gives NaN outputs and the
+    other matrices of its stack are unaffected."""
+    absjit.config.update("enable_x64", dtype == np.float64)  # reset by a fixture
+    rng = np.random.default_rng(8)
+    tol = dict(rtol=3e-4, atol=3e-4)
+    a = rng.standard_normal((3, 5, 5)).astype(dtype)
+    a[1, 3, 1] = np.nan  # below the diagonal: only the lower-triangle call reads it
+    a[2, 1, 3] = np.nan  # above it: only the upper-triangle call reads it
+    # (function, operand, for each output the axis along which it holds vectors whose
+    # sign LAPACK may choose: eigh's and svd's u columns, qr's q columns and r rows,
+    # svd's vt rows); one program per operand, so one compile.
+    cases = [(lambda m: (*lax.linalg.eigh(m, lower=True, symmetrize_input=False),
+                         *lax.linalg.eigh(m, lower=False, symmetrize_input=False)),
+              a, (1, None, 1, None))]
+    tall = rng.standard_normal((2, 6, 4)).astype(dtype)
+    wide = rng.standard_normal((2, 4, 6)).astype(dtype)
+    tall[1, 0, 0] = wide[1, 0, 0] = np.nan
+    cases.append((lambda m: (*jnp.linalg.qr(m, mode="complete"),
+                             *jnp.linalg.qr(m, mode="reduced"),
+                             *jnp.linalg.svd(m, full_matrices=True),
+                             *jnp.linalg.svd(m, full_matrices=False),
+                             jnp.linalg.svd(m, compute_uv=False)),
+                  tall, (1, 2, 1, 2, 1, None, 2, 1, None, 2, None)))
+    cases.append((lambda m: (*jnp.linalg.qr(m, mode="complete"),
+                             *jnp.linalg.svd(m, full_matrices=False)),
+                  wide, (1, 2, 1, None, 2)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no object-mode fallback
+        for f, x, axes in cases:
+            compiled = absjit.jit(_in_loop_body(f), backend="cpu").lower(x).compile()
+            assert isinstance(compiled.executable, NumbaExecutable)
+            assert "objmode" not in compiled.as_text()
+            got = compiled(x)
+            want = absjit.jit(f, backend="interpret")(x)
+            assert len(got) == len(want) == len(axes)
+            for g, w, axis in zip(got, want, axes):
+                g, w = np.asarray(g), np.asarray(w)
+                assert g.shape == w.shape and g.dtype == w.dtype
+                bad = np.isnan(w).reshape(len(w), -1).any(axis=1)
+                assert bad.sum() == 1 and np.isnan(g[bad]).all()
+                assert not np.isnan(g[~bad]).any()
+                g, w = g[~bad], w[~bad]
+                if axis is not None:
+                    g, w = _fix_signs(g, axis), _fix_signs(w, axis)
+                assert_close(g, w, **tol)
+
+
 def test_lapack_kernels_are_rendered_without_addresses():
     """The kernel names LAPACK by symbol (bound per process), so its source — and the
     disk cache key made from it — holds no address."""

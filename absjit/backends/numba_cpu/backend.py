@@ -39,7 +39,7 @@ from .. import background, diskcache
 from ..base import Backend, Executable
 from .dot_fold import fold_dot_transposes
 from .lower_arrays import HOST_BY_DESIGN, SYMBOLIC_SIZES, array_rules, dot_plan
-from . import compile_process, pool, threads, tiers
+from . import compile_process, lower_linalg, pool, threads, tiers
 from .compile_worker import kernel_module
 from .half import lower_half
 from .lower_elementwise import scalar_rules
@@ -130,7 +130,8 @@ MAX_INLINE_CONST = 256
 
 def _runs_on_host(stmt) -> bool:
     return isinstance(stmt, ir.Opaque) and (
-        stmt.prim not in array_rules or stmt.prim.name == "dot_general")
+        stmt.prim not in array_rules or stmt.prim.name == "dot_general"
+        or stmt.prim.name in lower_linalg.TOP_LEVEL_ON_HOST)
 
 
 #: Multiply-adds per matrix above which a batched product on the host runs one SciPy
@@ -523,8 +524,8 @@ class NumbaCPUBackend(Backend):
             # A whole-array op at the top level with no lowering here runs in the driver
             # through its NumPy implementation (so does a float product: BLAS either
             # way, and no compile); elsewhere it sends the program to ``interpret``.
-            unrendered = [s for s in program.body
-                          if isinstance(s, ir.Opaque) and s.prim not in array_rules]
+            unrendered = [s for s in program.body if isinstance(s, ir.Opaque) and (
+                s.prim not in array_rules or s.prim.name in lower_linalg.TOP_LEVEL_ON_HOST)]
             sized = sorted({s.prim.name for s in unrendered if _has_dim(s.params)})
             if sized:  # the driver's NumPy call would get symbolic parameters
                 raise Unsupported([f"{n} with symbolic parameters (ranked level)"

@@ -1,5 +1,6 @@
 """LAPACK and BLAS called from compiled kernels: ``lu`` (``?getrf``), ``cholesky``
-(``?potrf``) and ``triangular_solve`` (``?trsm``) for float32/float64, one call per
+(``?potrf``), ``triangular_solve`` (``?trsm``), ``eigh`` (``?syevd``), ``qr``
+(``?geqrf`` + ``?orgqr``) and ``svd`` (``?gesdd``) for float32/float64, one call per
 matrix of a stack, in a compiled loop (no object mode, so they run inside loop bodies).
 
 The kernels call SciPy's routines by symbol name (``absjit_sgetrf`` …, Numba
@@ -8,7 +9,12 @@ The kernels call SciPy's routines by symbol name (``absjit_sgetrf`` …, Numba
 
 Layout: LAPACK is column-major. ``trsm`` works on the C arrays as they are (a C matrix
 is its transpose in Fortran order, so the side and triangle flip); ``getrf`` and
-``potrf`` factor a transposed copy, which costs O(n^2) beside their O(n^3).
+``potrf`` factor a transposed copy, which costs O(n^2) beside their O(n^3); so do the
+eigen, QR and singular value routines, whose outputs are copied back transposed.
+
+Workspace sizes come from each routine's own query (``lwork = -1``), once per call of
+the kernel. A matrix holding NaN, or one the routine fails on (``info != 0``), gives NaN
+outputs, as JAX does, and never an exception.
 """
 from __future__ import annotations
 
@@ -18,7 +24,8 @@ from numba.core import types
 
 from .lapack_symbols import ROUTINES
 
-__all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm"]
+__all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",
+           "_lapack_svd"]
 
 # Pointers are passed as ``arr.ctypes`` (converted to void*): that object holds a
 # reference to the array for the duration of the call, so no buffer can be freed early.
@@ -31,6 +38,10 @@ for _name, (_mod, _nargs) in ROUTINES.items():
 _sgetrf, _dgetrf = _EXTERNAL["sgetrf"], _EXTERNAL["dgetrf"]
 _spotrf, _dpotrf = _EXTERNAL["spotrf"], _EXTERNAL["dpotrf"]
 _strsm, _dtrsm = _EXTERNAL["strsm"], _EXTERNAL["dtrsm"]
+_ssyevd, _dsyevd = _EXTERNAL["ssyevd"], _EXTERNAL["dsyevd"]
+_sgeqrf, _dgeqrf = _EXTERNAL["sgeqrf"], _EXTERNAL["dgeqrf"]
+_sorgqr, _dorgqr = _EXTERNAL["sorgqr"], _EXTERNAL["dorgqr"]
+_sgesdd, _dgesdd = _EXTERNAL["sgesdd"], _EXTERNAL["dgesdd"]
 
 
 @numba.njit(cache=False)
@@ -138,3 +149,196 @@ def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, unit_diagonal):
             _dtrsm(chars[0:].ctypes, chars[1:].ctypes, chars[2:].ctypes, chars[3:].ctypes,
                    ints[0:].ctypes, ints[1:].ctypes, alpha.ctypes, ab.ctypes,
                    ints[2:].ctypes, ob.ctypes, ints[3:].ctypes)
+
+
+@numba.njit(cache=False)
+def _fortran_copy(src, buf):
+    """``buf[j, i] = src[i, j]``: the C matrix ``src`` laid out column-major in ``buf``.
+    Returns whether it holds a NaN."""
+    m, n = src.shape
+    bad = False
+    for i in range(m):
+        for j in range(n):
+            v = src[i, j]
+            bad |= v != v
+            buf[j, i] = v
+    return bad
+
+
+@numba.njit(cache=False)
+def _lapack_eigh(x, v, w, lower):
+    """Eigenvectors (columns of ``v``) and ascending eigenvalues ``w`` of each symmetric
+    (n, n) matrix of ``x`` (B, n, n), reading its lower (``lower``) or upper triangle."""
+    nb, n, _ = x.shape
+    buf = np.empty((n, n), x.dtype)
+    chars = np.empty(2, np.uint8)
+    chars[0] = 86                     # jobz 'V'
+    chars[1] = 76 if lower else 85    # uplo: 'L' / 'U' (buf holds the matrix itself)
+    ints = np.empty(5, np.int32)      # n, lda, lwork, liwork, info
+    ints[0] = n
+    ints[1] = max(n, 1)
+    wb = np.empty(n, x.dtype)
+    query = np.empty(1, x.dtype)
+    iquery = np.empty(1, np.int32)
+    ints[2] = -1
+    ints[3] = -1
+    if x.itemsize == 4:
+        _ssyevd(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+                ints[1:].ctypes, wb.ctypes, query.ctypes, ints[2:].ctypes, iquery.ctypes,
+                ints[3:].ctypes, ints[4:].ctypes)
+    else:
+        _dsyevd(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+                ints[1:].ctypes, wb.ctypes, query.ctypes, ints[2:].ctypes, iquery.ctypes,
+                ints[3:].ctypes, ints[4:].ctypes)
+    lwork = max(int(query[0]), 1 + 6 * n + 2 * n * n)
+    liwork = max(int(iquery[0]), 3 + 5 * n)
+    work = np.empty(lwork, x.dtype)
+    iwork = np.empty(liwork, np.int32)
+    for b in range(nb):
+        bad = False
+        for i in range(n):
+            for j in range(n):
+                e = x[b, i, j]
+                if (j <= i) == lower or i == j:
+                    bad |= e != e
+                buf[j, i] = e
+        ints[2] = lwork
+        ints[3] = liwork
+        ints[4] = 0
+        if not bad:
+            if x.itemsize == 4:
+                _ssyevd(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+                        ints[1:].ctypes, wb.ctypes, work.ctypes, ints[2:].ctypes,
+                        iwork.ctypes, ints[3:].ctypes, ints[4:].ctypes)
+            else:
+                _dsyevd(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+                        ints[1:].ctypes, wb.ctypes, work.ctypes, ints[2:].ctypes,
+                        iwork.ctypes, ints[3:].ctypes, ints[4:].ctypes)
+        failed = bad or ints[4] != 0
+        for i in range(n):
+            w[b, i] = np.nan if failed else wb[i]
+            for j in range(n):
+                v[b, i, j] = np.nan if failed else buf[j, i]
+
+
+@numba.njit(cache=False)
+def _lapack_qr(x, q, r):
+    """``x = q r`` for each (m, n) matrix of ``x`` (B, m, n): ``q`` (B, m, kq) with
+    orthonormal columns, ``r`` (B, kq, n) upper triangular; ``kq`` is ``m`` (full) or
+    ``min(m, n)``."""
+    nb, m, n = x.shape
+    kq = q.shape[2]
+    k = min(m, n)
+    cols = max(n, kq)
+    buf = np.empty((cols, m), x.dtype)   # column-major m x cols
+    tau = np.empty(max(k, 1), x.dtype)
+    ints = np.empty(6, np.int32)         # m, n, lda, lwork, info, kq
+    ints[0] = m
+    ints[1] = n
+    ints[2] = max(m, 1)
+    ints[5] = kq
+    kk = np.empty(1, np.int32)
+    kk[0] = k
+    query = np.empty(2, x.dtype)
+    ints[3] = -1
+    if x.itemsize == 4:
+        _sgeqrf(ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes, tau.ctypes,
+                query[0:].ctypes, ints[3:].ctypes, ints[4:].ctypes)
+        _sorgqr(ints[0:].ctypes, ints[5:].ctypes, kk.ctypes, buf.ctypes, ints[2:].ctypes,
+                tau.ctypes, query[1:].ctypes, ints[3:].ctypes, ints[4:].ctypes)
+    else:
+        _dgeqrf(ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes, tau.ctypes,
+                query[0:].ctypes, ints[3:].ctypes, ints[4:].ctypes)
+        _dorgqr(ints[0:].ctypes, ints[5:].ctypes, kk.ctypes, buf.ctypes, ints[2:].ctypes,
+                tau.ctypes, query[1:].ctypes, ints[3:].ctypes, ints[4:].ctypes)
+    lwork = max(int(query[0]), int(query[1]), max(n, kq, 1))
+    work = np.empty(lwork, x.dtype)
+    for b in range(nb):
+        bad = _fortran_copy(x[b], buf)
+        ints[3] = lwork
+        ints[4] = 0
+        if not bad:
+            if x.itemsize == 4:
+                _sgeqrf(ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
+                        tau.ctypes, work.ctypes, ints[3:].ctypes, ints[4:].ctypes)
+            else:
+                _dgeqrf(ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
+                        tau.ctypes, work.ctypes, ints[3:].ctypes, ints[4:].ctypes)
+        for i in range(kq):
+            for j in range(n):
+                r[b, i, j] = np.nan if bad else (buf[j, i] if j >= i and i < k else 0)
+        if not bad:
+            if x.itemsize == 4:
+                _sorgqr(ints[0:].ctypes, ints[5:].ctypes, kk.ctypes, buf.ctypes,
+                        ints[2:].ctypes, tau.ctypes, work.ctypes, ints[3:].ctypes,
+                        ints[4:].ctypes)
+            else:
+                _dorgqr(ints[0:].ctypes, ints[5:].ctypes, kk.ctypes, buf.ctypes,
+                        ints[2:].ctypes, tau.ctypes, work.ctypes, ints[3:].ctypes,
+                        ints[4:].ctypes)
+        for i in range(m):
+            for j in range(kq):
+                q[b, i, j] = np.nan if bad else buf[j, i]
+
+
+@numba.njit(cache=False)
+def _lapack_svd(x, s, u, vt, compute_uv):
+    """Singular values ``s`` (B, k) in descending order of each (m, n) matrix of ``x``
+    (B, m, n) and, with ``compute_uv``, ``u`` (B, m, mu) and ``vt`` (B, nv, n); ``mu,
+    nv`` are ``m, n`` (full) or ``k, k``."""
+    nb, m, n = x.shape
+    k = min(m, n)
+    mu = u.shape[2]
+    nv = vt.shape[1]
+    buf = np.empty((n, m), x.dtype)
+    ub = np.empty((max(mu, 1), m), x.dtype)     # column-major m x mu
+    vb = np.empty((n, max(nv, 1)), x.dtype)     # column-major nv x n
+    sb = np.empty(max(k, 1), x.dtype)
+    chars = np.empty(1, np.uint8)
+    chars[0] = 78 if not compute_uv else (65 if mu == m and nv == n and m != n else 83)
+    if compute_uv and m == n:
+        chars[0] = 83                           # 'S' and 'A' agree on square matrices
+    ints = np.empty(7, np.int32)                # m, n, lda, ldu, ldvt, lwork, info
+    ints[0] = m
+    ints[1] = n
+    ints[2] = max(m, 1)
+    ints[3] = max(m, 1)
+    ints[4] = max(nv, 1)
+    iwork = np.empty(8 * max(k, 1), np.int32)
+    query = np.empty(1, x.dtype)
+    ints[5] = -1
+    if x.itemsize == 4:
+        _sgesdd(chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
+                sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes, ints[4:].ctypes,
+                query.ctypes, ints[5:].ctypes, iwork.ctypes, ints[6:].ctypes)
+    else:
+        _dgesdd(chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
+                sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes, ints[4:].ctypes,
+                query.ctypes, ints[5:].ctypes, iwork.ctypes, ints[6:].ctypes)
+    lwork = max(int(query[0]), 1)
+    work = np.empty(lwork, x.dtype)
+    for b in range(nb):
+        bad = _fortran_copy(x[b], buf)
+        ints[5] = lwork
+        ints[6] = 0
+        if not bad:
+            if x.itemsize == 4:
+                _sgesdd(chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes,
+                        ints[2:].ctypes, sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes,
+                        ints[4:].ctypes, work.ctypes, ints[5:].ctypes, iwork.ctypes,
+                        ints[6:].ctypes)
+            else:
+                _dgesdd(chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes,
+                        ints[2:].ctypes, sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes,
+                        ints[4:].ctypes, work.ctypes, ints[5:].ctypes, iwork.ctypes,
+                        ints[6:].ctypes)
+        failed = bad or ints[6] != 0
+        for i in range(k):
+            s[b, i] = np.nan if failed else sb[i]
+        if compute_uv:
+            for i in range(m):
+                for j in range(mu):
+                    u[b, i, j] = np.nan if failed else ub[j, i]
+            for i in range(nv):
+                for j in range(n):
+                    vt[b, i, j] = np.nan if failed else vb[j, i]

@@ -49,7 +49,7 @@ NOT_LOWERED.update((name, "a collective over a named vmap axis: vmap removes it 
                           "backend sees it") for name in ("psum", "pmax", "pmin",
                                                           "all_gather", "axis_index"))
 NOT_LOWERED.update((name, "LAPACK through SciPy: runs between compiled pieces")
-                   for name in ("qr", "eigh", "svd", "eig", "schur", "hessenberg"))
+                   for name in ("eig", "schur", "hessenberg"))
 
 # Of those, the ones whose run between pieces is the intended implementation rather than
 # a detour, so they raise no warning there (inside a loop body they still do).

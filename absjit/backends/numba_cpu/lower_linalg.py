@@ -1,6 +1,12 @@
-"""``lu``, ``cholesky`` and ``triangular_solve`` lowered to calls of LAPACK/BLAS from the
-kernel (:mod:`.lapack_kernels`; symbols bound by :mod:`.lapack_symbols`): compiled code, also inside loop and branch bodies,
-one routine call per matrix of a stack.
+"""``lu``, ``cholesky``, ``triangular_solve``, ``eigh``, ``qr`` and ``svd`` lowered to calls
+of LAPACK/BLAS from the kernel (:mod:`.lapack_kernels`; symbols bound by
+:mod:`.lapack_symbols`): compiled code, also inside loop and branch bodies, one routine
+call per matrix of a stack.
+
+At the top level of a program ``eigh``, ``qr`` and ``svd`` still run between compiled
+pieces (:data:`TOP_LEVEL_ON_HOST`): NumPy's batched call is as fast there and costs no
+compile; these rules serve loop and branch bodies, where the alternative is an
+object-mode block.
 
 float32/float64 matrices with static shapes only; other dtypes (complex, half) and
 symbolic sizes keep the object-mode call of the NumPy implementation
@@ -13,11 +19,16 @@ import numpy as np
 from ...core.dims import Dim
 from ...core.shapes import shape_code as _shape
 from ...ops import linalg_decomp as ld
+from ...ops import linalg_spectral as ls
 from .lapack_symbols import LAPACK_DTYPES, ensure_symbols
 from .lower_elementwise import dtype_ctor
 from .lower_host import host_rule
 
-__all__ = ["RULES", "lower_lu", "lower_cholesky", "lower_triangular_solve"]
+__all__ = ["RULES", "TOP_LEVEL_ON_HOST", "lower_lu", "lower_cholesky",
+           "lower_triangular_solve", "lower_eigh", "lower_qr", "lower_svd"]
+
+# Primitives with a rule here that still run between pieces at a program's top level.
+TOP_LEVEL_ON_HOST = frozenset({"eigh", "qr", "svd"})
 
 
 def _static(*avals) -> bool:
@@ -82,5 +93,49 @@ def lower_triangular_solve(ctx, outs, ins, in_avals, out_avals, *, left_side, lo
         f"{bool(lower)}, {bool(transpose_a)}, {bool(unit_diagonal)})"]
 
 
+def lower_eigh(ctx, outs, ins, in_avals, out_avals, *, lower, sort_eigenvalues):
+    if not _compiled(ls.eigh_p, in_avals, out_avals):
+        return host_rule(ls.eigh_p)(ctx, outs, ins, in_avals, out_avals, lower=lower,
+                                    sort_eigenvalues=sort_eigenvalues)
+    ensure_symbols()
+    shape = in_avals[0].shape
+    nb = _stack(shape)[1:].split(",")[0]
+    v, w = outs
+    return _alloc(outs, out_avals) + [   # ?syevd sorts ascending either way
+        f"_lapack_eigh({ins[0]}.reshape({_stack(shape)}), {v}.reshape({_stack(shape)}), "
+        f"{w}.reshape(({nb}, {int(shape[-1])})), {bool(lower)})"]
+
+
+def lower_qr(ctx, outs, ins, in_avals, out_avals, *, full_matrices):
+    if not _compiled(ls.qr_p, in_avals, out_avals):
+        return host_rule(ls.qr_p)(ctx, outs, ins, in_avals, out_avals,
+                                  full_matrices=full_matrices)
+    ensure_symbols()
+    q, r = outs
+    return _alloc(outs, out_avals) + [
+        f"_lapack_qr({ins[0]}.reshape({_stack(in_avals[0].shape)}), "
+        f"{q}.reshape({_stack(out_avals[0].shape)}), "
+        f"{r}.reshape({_stack(out_avals[1].shape)}))"]
+
+
+def lower_svd(ctx, outs, ins, in_avals, out_avals, *, full_matrices, compute_uv):
+    if not _compiled(ls.svd_p, in_avals, out_avals):
+        return host_rule(ls.svd_p)(ctx, outs, ins, in_avals, out_avals,
+                                   full_matrices=full_matrices, compute_uv=compute_uv)
+    ensure_symbols()
+    shape = in_avals[0].shape
+    nb = _stack(shape)[1:].split(",")[0]
+    k = min(int(shape[-2]), int(shape[-1]))
+    lines = _alloc(outs, out_avals)
+    if compute_uv:
+        u = f"{outs[1]}.reshape({_stack(out_avals[1].shape)})"
+        vt = f"{outs[2]}.reshape({_stack(out_avals[2].shape)})"
+    else:  # placeholders the routine does not touch
+        u = vt = f"_empty((1, 1, 1), {dtype_ctor(in_avals[0].dtype)})"
+    return lines + [f"_lapack_svd({ins[0]}.reshape({_stack(shape)}), "
+                    f"{outs[0]}.reshape(({nb}, {k})), {u}, {vt}, {bool(compute_uv)})"]
+
+
 RULES = {ld.lu_p: lower_lu, ld.cholesky_p: lower_cholesky,
-         ld.triangular_solve_p: lower_triangular_solve}
+         ld.triangular_solve_p: lower_triangular_solve, ls.eigh_p: lower_eigh,
+         ls.qr_p: lower_qr, ls.svd_p: lower_svd}

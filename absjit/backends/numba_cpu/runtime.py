@@ -112,9 +112,11 @@ from .kernels_sort import _sort_lt_complex, _sort_lt_float, _top_k_rows  # noqa:
 __all__ += ["_sort_lt_float", "_sort_lt_complex", "_top_k_rows"]
 
 # LAPACK/BLAS by symbol (bound to SciPy's routines when a kernel using them is rendered).
-from .lapack_kernels import _blas_trsm, _lapack_cholesky, _lapack_lu  # noqa: E402
+from .lapack_kernels import (_blas_trsm, _lapack_cholesky, _lapack_eigh,  # noqa: E402
+                             _lapack_lu, _lapack_qr, _lapack_svd)
 
-__all__ += ["_lapack_lu", "_lapack_cholesky", "_blas_trsm"]
+__all__ += ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",
+            "_lapack_svd"]
 
 # float16/bfloat16 <-> float32 conversions (kernels on 16-bit float buffers).
 from . import half_kernels as _hk  # noqa: E402
