@@ -164,12 +164,19 @@ def test_lapack_lowerings_match_the_reference(dtype):
         assert_close(got, want, **tol)
         assert np.isnan(np.asarray(got)[4:]).any() and np.isfinite(np.asarray(got)[:3]).all()
         tri = np.tril(rng.standard_normal((2, 5, 5))).astype(dtype) + 3 * np.eye(5, dtype=dtype)
-        for left, lower, trans, unit in itertools.product([True, False], repeat=4):
-            t = tri if lower else tri.transpose(0, 2, 1).copy()
-            b = rng.standard_normal((2, 5, 3) if left else (2, 3, 5)).astype(dtype)
-            got, want = run_both(lambda t, b: lax.linalg.triangular_solve(
-                t, b, left_side=left, lower=lower, transpose_a=trans, unit_diagonal=unit), t, b)
-            assert_close(got, want, **tol)
+        # Every variant in one program (one compile): 16 triangular solves.
+        variants = list(itertools.product([True, False], repeat=4))
+        rhs = {left: rng.standard_normal((2, 5, 3) if left else (2, 3, 5)).astype(dtype)
+               for left in (True, False)}
+
+        def solves(lo, up, b_left, b_right):
+            return [lax.linalg.triangular_solve(
+                lo if lower else up, b_left if left else b_right, left_side=left,
+                lower=lower, transpose_a=trans, unit_diagonal=unit)
+                for left, lower, trans, unit in variants]
+        got, want = run_both(solves, tri, tri.transpose(0, 2, 1).copy(), rhs[True], rhs[False])
+        assert len(got) == 16
+        assert_close(got, want, **tol)
         m = rng.standard_normal((4, 8, 8)).astype(dtype)
         m[1, :, 3], m[2, 0, 0] = 0, np.inf
         got, want = run_both(lambda m, b: jnp.linalg.solve(m, b[..., None]), m,

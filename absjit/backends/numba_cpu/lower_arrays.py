@@ -259,8 +259,11 @@ def lower_dot_general(ctx, outs, ins, in_avals, out_avals, *, dimension_numbers,
         m = _prod([la.shape[d] for d in lf])
         n = _prod([ra.shape[d] for d in rf])
         o3 = ctx.fresh("o")
-        call = f"_bgemm({a3}, {b3}, {o3}, {ta}, {tb})" if plan == "blas" else \
-            f"{_pgemm_name()}({a3}, {b3}, {o3}, {ta}, {tb}, {gemm_blocks(nb, n)})"
+        # Flags as run-time values: a literal True/False would make Numba compile the
+        # helper once per combination of them (a second or so each).
+        flags = f"np.bool_({ta}), np.bool_({tb})"
+        call = f"_bgemm({a3}, {b3}, {o3}, {flags})" if plan == "blas" else \
+            f"{_pgemm_name()}({a3}, {b3}, {o3}, {flags}, np.int64({gemm_blocks(nb, n)}))"
         lines += [f"{o3} = _empty({_shape((nb, m, n))}, {dtype_ctor(dt)})", call,
                   f"{outs[0]} = {o3}.reshape({_shape(out_aval.shape)})"]
         return lines

@@ -49,6 +49,12 @@ def _stack(shape) -> str:
     return f"({nb}, {int(shape[-2])}, {int(shape[-1])})"
 
 
+def _flag(value) -> str:
+    """A flag argument as a run-time bool: a literal ``True`` would make Numba compile
+    the routine's kernel once per combination of flags (16 for ``trsm``, ~1 s each)."""
+    return f"np.bool_({bool(value)})"
+
+
 def _alloc(outs, out_avals) -> list:
     return [f"{o} = _empty({_shape(a.shape)}, {dtype_ctor(a.dtype)})"
             for o, a in zip(outs, out_avals)]
@@ -89,8 +95,8 @@ def lower_triangular_solve(ctx, outs, ins, in_avals, out_avals, *, left_side, lo
     return _alloc(outs, out_avals) + [
         f"_blas_trsm({ins[0]}.reshape({_stack(in_avals[0].shape)}), "
         f"{ins[1]}.reshape({_stack(in_avals[1].shape)}), "
-        f"{outs[0]}.reshape({_stack(in_avals[1].shape)}), {bool(left_side)}, "
-        f"{bool(lower)}, {bool(transpose_a)}, {bool(unit_diagonal)})"]
+        f"{outs[0]}.reshape({_stack(in_avals[1].shape)}), {_flag(left_side)}, "
+        f"{_flag(lower)}, {_flag(transpose_a)}, {_flag(unit_diagonal)})"]
 
 
 def lower_eigh(ctx, outs, ins, in_avals, out_avals, *, lower, sort_eigenvalues):
@@ -103,7 +109,7 @@ def lower_eigh(ctx, outs, ins, in_avals, out_avals, *, lower, sort_eigenvalues):
     v, w = outs
     return _alloc(outs, out_avals) + [   # ?syevd sorts ascending either way
         f"_lapack_eigh({ins[0]}.reshape({_stack(shape)}), {v}.reshape({_stack(shape)}), "
-        f"{w}.reshape(({nb}, {int(shape[-1])})), {bool(lower)})"]
+        f"{w}.reshape(({nb}, {int(shape[-1])})), {_flag(lower)})"]
 
 
 def lower_qr(ctx, outs, ins, in_avals, out_avals, *, full_matrices):
@@ -133,7 +139,7 @@ def lower_svd(ctx, outs, ins, in_avals, out_avals, *, full_matrices, compute_uv)
     else:  # placeholders the routine does not touch
         u = vt = f"_empty((1, 1, 1), {dtype_ctor(in_avals[0].dtype)})"
     return lines + [f"_lapack_svd({ins[0]}.reshape({_stack(shape)}), "
-                    f"{outs[0]}.reshape(({nb}, {k})), {u}, {vt}, {bool(compute_uv)})"]
+                    f"{outs[0]}.reshape(({nb}, {k})), {u}, {vt}, {_flag(compute_uv)})"]
 
 
 RULES = {ld.lu_p: lower_lu, ld.cholesky_p: lower_cholesky,
