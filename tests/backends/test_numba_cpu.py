@@ -376,21 +376,19 @@ def test_unlowered_primitive_falls_back_with_one_warning():
     assert isinstance(exe, NumbaExecutable) and exe.n_pieces >= 2
 
 
-def test_fft_runs_between_pieces_by_design_and_in_loops_from_object_mode():
-    """An FFT between pieces is the intended implementation (threaded DUCC or SciPy): no
-    warning. Inside a loop it runs from an object-mode block of the compiled loop, with
-    one warning."""
+def test_fft_runs_between_pieces_at_the_top_level_and_compiled_in_loops():
+    """An FFT at the top level runs between pieces (threaded DUCC or SciPy), without a
+    warning; inside a loop it is compiled into the loop's kernel (no object mode)."""
     x = np.array([3.0, 1.0, 2.0], np.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         exe = executable(lambda a: jnp.fft.fft(a).real + 1, x)
         np.testing.assert_allclose(np.asarray(exe(x)[0]), np.fft.fft(x).real + 1, rtol=1e-6)
-    assert isinstance(exe, NumbaExecutable) and exe.n_pieces >= 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        assert isinstance(exe, NumbaExecutable) and exe.n_pieces >= 2
         f = lambda a: lax.fori_loop(  # noqa: E731
             0, 2, lambda i, c: jnp.fft.fft(c).real.astype(jnp.float32) * 0.5, a)
         assert isinstance(executable(f, x), NumbaExecutable)
+        assert "objmode" not in source(f, x) and "_fft_c2c_axis(" in source(f, x)
         check(f, x, rtol=1e-5)
 
 

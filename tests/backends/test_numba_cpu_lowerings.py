@@ -252,6 +252,60 @@ def test_eigh_qr_svd_in_loop_bodies_are_compiled_lapack_calls(dtype):
                 assert_close(g, w, **tol)
 
 
+FFT_CASES = [  # (name, absjit function, NumPy function, operand shape, complex operand)
+    ("fft", jnp.fft.fft, np.fft.fft, (3, 16), True),          # radix 2
+    ("ifft", jnp.fft.ifft, np.fft.ifft, (2, 12), True),       # Bluestein
+    ("fft2", jnp.fft.fft2, np.fft.fft2, (2, 5, 8), True),     # both, over two axes
+    ("rfft", jnp.fft.rfft, np.fft.rfft, (3, 15), False),
+    ("rfftn", jnp.fft.rfftn, np.fft.rfftn, (2, 3, 10), False),
+    ("irfft", lambda v: jnp.fft.irfft(v, 14), lambda v: np.fft.irfft(v, 14), (3, 8), True),
+    ("irfft2", lambda v: jnp.fft.irfft2(v, (3, 9)), lambda v: np.fft.irfft2(v, (3, 9)),
+     (2, 3, 5), True),
+    ("fft_long", jnp.fft.fft, np.fft.fft, (1, 1000), True),   # Bluestein, m = 2048
+    ("fft_1", jnp.fft.fft, np.fft.fft, (2, 1), True),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float64,
+                                                            marks=pytest.mark.slow)])
+def test_ffts_in_loop_bodies_are_compiled(dtype):
+    """Every transform kind inside a loop body: compiled (no object mode), agreeing with
+    NumPy's pocketfft to float32/float64 precision, NaN spreading through its line only."""
+    absjit.config.update("enable_x64", dtype == np.float64)  # reset by a fixture
+    rng = np.random.default_rng(11)
+    ops, want = [], []
+    for name, _, theirs, shape, complex_in in FFT_CASES:
+        x = rng.standard_normal(shape)
+        if complex_in:
+            x = x + 1j * rng.standard_normal(shape)
+        x = x.astype(np.result_type(dtype, np.complex64) if complex_in else dtype)
+        if name == "fft":
+            x[1, 3] = np.nan
+        ops.append(x)
+        want.append(theirs(x))
+
+    def all_ffts(*xs):
+        return tuple(ours(x) for (_, ours, *_), x in zip(FFT_CASES, xs))
+    body = lambda *xs: lax.fori_loop(  # noqa: E731
+        0, 1, lambda i, c: (c[0], all_ffts(*c[0])), (xs, all_ffts(*xs)))[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no object-mode fallback
+        compiled = absjit.jit(body, backend="cpu").lower(*ops).compile()
+    assert isinstance(compiled.executable, NumbaExecutable)
+    assert "objmode" not in compiled.as_text()
+    got = compiled(*ops)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    for (name, *_), g, w in zip(FFT_CASES, got, want):
+        g = np.asarray(g)
+        assert g.shape == w.shape and g.dtype == w.dtype, name  # NumPy keeps the width
+        # A NaN makes its whole line NaN (which of a complex value's parts is NaN
+        # depends on the algorithm's multiplications, so only "either" is compared).
+        nan = np.isnan(w)
+        np.testing.assert_array_equal(np.isnan(g), nan, err_msg=name)
+        scale = np.abs(w[~nan]).max() if (~nan).any() else 1.0
+        np.testing.assert_allclose(g[~nan], w[~nan], rtol=0, atol=tol * scale, err_msg=name)
+
+
 def test_lapack_kernels_are_rendered_without_addresses():
     """The kernel names LAPACK by symbol (bound per process), so its source — and the
     disk cache key made from it — holds no address."""

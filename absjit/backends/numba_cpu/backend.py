@@ -38,8 +38,8 @@ from ...errors import CompilationError
 from .. import background, diskcache
 from ..base import Backend, Executable
 from .dot_fold import fold_dot_transposes
-from .lower_arrays import HOST_BY_DESIGN, SYMBOLIC_SIZES, array_rules, dot_plan
-from . import compile_process, lower_linalg, pool, threads, tiers
+from .lower_arrays import SYMBOLIC_SIZES, TOP_LEVEL_ON_HOST, array_rules, dot_plan
+from . import compile_process, pool, threads, tiers
 from .compile_worker import kernel_module
 from .half import lower_half
 from .lower_elementwise import scalar_rules
@@ -131,7 +131,7 @@ MAX_INLINE_CONST = 256
 def _runs_on_host(stmt) -> bool:
     return isinstance(stmt, ir.Opaque) and (
         stmt.prim not in array_rules or stmt.prim.name == "dot_general"
-        or stmt.prim.name in lower_linalg.TOP_LEVEL_ON_HOST)
+        or stmt.prim.name in TOP_LEVEL_ON_HOST)
 
 
 #: Multiply-adds per matrix above which a batched product on the host runs one SciPy
@@ -525,7 +525,7 @@ class NumbaCPUBackend(Backend):
             # through its NumPy implementation (so does a float product: BLAS either
             # way, and no compile); elsewhere it sends the program to ``interpret``.
             unrendered = [s for s in program.body if isinstance(s, ir.Opaque) and (
-                s.prim not in array_rules or s.prim.name in lower_linalg.TOP_LEVEL_ON_HOST)]
+                s.prim not in array_rules or s.prim.name in TOP_LEVEL_ON_HOST)]
             sized = sorted({s.prim.name for s in unrendered if _has_dim(s.params)})
             if sized:  # the driver's NumPy call would get symbolic parameters
                 raise Unsupported([f"{n} with symbolic parameters (ranked level)"
@@ -607,7 +607,7 @@ class NumbaCPUBackend(Backend):
         for k, piece in enumerate(pieces):
             if piece.host:
                 (stmt,) = piece.body
-                if stmt.prim not in array_rules and stmt.prim.name not in HOST_BY_DESIGN:
+                if stmt.prim not in array_rules:
                     self.warn_once([stmt.prim.name], "it runs through its NumPy "
                                    "implementation between compiled pieces", 6)
                 fname = f"host{k}_{stmt.prim.name}"

@@ -26,12 +26,12 @@ from ...debug import debug_print_p, format_values
 from ...ops import indexing as ix, linalg, reductions as red, structural as st
 from ...core.dims import Dim
 from ...core.shapes import size_code as _sz, size_of
-from . import lower_conv, lower_linalg, lower_sort
+from . import lower_conv, lower_fft, lower_linalg, lower_sort
 from .lower_elementwise import dtype_ctor, lower_max, lower_min
 from .lower_host import host_rule
 
 __all__ = ["array_rules", "array_rule", "dot_plan", "gemm_blocks", "DEBUG_FORMATS",
-           "debug_print_callback", "NOT_LOWERED", "HOST_BY_DESIGN"]
+           "debug_print_callback", "NOT_LOWERED", "TOP_LEVEL_ON_HOST"]
 
 # Whole-array primitives this backend does not render as loops, and why. At the top
 # level of a program they run through their NumPy implementation between compiled
@@ -40,7 +40,6 @@ __all__ = ["array_rules", "array_rule", "dot_plan", "gemm_blocks", "DEBUG_FORMAT
 # compiled code.
 NOT_LOWERED = {
     "custom_lin": "appears only in linearised jaxprs, which are transposed, not run",
-    "fft": "Numba has no FFT; DUCC's (or SciPy's) threaded FFT runs between compiled pieces",
     "pure_callback": "calls Python: runs between compiled pieces",
     "debug_callback": "calls Python: runs between compiled pieces",
     "io_callback": "calls Python: runs between compiled pieces",
@@ -51,9 +50,10 @@ NOT_LOWERED.update((name, "a collective over a named vmap axis: vmap removes it 
 NOT_LOWERED.update((name, "LAPACK through SciPy: runs between compiled pieces")
                    for name in ("eig", "schur", "hessenberg"))
 
-# Of those, the ones whose run between pieces is the intended implementation rather than
-# a detour, so they raise no warning there (inside a loop body they still do).
-HOST_BY_DESIGN = frozenset({"fft"})
+# Primitives with a rule here that still run between compiled pieces at a program's top
+# level, where a library's batched or threaded call is as fast (or faster: DUCC's FFTs)
+# and costs no compile; their rules serve loop and branch bodies.
+TOP_LEVEL_ON_HOST = frozenset({"fft", "eigh", "qr", "svd"})
 
 array_rules: dict = {}
 # Rules that take symbolic sizes (the ranked level); a program whose other whole-array
@@ -485,6 +485,7 @@ array_rules[debug_print_p] = lower_debug_print
 array_rules.update(lower_sort.RULES)
 array_rules.update(lower_conv.RULES)
 array_rules.update(lower_linalg.RULES)
+array_rules.update(lower_fft.RULES)
 
 
 def array_rule(prim):

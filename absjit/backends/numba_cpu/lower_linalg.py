@@ -4,7 +4,7 @@ of LAPACK/BLAS from the kernel (:mod:`.lapack_kernels`; symbols bound by
 call per matrix of a stack.
 
 At the top level of a program ``eigh``, ``qr`` and ``svd`` still run between compiled
-pieces (:data:`TOP_LEVEL_ON_HOST`): NumPy's batched call is as fast there and costs no
+pieces (:data:`.lower_arrays.TOP_LEVEL_ON_HOST`): NumPy's batched call is as fast there and costs no
 compile; these rules serve loop and branch bodies, where the alternative is an
 object-mode block.
 
@@ -24,11 +24,8 @@ from .lapack_symbols import LAPACK_DTYPES, ensure_symbols
 from .lower_elementwise import dtype_ctor
 from .lower_host import host_rule
 
-__all__ = ["RULES", "TOP_LEVEL_ON_HOST", "lower_lu", "lower_cholesky",
-           "lower_triangular_solve", "lower_eigh", "lower_qr", "lower_svd"]
-
-# Primitives with a rule here that still run between pieces at a program's top level.
-TOP_LEVEL_ON_HOST = frozenset({"eigh", "qr", "svd"})
+__all__ = ["RULES", "lower_lu", "lower_cholesky", "lower_triangular_solve", "lower_eigh",
+           "lower_qr", "lower_svd"]
 
 
 def _static(*avals) -> bool:

@@ -118,6 +118,11 @@ from .lapack_kernels import (_blas_trsm, _lapack_cholesky, _lapack_eigh,  # noqa
 __all__ += ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",
             "_lapack_svd"]
 
+# FFTs for loop bodies (at the top level DUCC's run between pieces).
+from .fft_kernels import _fft_c2c_axis, _fft_c2r_last, _fft_r2c_last  # noqa: E402
+
+__all__ += ["_fft_c2c_axis", "_fft_r2c_last", "_fft_c2r_last"]
+
 # float16/bfloat16 <-> float32 conversions (kernels on 16-bit float buffers).
 from . import half_kernels as _hk  # noqa: E402
 
