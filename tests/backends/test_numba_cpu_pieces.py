@@ -260,7 +260,7 @@ def fft_library(request, monkeypatch):
     return request.param
 
 
-@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("dt", [np.float32, pytest.param(np.float64, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", sorted(FFTS))
 def test_ffts_between_pieces_match_numpy(name, dt, fft_library):
     """An FFT between compiled pieces runs threaded (DUCC or SciPy), in the operand's
