@@ -200,11 +200,19 @@ def _fix_signs(vectors, axis):
     return vectors * np.sign(np.take_along_axis(vectors, idx, axis=axis))
 
 
+def _fix_phases(vectors):
+    """Each column of (B, n, n) complex ``vectors`` divided by the phase of its largest
+    component."""
+    idx = np.argmax(np.abs(vectors), axis=1)[:, None, :]
+    lead = np.take_along_axis(vectors, idx, axis=1)
+    return vectors * (np.abs(lead) / lead)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float64,
                                                             marks=pytest.mark.slow)])
-def test_eigh_qr_svd_in_loop_bodies_are_compiled_lapack_calls(dtype):
-    """eigh (either triangle), qr and svd (tall, wide, full or reduced, without u/v)
-    inside loop bodies: compiled LAPACK calls, no object mode, agreeing with the NumPy
+def test_eigh_eig_qr_svd_in_loop_bodies_are_compiled_lapack_calls(dtype):
+    """eigh (either triangle), eig, qr and svd (tall, wide, full or reduced, without
+    u/v) inside loop bodies: compiled LAPACK calls, no object mode, agreeing with the NumPy
     reference up to the signs of vectors; a matrix holding NaN gives NaN outputs and the
     other matrices of its stack are unaffected."""
     absjit.config.update("enable_x64", dtype == np.float64)  # reset by a fixture
@@ -219,6 +227,9 @@ def test_eigh_qr_svd_in_loop_bodies_are_compiled_lapack_calls(dtype):
     cases = [(lambda m: (*lax.linalg.eigh(m, lower=True, symmetrize_input=False),
                          *lax.linalg.eigh(m, lower=False, symmetrize_input=False)),
               a, (1, None, 1, None))]
+    general = rng.standard_normal((3, 5, 5)).astype(dtype)
+    general[1, 2, 0] = np.nan
+    cases.append((lambda m: tuple(jnp.linalg.eig(m)), general, (None, "phase")))
     tall = rng.standard_normal((2, 6, 4)).astype(dtype)
     wide = rng.standard_normal((2, 4, 6)).astype(dtype)
     tall[1, 0, 0] = wide[1, 0, 0] = np.nan
@@ -247,7 +258,9 @@ def test_eigh_qr_svd_in_loop_bodies_are_compiled_lapack_calls(dtype):
                 assert bad.sum() == 1 and np.isnan(g[bad]).all()
                 assert not np.isnan(g[~bad]).any()
                 g, w = g[~bad], w[~bad]
-                if axis is not None:
+                if axis == "phase":  # complex eigenvectors: up to a unit factor
+                    g, w = _fix_phases(g), _fix_phases(w)
+                elif axis is not None:
                     g, w = _fix_signs(g, axis), _fix_signs(w, axis)
                 assert_close(g, w, **tol)
 

@@ -1,6 +1,6 @@
 """LAPACK and BLAS called from compiled kernels: ``lu`` (``?getrf``), ``cholesky``
 (``?potrf``), ``triangular_solve`` (``?trsm``), ``eigh`` (``?syevd``), ``qr``
-(``?geqrf`` + ``?orgqr``) and ``svd`` (``?gesdd``) for float32/float64, one call per
+(``?geqrf`` + ``?orgqr``), ``svd`` (``?gesdd``) and ``eig`` (``?geev``) for float32/float64, one call per
 matrix of a stack, in a compiled loop (no object mode, so they run inside loop bodies).
 
 The kernels call SciPy's routines by symbol name (``absjit_sgetrf`` …, Numba
@@ -25,7 +25,7 @@ from numba.core import types
 from .lapack_symbols import ROUTINES
 
 __all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",
-           "_lapack_svd"]
+           "_lapack_svd", "_lapack_eig"]
 
 # Pointers are passed as ``arr.ctypes`` (converted to void*): that object holds a
 # reference to the array for the duration of the call, so no buffer can be freed early.
@@ -42,6 +42,7 @@ _ssyevd, _dsyevd = _EXTERNAL["ssyevd"], _EXTERNAL["dsyevd"]
 _sgeqrf, _dgeqrf = _EXTERNAL["sgeqrf"], _EXTERNAL["dgeqrf"]
 _sorgqr, _dorgqr = _EXTERNAL["sorgqr"], _EXTERNAL["dorgqr"]
 _sgesdd, _dgesdd = _EXTERNAL["sgesdd"], _EXTERNAL["dgesdd"]
+_sgeev, _dgeev = _EXTERNAL["sgeev"], _EXTERNAL["dgeev"]
 
 
 @numba.njit(cache=False)
@@ -342,3 +343,68 @@ def _lapack_svd(x, s, u, vt, compute_uv):
             for i in range(nv):
                 for j in range(n):
                     vt[b, i, j] = np.nan if failed else vb[j, i]
+
+
+@numba.njit(cache=False)
+def _lapack_eig(x, w, v, compute_v):
+    """Eigenvalues ``w`` (B, n, complex) and, with ``compute_v``, right eigenvectors
+    ``v`` (B, n, n, complex, unit-norm columns) of each real (n, n) matrix of ``x``, in
+    LAPACK's order, as ``numpy.linalg.eig`` gives them: a complex pair's vectors are
+    ``vr[:, j] +- i vr[:, j + 1]``."""
+    nb, n, _ = x.shape
+    buf = np.empty((n, n), x.dtype)
+    vr = np.empty((n, n), x.dtype)           # column-major: vr[j, i] is VR(i, j)
+    vl = np.empty(1, x.dtype)
+    wr = np.empty(n, x.dtype)
+    wi = np.empty(n, x.dtype)
+    chars = np.empty(2, np.uint8)
+    chars[0] = 78                            # jobvl 'N'
+    chars[1] = 86 if compute_v else 78       # jobvr 'V' / 'N'
+    ints = np.empty(6, np.int32)             # n, lda, ldvl, ldvr, lwork, info
+    ints[0] = n
+    ints[1] = max(n, 1)
+    ints[2] = 1
+    ints[3] = max(n, 1)
+    query = np.empty(1, x.dtype)
+    ints[4] = -1
+    if x.itemsize == 4:
+        _sgeev(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+               ints[1:].ctypes, wr.ctypes, wi.ctypes, vl.ctypes, ints[2:].ctypes, vr.ctypes,
+               ints[3:].ctypes, query.ctypes, ints[4:].ctypes, ints[5:].ctypes)
+    else:
+        _dgeev(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+               ints[1:].ctypes, wr.ctypes, wi.ctypes, vl.ctypes, ints[2:].ctypes, vr.ctypes,
+               ints[3:].ctypes, query.ctypes, ints[4:].ctypes, ints[5:].ctypes)
+    lwork = max(int(query[0]), 4 * n if compute_v else 3 * n, 1)
+    work = np.empty(lwork, x.dtype)
+    for b in range(nb):
+        bad = _fortran_copy(x[b], buf)
+        ints[4] = lwork
+        ints[5] = 0
+        if not bad:
+            if x.itemsize == 4:
+                _sgeev(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+                       ints[1:].ctypes, wr.ctypes, wi.ctypes, vl.ctypes, ints[2:].ctypes,
+                       vr.ctypes, ints[3:].ctypes, work.ctypes, ints[4:].ctypes,
+                       ints[5:].ctypes)
+            else:
+                _dgeev(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+                       ints[1:].ctypes, wr.ctypes, wi.ctypes, vl.ctypes, ints[2:].ctypes,
+                       vr.ctypes, ints[3:].ctypes, work.ctypes, ints[4:].ctypes,
+                       ints[5:].ctypes)
+        failed = bad or ints[5] != 0
+        for j in range(n):
+            w[b, j] = complex(np.nan, np.nan) if failed else complex(wr[j], wi[j])
+        if compute_v:
+            j = 0
+            while j < n:
+                pair = not failed and wi[j] != 0 and j + 1 < n
+                for i in range(n):
+                    if failed:
+                        v[b, i, j] = complex(np.nan, np.nan)
+                    elif pair:
+                        v[b, i, j] = complex(vr[j, i], vr[j + 1, i])
+                        v[b, i, j + 1] = complex(vr[j, i], -vr[j + 1, i])
+                    else:
+                        v[b, i, j] = complex(vr[j, i], 0.0)
+                j += 2 if pair else 1

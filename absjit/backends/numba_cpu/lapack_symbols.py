@@ -22,7 +22,7 @@ LAPACK_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 ROUTINES = {"getrf": ("cython_lapack", 6), "potrf": ("cython_lapack", 5),
             "trsm": ("cython_blas", 11), "syevd": ("cython_lapack", 11),
             "geqrf": ("cython_lapack", 8), "orgqr": ("cython_lapack", 9),
-            "gesdd": ("cython_lapack", 14)}
+            "gesdd": ("cython_lapack", 14), "geev": ("cython_lapack", 14)}
 
 _lock = threading.Lock()
 _bound = False
@@ -38,7 +38,7 @@ def _capsule_address(capsule) -> int:
 
 
 def ensure_symbols() -> None:
-    """Bind ``absjit_{s,d}{getrf,potrf,trsm,syevd,geqrf,orgqr,gesdd}`` to SciPy's routines in this process (once;
+    """Bind ``absjit_{s,d}{getrf,potrf,trsm,syevd,geqrf,orgqr,gesdd,geev}`` to SciPy's routines in this process (once;
     the lowering rules call it while rendering, before a kernel is compiled or loaded)."""
     global _bound
     if _bound:

@@ -1,9 +1,9 @@
-"""``lu``, ``cholesky``, ``triangular_solve``, ``eigh``, ``qr`` and ``svd`` lowered to calls
+"""``lu``, ``cholesky``, ``triangular_solve``, ``eigh``, ``qr``, ``svd`` and ``eig`` lowered to calls
 of LAPACK/BLAS from the kernel (:mod:`.lapack_kernels`; symbols bound by
 :mod:`.lapack_symbols`): compiled code, also inside loop and branch bodies, one routine
 call per matrix of a stack.
 
-At the top level of a program ``eigh``, ``qr`` and ``svd`` still run between compiled
+At the top level of a program ``eigh``, ``qr``, ``svd`` and ``eig`` still run between compiled
 pieces (:data:`.lower_arrays.TOP_LEVEL_ON_HOST`): NumPy's batched call is as fast there and costs no
 compile; these rules serve loop and branch bodies, where the alternative is an
 object-mode block.
@@ -25,7 +25,7 @@ from .lower_elementwise import dtype_ctor
 from .lower_host import host_rule
 
 __all__ = ["RULES", "lower_lu", "lower_cholesky", "lower_triangular_solve", "lower_eigh",
-           "lower_qr", "lower_svd"]
+           "lower_qr", "lower_svd", "lower_eig"]
 
 
 def _static(*avals) -> bool:
@@ -139,6 +139,23 @@ def lower_svd(ctx, outs, ins, in_avals, out_avals, *, full_matrices, compute_uv)
                     f"{outs[0]}.reshape(({nb}, {k})), {u}, {vt}, {_flag(compute_uv)})"]
 
 
+def lower_eig(ctx, outs, ins, in_avals, out_avals, *, compute_eigenvectors):
+    if not _compiled(ls.eig_p, in_avals, out_avals):
+        return host_rule(ls.eig_p)(ctx, outs, ins, in_avals, out_avals,
+                                   compute_eigenvectors=compute_eigenvectors)
+    ensure_symbols()
+    shape = in_avals[0].shape
+    nb = _stack(shape)[1:].split(",")[0]
+    n = int(shape[-1])
+    if compute_eigenvectors:
+        v = f"{outs[1]}.reshape({_stack(shape)})"
+    else:  # a placeholder the routine does not touch
+        v = f"_empty((1, 1, 1), {dtype_ctor(out_avals[0].dtype)})"
+    return _alloc(outs, out_avals) + [
+        f"_lapack_eig({ins[0]}.reshape({_stack(shape)}), {outs[0]}.reshape(({nb}, {n})), "
+        f"{v}, {_flag(compute_eigenvectors)})"]
+
+
 RULES = {ld.lu_p: lower_lu, ld.cholesky_p: lower_cholesky,
          ld.triangular_solve_p: lower_triangular_solve, ls.eigh_p: lower_eigh,
-         ls.qr_p: lower_qr, ls.svd_p: lower_svd}
+         ls.qr_p: lower_qr, ls.svd_p: lower_svd, ls.eig_p: lower_eig}
