@@ -479,6 +479,7 @@ class NumbaCPUBackend(Backend):
     def __init__(self):
         super().__init__()
         self._functions: dict = {}  # key -> dispatcher
+        self._version_key = None
         # dispatcher -> what the compile worker needs to build it again (callees)
         self._specs = weakref.WeakKeyDictionary()
         self.stats["worker_compiles"] = 0  # compiled by the worker process
@@ -491,9 +492,17 @@ class NumbaCPUBackend(Backend):
             self._functions.clear()
 
     def version_key(self) -> tuple:
-        from ...compat import host_cpu_name, numba_versions
-        return ("absjit", __version__, "numba_cpu", _package_hash()) + numba_versions() + \
-            (host_cpu_name(),)
+        key = self._version_key
+        if key is None:
+            from ...compat import host_cpu_name, numba_versions
+            # The process's first import of Numba (0.5 s or more) happens here, as
+            # a compiler step: a fork waits for it. A child forked while another thread
+            # held the import's module lock would wait for that lock forever.
+            with background.step():
+                key = ("absjit", __version__, "numba_cpu", _package_hash()) + \
+                    numba_versions() + (host_cpu_name(),)
+            self._version_key = key
+        return key
 
     def settings_key(self) -> tuple:
         return (pool.loops_enabled(),)  # ``ABSJIT_POOL_LOOPS``
@@ -690,13 +699,14 @@ class NumbaCPUBackend(Backend):
     # -- one function: memory, disk, compile -----------------------------------------
     def _function(self, src, fn_name, sig, parallel, options, prims, callees=None,
                   nogil=False):
+        versions = self.version_key()  # first: it imports Numba as a compiler step
         if parallel:
             threads.configure_layer()  # a fork-safe layer, before Numba starts one
         flags = {"parallel": bool(parallel), "fastmath": options.numba_fastmath,
                  "error_model": "numpy", "boundscheck": False}
         if nogil:
             flags["nogil"] = True
-        key_text = "\n".join([repr(self.version_key()), repr(sorted(flags.items())),
+        key_text = "\n".join([repr(versions), repr(sorted(flags.items())),
                               repr(sig), src])
         digest = _digest(key_text)[:32]
         hit = self._functions.get(digest)
