@@ -278,6 +278,37 @@ def test_solve_inv_det_grads(rng):
                 jax_fn=_jax_or_none(lambda a: jax_numpy.linalg.slogdet(a)[1]))
 
 
+def test_solve_gradient_reuses_the_factorization(rng):
+    """The reverse-mode gradient of ``solve`` factors the matrix once and then solves
+    with the factors (vector right-hand sides), as JAX's does: no factorization is
+    differentiated (that would add triangular solves with n right-hand sides and n x n
+    products, O(n^3))."""
+    n = 6
+    a, b = _well(rng, (n, n), np.float64), _randn(rng, (n,), np.float64)
+    jaxpr = absjit.make_jaxpr(absjit.grad(lambda a, b: jnp.sum(jnp.linalg.solve(a, b) ** 2),
+                                          argnums=(0, 1)))(a, b)
+    eqns = []
+
+    def walk(jx):
+        for e in jx.eqns:
+            eqns.append(e)
+            for p in e.params.values():
+                for sub in (p if isinstance(p, (tuple, list)) else (p,)):
+                    inner = getattr(sub, "jaxpr", sub)
+                    if hasattr(inner, "eqns"):
+                        walk(inner)
+    walk(jaxpr.jaxpr)
+    names = [e.primitive.name for e in eqns]
+    assert names.count("lu") == 1, names
+    solves = [e for e in eqns if e.primitive.name == "triangular_solve"]
+    assert solves and all(e.outvars[0].aval.shape[-1] == 1 for e in solves), \
+        [e.outvars[0].aval.shape for e in solves]
+    products = [e for e in eqns if e.primitive.name == "dot_general"]
+    assert not any(len(e.invars[0].aval.shape) == 2 and e.invars[0].aval.shape[-1] == n
+                   and len(e.invars[1].aval.shape) == 2 and e.invars[1].aval.shape[-1] == n
+                   and e.outvars[0].aval.shape == (n, n) for e in products)
+
+
 def test_spectral_composite_grads(rng):
     a = _randn(rng, (4, 3), np.float64)
     spd = _spd(rng, (3, 3), np.float64)
