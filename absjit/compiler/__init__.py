@@ -16,9 +16,9 @@ __all__ = ["ir", "lower_program", "optimize", "pformat", "Plan", "plan", "Unsupp
            "PARALLEL_MIN_SIZE", "compile_to_ir", "explain"]
 
 
-def compile_to_ir(closed, options, name="kernel"):
-    """``optimize(lower_program(closed, options, name))``."""
-    return optimize(lower_program(closed, options, name))
+def compile_to_ir(closed, options, name="kernel", loop_scatters=False):
+    """``optimize(lower_program(closed, options, name, loop_scatters))``."""
+    return optimize(lower_program(closed, options, name, loop_scatters))
 
 
 def explain(closed) -> str:

@@ -20,8 +20,10 @@ from ..core.fusion import IndexMap, Reduction, Value, fusion_kind
 from ..core.jaxpr import Literal, Var
 from ..core.passes import dce, inline_calls
 from ..core.dims import Dim
-from ..core.shapes import IxVar, maybe_more_than, size_of
+from ..core.primitive import all_primitives
+from ..core.shapes import IxClamp, IxVar, maybe_more_than, size_of
 from . import ir
+from .plan import SCATTER_COMBINE
 from .plan import plan as make_plan
 
 __all__ = ["lower_program", "Unsupported", "PARALLEL_MIN_SIZE"]
@@ -145,10 +147,12 @@ class _Body:
 class _Lowerer:
     """Lowers one (sub-)jaxpr whose inputs are bound to buffers or constants."""
 
-    def __init__(self, names, options, jaxpr_eqns, outvars, inputs, invars):
+    def __init__(self, names, options, jaxpr_eqns, outvars, inputs, invars,
+                 loop_scatters=False):
         self.names = names
         self.options = options
-        self.plan = make_plan(jaxpr_eqns, outvars)
+        self.loop_scatters = loop_scatters
+        self.plan = make_plan(jaxpr_eqns, outvars, loop_scatters)
         self.arrays = dict(zip(invars, inputs))  # Var -> Buffer | Const
         self.inputs = {id(b) for b in inputs if isinstance(b, ir.Buffer)}
         self.view_of = {}  # Buffer -> Buffer whose storage it shares
@@ -245,6 +249,70 @@ class _Lowerer:
         for v, b in zip(eqn.outvars, outs):
             self.arrays[v] = b
 
+    def scatter(self, eqn):
+        """A scatter as loops: the result starts as a copy of the operand (one parallel
+        nest), then one serial loop over the update positions reads each position's
+        indices and, when all are in range, folds that update's window into the result
+        in order (so a plain scatter keeps the last of duplicate updates). Operand,
+        indices and updates are read through their lazy expressions: a gather feeding
+        the updates is not stored first."""
+        x, upd, *idx = eqn.invars
+        axes = tuple(eqn.params["axes"])
+        out = self.buffer(eqn.outvars[0])
+        self.stmts.append(ir.Alloc(out))
+        shape = out.shape
+        vars_ = self.loop_vars(len(shape))
+        own = tuple(IxVar(n) for n in vars_)
+        init = _Body(self)
+        first = init.value(x, own)
+        self.stmts.append(ir.Nest(vars_, shape, init.stmts + [ir.Store(out, own, first)],
+                                  self.parallel_hint(shape)))
+        prims = all_primitives()
+        i64, flag = np.dtype(np.int64), np.dtype(bool)
+        nb = idx[0].aval.ndim
+        bvars = self.loop_vars(nb)
+        at = tuple(IxVar(n) for n in bvars)
+        outer = _Body(self)
+        pos, ok = {}, None
+        for k, d in enumerate(axes):
+            raw = outer.value(idx[k], at)
+            t = ir.Sym(self.names("s"), i64)
+            outer.stmts.append(ir.Let(t, ir.Op(prims["convert_element_type"], (raw,),
+                                               (_dt(idx[k]),), i64,
+                                               {"new_dtype": i64, "weak_type": False})))
+            for prim, bound in (("ge", 0), ("lt", int(shape[d]))):
+                c = ir.Sym(self.names("s"), flag)
+                outer.stmts.append(ir.Let(c, ir.Op(prims[prim], (t, ir.Const(bound, i64)),
+                                                   (i64, i64), flag, {})))
+                if ok is not None:
+                    both = ir.Sym(self.names("s"), flag)
+                    outer.stmts.append(ir.Let(both, ir.Op(prims["and"], (ok, c),
+                                                          (flag, flag), flag, {})))
+                    c = both
+                ok = c
+            pos[d] = IxClamp(t, 0, max(int(shape[d]) - 1, 0))
+        rshape = tuple(upd.aval.shape[nb:])
+        rvars = self.loop_vars(len(rshape))
+        rest = iter(IxVar(n) for n in rvars)
+        dst = tuple(pos[d] if d in pos else next(rest) for d in range(len(shape)))
+        inner = _Body(self)
+        new = inner.value(upd, at + tuple(IxVar(n) for n in rvars))
+        dt = out.dtype
+        combine = SCATTER_COMBINE[eqn.primitive.name]
+        if combine is not None:
+            old = ir.Sym(self.names("s"), dt)
+            folded = ir.Sym(self.names("s"), dt)
+            inner.stmts += [ir.Let(old, ir.Load(out, dst)),
+                            ir.Let(folded, ir.Op(prims[combine], (old, new), (dt, dt), dt,
+                                                 {}))]
+            new = folded
+        window = inner.stmts + [ir.Store(out, dst, new)]
+        if rshape:
+            window = [ir.Nest(rvars, rshape, window, False)]
+        outer.stmts.append(ir.Switch(ok, [[], window]))
+        self.stmts.append(ir.Nest(bvars, tuple(idx[0].aval.shape), outer.stmts, False))
+        self.arrays[eqn.outvars[0]] = out
+
     # -- control flow ------------------------------------------------------------------
     def sub(self, closed, inputs, copy_inputs=True):
         """Statements and result values of ``closed`` applied to ``inputs``; constants
@@ -258,7 +326,7 @@ class _Lowerer:
             self.stmts.append(ir.ConstArray(buf, np.asarray(c, dtype=buf.dtype)))
         low = _Lowerer(self.names, self.options, closed.jaxpr.eqns, closed.jaxpr.outvars,
                        consts + list(inputs), list(closed.jaxpr.constvars)
-                       + list(closed.jaxpr.invars))
+                       + list(closed.jaxpr.invars), self.loop_scatters)
         outs = low.run(copy_inputs=copy_inputs)
         return low.stmts, outs
 
@@ -369,6 +437,8 @@ class _Lowerer:
                     self.reduction(eqn)
             elif kind == "opaque":
                 self.opaque(eqn)
+            elif kind == "scatter":
+                self.scatter(eqn)
             elif kind == "control":
                 name = eqn.primitive.name
                 if name == "cond":
@@ -406,9 +476,11 @@ class _Lowerer:
         return outs
 
 
-def lower_program(closed, options, name="kernel") -> ir.Program:
+def lower_program(closed, options, name="kernel", loop_scatters=False) -> ir.Program:
     """The loop IR of ``closed`` (calls inlined, dead code dropped). Raises
-    :class:`Unsupported` for what no backend can lower from this IR."""
+    :class:`Unsupported` for what no backend can lower from this IR. With
+    ``loop_scatters`` scatters become serial loops reading fused operands (for a
+    renderer that runs a nest marked serial as one loop), else opaque statements."""
     inlined = inline_calls(closed)
     if len(inlined.jaxpr.constvars) != len(closed.jaxpr.constvars):
         raise Unsupported(["a nested call with constants"])
@@ -424,7 +496,7 @@ def lower_program(closed, options, name="kernel") -> ir.Program:
     for v in list(jaxpr.constvars) + list(jaxpr.invars):
         params.append(ir.Buffer(_param_name(namer(v)), tuple(v.aval.shape), _dt(v)))
     low = _Lowerer(names, options, jaxpr.eqns, jaxpr.outvars, params,
-                   list(jaxpr.constvars) + list(jaxpr.invars))
+                   list(jaxpr.constvars) + list(jaxpr.invars), loop_scatters)
     outs = low.run(copy_inputs=True)
     final = []
     for o in outs:

@@ -9,6 +9,7 @@ the primitive's registered fusion kind (:mod:`absjit.core.fusion`):
 ``reduction``    an accumulator loop over its operand    consumes a fusible operand
 ``opaque``       a whole-array op (dot, concatenate …)   reads materialised arrays
 ``control``      cond / while / scan                     reads materialised arrays
+``scatter``      a scatter as loops (when asked for)     consumes fusible operands
 
 The result of a fusible equation stays *lazy* — an expression recomputed inside each
 loop that reads it — unless it must be an array (:attr:`Plan.materialised`, with the
@@ -17,6 +18,12 @@ consumer broadcasts a computed value to a larger shape (never recompute arithmet
 once per copy), or several loop nests need a costly value. :attr:`Plan.nests` says in
 which loop nests each lazy value is computed: a nest is named by the equation that
 roots it (a materialised value, or a reduction).
+
+A scatter (``x.at[i].add(v)``) is an opaque op unless the caller asks for scatter
+loops (``loop_scatters``; the cpu backend does): then the operand, the indices and the
+updates are read lazily, like a reduction's operand, so a gather or a product feeding
+the updates is computed inside the scatter's (serial) loop instead of being stored
+first. Updates whose expression is costly are still stored, by a parallel loop.
 
 Sibling reductions — over operands of one shape, along the same axes, neither reading
 the other (``x.sum(0)`` and ``(x * x).sum(0)``; ``max`` and ``argmax``) — share one
@@ -32,7 +39,12 @@ from ..core.jaxpr import Literal, Var
 from ..core.pretty import var_namer
 from ..core.shapes import IxVar, is_static, size_of
 
-__all__ = ["Plan", "plan", "FUSIBLE", "MAX_FUSED_OPS"]
+__all__ = ["Plan", "plan", "FUSIBLE", "MAX_FUSED_OPS", "SCATTER_COMBINE"]
+
+# The scatters that can run as loops, with the primitive combining an old element and
+# an update (None: the update replaces it).
+SCATTER_COMBINE = {"scatter": None, "scatter-add": "add", "scatter-mul": "mul",
+                   "scatter-min": "min", "scatter-max": "max"}
 
 FUSIBLE = ("elementwise", "index", "value")
 # A lazy expression longer than this many operations is stored: a loop body of
@@ -58,6 +70,19 @@ def _kind_of(eqn) -> str:
         return "index" if got is not None else "opaque"
     assert isinstance(kind, Opaque), kind
     return "opaque"
+
+
+def _loop_scatter(eqn) -> bool:
+    """A scatter the lowering can write as loops: static shapes, at least one index
+    array, and an element type whose arithmetic loops spell directly (16-bit floats
+    move as bit patterns and bools add as ``or``: those stay opaque)."""
+    if eqn.primitive.name not in SCATTER_COMBINE or len(eqn.invars) < 3:
+        return False
+    avals = [x.aval for x in eqn.invars] + [v.aval for v in eqn.outvars]
+    if not all(is_static(a.shape) for a in avals):
+        return False
+    dt = eqn.outvars[0].aval.dtype
+    return dt.kind in "iuc" or (dt.kind == "f" and dt.itemsize >= 4)
 
 
 def _cost(eqn, kind) -> int:
@@ -95,10 +120,13 @@ class Plan:
         ``reduction index -> first index`` of its group, for grouped reductions.
     """
 
-    def __init__(self, eqns, outvars):
+    def __init__(self, eqns, outvars, loop_scatters=False):
         self.eqns = list(eqns)
         self.outvars = list(outvars)
         self.kinds = [_kind_of(e) for e in self.eqns]
+        if loop_scatters:
+            self.kinds = ["scatter" if k == "opaque" and _loop_scatter(e) else k
+                          for e, k in zip(self.eqns, self.kinds)]
         self.outset = {v for v in self.outvars if isinstance(v, Var)}
         self.producer: dict = {}
         self.consumers: dict = {}
@@ -176,7 +204,11 @@ class Plan:
                 cv = self.eqns[c].outvars[0] if self.eqns[c].outvars else None
                 if ckind in ("opaque", "control"):
                     reason = reason or f"operand of {self.eqns[c].primitive.name}"
-                elif ckind == "reduction":
+                elif ckind == "scatter" and cost[v] >= COSTLY:
+                    # the scatter's loop is serial: costly operands are computed by a
+                    # parallel nest first
+                    reason = reason or f"costly operand of {self.eqns[c].primitive.name}"
+                elif ckind in ("reduction", "scatter"):
                     roots.add(c)
                 elif cv in mat:
                     roots.add(root_of[cv])
@@ -271,9 +303,9 @@ class Plan:
         return "\n".join(lines)
 
 
-def plan(eqns, outvars) -> Plan:
+def plan(eqns, outvars, loop_scatters=False) -> Plan:
     """The :class:`Plan` for ``eqns`` computing ``outvars``."""
-    return Plan(eqns, outvars)
+    return Plan(eqns, outvars, loop_scatters)
 
 
 def _grows(src_shape, dst_shape) -> bool:

@@ -527,7 +527,8 @@ class NumbaCPUBackend(Backend):
         gc.disable()  # planning makes no garbage cycles: long programs plan ~30% faster
         try:
             closed_jaxpr = fold_dot_transposes(closed_jaxpr)
-            program, half_views = lower_half(compile_to_ir(closed_jaxpr, options), options)
+            program = compile_to_ir(closed_jaxpr, options, loop_scatters=True)
+            program, half_views = lower_half(program, options)
             par = options.parallel
             parallel_ok = (not _calls_blas(program)) if par is None else bool(par)
             # A whole-array op at the top level with no lowering here runs in the driver
