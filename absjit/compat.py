@@ -5,6 +5,7 @@ Numba.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.machinery
 import importlib.util
@@ -13,7 +14,7 @@ import sys
 
 __all__ = ["numba_versions", "preload_scipy_blas", "host_cpu_name", "dispatcher_cache_counts", "num_threads",
            "pin_disk_cache", "pin_cuda_disk_cache", "numba_cuda_version", "numba_cuda_problem",
-           "NUMBA_CUDA_NUMPY_PIN"]
+           "NUMBA_CUDA_NUMPY_PIN", "kernel_opt_level", "numba_opt_level"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -28,6 +29,48 @@ def numba_versions() -> tuple:
     except Exception:  # noqa: BLE001 - very old/new llvmlite without the attribute
         llvm = "unknown"
     return (numba.__version__, llvmlite.__version__, llvm)
+
+
+# -- LLVM optimisation level of absjit's kernels -------------------------------------
+# Numba optimises at -O3 by default. absjit's kernels are loop nests with constant trip
+# counts, and -O3's more aggressive unrolling multiplies their code: an RNN's two
+# scan kernels took 4.4-4.8 s each in LLVM at -O3 and 1.2-1.4 s at -O2, and the
+# kernels of the asv workloads ran as fast at -O2 (``scripts/compare.py``, both
+# levels in one session; see the commit that set it). ``NUMBA_OPT`` set by the user
+# wins.
+KERNEL_OPT_LEVEL = 2
+
+
+def kernel_opt_level():
+    """The LLVM level absjit compiles its kernels at (part of their cache keys)."""
+    if "NUMBA_OPT" in os.environ:
+        from numba.core import config
+        return str(config.OPT)
+    return KERNEL_OPT_LEVEL
+
+
+@contextlib.contextmanager
+def numba_opt_level():
+    """Numba compiles at :func:`kernel_opt_level` inside the block. Numba reads the
+    level (``numba.core.config.OPT``) each time it builds an LLVM pass pipeline; the
+    block holds Numba's compiler lock, so no other thread's compile sees it. Relies on
+    ``numba.core.config.OPT`` and ``compiler_lock.global_compiler_lock`` (stable from
+    Numba 0.50 to 0.68)."""
+    if "NUMBA_OPT" in os.environ:
+        yield
+        return
+    from numba.core import config
+    from numba.core.compiler_lock import global_compiler_lock
+    with global_compiler_lock:
+        before = config.OPT
+        try:
+            config.OPT = type(before)(KERNEL_OPT_LEVEL)
+        except Exception:  # noqa: BLE001 - a newer Numba's level type
+            config.OPT = KERNEL_OPT_LEVEL
+        try:
+            yield
+        finally:
+            config.OPT = before
 
 
 # -- SciPy's BLAS/LAPACK capsules --------------------------------------------------------

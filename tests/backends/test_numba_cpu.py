@@ -315,6 +315,35 @@ def test_a_gathered_update_is_not_stored_before_its_scatter(rng):
     assert "(300, 8, )" not in text and "_empty((10, 8, )" in text, text
 
 
+def test_kernels_compile_at_the_kernel_opt_level(monkeypatch):
+    """absjit's kernels are optimised at -O2 (``compat.KERNEL_OPT_LEVEL``: -O3's unrolling
+    multiplied the compile time of loop-heavy kernels), the level is part of the cache
+    key, Numba's own level is restored after, and ``NUMBA_OPT`` set by the user wins."""
+    from numba.core import codegen, config
+
+    from absjit import compat
+    from absjit.backends import get_backend
+    if "NUMBA_OPT" in __import__("os").environ:
+        pytest.skip("NUMBA_OPT is set for this process")
+    seen = []
+    original = codegen.CPUCodegen._pass_builder
+
+    def spy(self, **kw):
+        seen.append(int(kw.get("opt", config.OPT)))
+        return original(self, **kw)
+    monkeypatch.setattr(codegen.CPUCodegen, "_pass_builder", spy)
+    before = config.OPT
+    scale = float(np.random.default_rng().integers(1, 1 << 20)) + 0.375  # a new program
+    f = absjit.jit(lambda x: x * scale + 1.0, backend="cpu")
+    x = np.ones(5, np.float32)
+    assert_close(f(x), x * np.float32(scale) + 1)
+    assert compat.KERNEL_OPT_LEVEL in seen and 3 not in seen, seen
+    assert config.OPT == before
+    assert f"O{compat.KERNEL_OPT_LEVEL}" in get_backend("cpu").version_key()
+    monkeypatch.setenv("NUMBA_OPT", "3")
+    assert compat.kernel_opt_level() == str(config.OPT)
+
+
 def test_output_aliasing_an_input_is_a_copy():
     x = np.arange(6, dtype=np.float32)
     out = absjit.jit(lambda a: (a, a.reshape(2, 3)), backend="cpu")(x)

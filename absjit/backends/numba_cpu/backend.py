@@ -494,13 +494,13 @@ class NumbaCPUBackend(Backend):
     def version_key(self) -> tuple:
         key = self._version_key
         if key is None:
-            from ...compat import host_cpu_name, numba_versions
+            from ...compat import host_cpu_name, kernel_opt_level, numba_versions
             # The process's first import of Numba (0.5 s or more) happens here, as
             # a compiler step: a fork waits for it. A child forked while another thread
             # held the import's module lock would wait for that lock forever.
             with background.step():
                 key = ("absjit", __version__, "numba_cpu", _package_hash()) + \
-                    numba_versions() + (host_cpu_name(),)
+                    numba_versions() + (host_cpu_name(), f"O{kernel_opt_level()}")
             self._version_key = key
         return key
 
@@ -743,7 +743,8 @@ class NumbaCPUBackend(Backend):
         process when it can be (:mod:`.compile_process`)."""
         import numba
 
-        from ...compat import dispatcher_cache_counts, pin_disk_cache, save_rebuilt
+        from ...compat import (dispatcher_cache_counts, numba_opt_level, pin_disk_cache,
+                               save_rebuilt)
         use_disk = diskcache.usable()
         on_disk = False
         path = f"<absjit kernel {module_name}>"
@@ -787,7 +788,8 @@ class NumbaCPUBackend(Backend):
             try:
                 if attempt_disk:
                     pin_disk_cache(disp, diskcache.numba_dir())
-                disp.compile(sig)
+                with numba_opt_level():
+                    disp.compile(sig)
                 break
             except numba.core.errors.NumbaError as e:
                 if use_disk:

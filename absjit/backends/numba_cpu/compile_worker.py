@@ -52,6 +52,7 @@ def kernel_module(name, path, text, callees, flags):
 def _compile(spec, done):
     import numba
 
+    from ...compat import numba_opt_level
     from . import pool, threads
     name = spec["module"]
     got = done.get(name)
@@ -65,7 +66,8 @@ def _compile(spec, done):
     module = kernel_module(name, f"<absjit kernel {name}>", spec["text"], callees,
                            spec["flags"])
     disp = numba.njit(**spec["flags"])(module.__dict__[spec["fn"]])
-    disp.compile(spec["sig"])
+    with numba_opt_level():  # as the caller's process would compile it
+        disp.compile(spec["sig"])
     done[name] = disp
     return disp
 
