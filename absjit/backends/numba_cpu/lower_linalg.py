@@ -32,18 +32,25 @@ def _static(*avals) -> bool:
     return all(type(d) is not Dim for a in avals for d in a.shape)
 
 
-def _compiled(prim, in_avals, out_avals) -> bool:
-    """Whether the LAPACK call serves these operands (else the host call does)."""
+def _compiled(in_avals, out_avals, nonempty) -> bool:
+    """Whether the LAPACK call serves these operands (else the host call does): a
+    LAPACK dtype, static shapes, and no empty dimension in the first ``nonempty``
+    operands."""
     return (np.dtype(in_avals[0].dtype) in LAPACK_DTYPES and _static(*in_avals, *out_avals)
-            and all(int(d) > 0 for d in in_avals[0].shape))
+            and all(int(d) > 0 for a in in_avals[:nonempty] for d in a.shape))
+
+
+def _batch(shape) -> int:
+    """How many matrices a stack of shape ``(..., rows, cols)`` holds."""
+    nb = 1
+    for d in shape[:-2]:
+        nb *= int(d)
+    return nb
 
 
 def _stack(shape) -> str:
     """``(batch, rows, cols)`` of a stack of matrices, as source."""
-    nb = 1
-    for d in shape[:-2]:
-        nb *= int(d)
-    return f"({nb}, {int(shape[-2])}, {int(shape[-1])})"
+    return f"({_batch(shape)}, {int(shape[-2])}, {int(shape[-1])})"
 
 
 def _flag(value) -> str:
@@ -57,103 +64,91 @@ def _alloc(outs, out_avals) -> list:
             for o, a in zip(outs, out_avals)]
 
 
-def lower_lu(ctx, outs, ins, in_avals, out_avals):
-    if not _compiled(ld.lu_p, in_avals, out_avals):
-        return host_rule(ld.lu_p)(ctx, outs, ins, in_avals, out_avals)
-    ensure_symbols()
+def _lapack_rule(prim, nonempty=1):
+    """The rule of ``prim``: where :func:`_compiled` allows, the results allocated and
+    then the routine call ``render(outs, ins, in_avals, out_avals, **params)`` gives
+    (source lines); elsewhere the host call of the NumPy implementation."""
+    def wrap(render):
+        def rule(ctx, outs, ins, in_avals, out_avals, **params):
+            if not _compiled(in_avals, out_avals, nonempty):
+                return host_rule(prim)(ctx, outs, ins, in_avals, out_avals, **params)
+            ensure_symbols()
+            return _alloc(outs, out_avals) + render(outs, ins, in_avals, out_avals, **params)
+        rule.__name__ = rule.__qualname__ = render.__name__
+        rule.__doc__ = render.__doc__
+        return rule
+    return wrap
+
+
+@_lapack_rule(ld.lu_p)
+def lower_lu(outs, ins, in_avals, out_avals):
     shape = tuple(int(d) for d in in_avals[0].shape)
-    nb = _stack(shape)[1:].split(",")[0]
+    nb = _batch(shape)
     lu, piv, perm = outs
     k = min(shape[-2:])
-    return _alloc(outs, out_avals) + [
-        f"_lapack_lu({ins[0]}.reshape({_stack(shape)}), {lu}.reshape({_stack(shape)}), "
-        f"{piv}.reshape(({nb}, {k})), {perm}.reshape(({nb}, {shape[-2]})))"]
+    return [f"_lapack_lu({ins[0]}.reshape({_stack(shape)}), {lu}.reshape({_stack(shape)}), "
+            f"{piv}.reshape(({nb}, {k})), {perm}.reshape(({nb}, {shape[-2]})))"]
 
 
-def lower_cholesky(ctx, outs, ins, in_avals, out_avals):
-    if not _compiled(ld.cholesky_p, in_avals, out_avals):
-        return host_rule(ld.cholesky_p)(ctx, outs, ins, in_avals, out_avals)
-    ensure_symbols()
+@_lapack_rule(ld.cholesky_p)
+def lower_cholesky(outs, ins, in_avals, out_avals):
     stack = _stack(in_avals[0].shape)
-    return _alloc(outs, out_avals) + [
-        f"_lapack_cholesky({ins[0]}.reshape({stack}), {outs[0]}.reshape({stack}))"]
+    return [f"_lapack_cholesky({ins[0]}.reshape({stack}), {outs[0]}.reshape({stack}))"]
 
 
-def lower_triangular_solve(ctx, outs, ins, in_avals, out_avals, *, left_side, lower,
+@_lapack_rule(ld.triangular_solve_p, nonempty=2)
+def lower_triangular_solve(outs, ins, in_avals, out_avals, *, left_side, lower,
                            transpose_a, conjugate_a, unit_diagonal):
-    params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
-                  conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
-    if not (_compiled(ld.triangular_solve_p, in_avals, out_avals)
-            and all(int(d) > 0 for d in in_avals[1].shape)):
-        return host_rule(ld.triangular_solve_p)(ctx, outs, ins, in_avals, out_avals,
-                                                **params)
-    ensure_symbols()
     # conjugate_a changes nothing for real matrices.
-    return _alloc(outs, out_avals) + [
-        f"_blas_trsm({ins[0]}.reshape({_stack(in_avals[0].shape)}), "
-        f"{ins[1]}.reshape({_stack(in_avals[1].shape)}), "
-        f"{outs[0]}.reshape({_stack(in_avals[1].shape)}), {_flag(left_side)}, "
-        f"{_flag(lower)}, {_flag(transpose_a)}, {_flag(unit_diagonal)})"]
+    return [f"_blas_trsm({ins[0]}.reshape({_stack(in_avals[0].shape)}), "
+            f"{ins[1]}.reshape({_stack(in_avals[1].shape)}), "
+            f"{outs[0]}.reshape({_stack(in_avals[1].shape)}), {_flag(left_side)}, "
+            f"{_flag(lower)}, {_flag(transpose_a)}, {_flag(unit_diagonal)})"]
 
 
-def lower_eigh(ctx, outs, ins, in_avals, out_avals, *, lower, sort_eigenvalues):
-    if not _compiled(ls.eigh_p, in_avals, out_avals):
-        return host_rule(ls.eigh_p)(ctx, outs, ins, in_avals, out_avals, lower=lower,
-                                    sort_eigenvalues=sort_eigenvalues)
-    ensure_symbols()
+@_lapack_rule(ls.eigh_p)
+def lower_eigh(outs, ins, in_avals, out_avals, *, lower, sort_eigenvalues):
     shape = in_avals[0].shape
-    nb = _stack(shape)[1:].split(",")[0]
     v, w = outs
-    return _alloc(outs, out_avals) + [   # ?syevd sorts ascending either way
+    return [   # ?syevd sorts ascending either way
         f"_lapack_eigh({ins[0]}.reshape({_stack(shape)}), {v}.reshape({_stack(shape)}), "
-        f"{w}.reshape(({nb}, {int(shape[-1])})), {_flag(lower)})"]
+        f"{w}.reshape(({_batch(shape)}, {int(shape[-1])})), {_flag(lower)})"]
 
 
-def lower_qr(ctx, outs, ins, in_avals, out_avals, *, full_matrices):
-    if not _compiled(ls.qr_p, in_avals, out_avals):
-        return host_rule(ls.qr_p)(ctx, outs, ins, in_avals, out_avals,
-                                  full_matrices=full_matrices)
-    ensure_symbols()
+@_lapack_rule(ls.qr_p)
+def lower_qr(outs, ins, in_avals, out_avals, *, full_matrices):
     q, r = outs
-    return _alloc(outs, out_avals) + [
-        f"_lapack_qr({ins[0]}.reshape({_stack(in_avals[0].shape)}), "
-        f"{q}.reshape({_stack(out_avals[0].shape)}), "
-        f"{r}.reshape({_stack(out_avals[1].shape)}))"]
+    return [f"_lapack_qr({ins[0]}.reshape({_stack(in_avals[0].shape)}), "
+            f"{q}.reshape({_stack(out_avals[0].shape)}), "
+            f"{r}.reshape({_stack(out_avals[1].shape)}))"]
 
 
-def lower_svd(ctx, outs, ins, in_avals, out_avals, *, full_matrices, compute_uv):
-    if not _compiled(ls.svd_p, in_avals, out_avals):
-        return host_rule(ls.svd_p)(ctx, outs, ins, in_avals, out_avals,
-                                   full_matrices=full_matrices, compute_uv=compute_uv)
-    ensure_symbols()
+def _untouched(dtype) -> str:
+    """A placeholder array for an output the routine is told not to compute."""
+    return f"_empty((1, 1, 1), {dtype_ctor(dtype)})"
+
+
+@_lapack_rule(ls.svd_p)
+def lower_svd(outs, ins, in_avals, out_avals, *, full_matrices, compute_uv):
     shape = in_avals[0].shape
-    nb = _stack(shape)[1:].split(",")[0]
     k = min(int(shape[-2]), int(shape[-1]))
-    lines = _alloc(outs, out_avals)
     if compute_uv:
         u = f"{outs[1]}.reshape({_stack(out_avals[1].shape)})"
         vt = f"{outs[2]}.reshape({_stack(out_avals[2].shape)})"
-    else:  # placeholders the routine does not touch
-        u = vt = f"_empty((1, 1, 1), {dtype_ctor(in_avals[0].dtype)})"
-    return lines + [f"_lapack_svd({ins[0]}.reshape({_stack(shape)}), "
-                    f"{outs[0]}.reshape(({nb}, {k})), {u}, {vt}, {_flag(compute_uv)})"]
+    else:
+        u = vt = _untouched(in_avals[0].dtype)
+    return [f"_lapack_svd({ins[0]}.reshape({_stack(shape)}), "
+            f"{outs[0]}.reshape(({_batch(shape)}, {k})), {u}, {vt}, {_flag(compute_uv)})"]
 
 
-def lower_eig(ctx, outs, ins, in_avals, out_avals, *, compute_eigenvectors):
-    if not _compiled(ls.eig_p, in_avals, out_avals):
-        return host_rule(ls.eig_p)(ctx, outs, ins, in_avals, out_avals,
-                                   compute_eigenvectors=compute_eigenvectors)
-    ensure_symbols()
+@_lapack_rule(ls.eig_p)
+def lower_eig(outs, ins, in_avals, out_avals, *, compute_eigenvectors):
     shape = in_avals[0].shape
-    nb = _stack(shape)[1:].split(",")[0]
-    n = int(shape[-1])
-    if compute_eigenvectors:
-        v = f"{outs[1]}.reshape({_stack(shape)})"
-    else:  # a placeholder the routine does not touch
-        v = f"_empty((1, 1, 1), {dtype_ctor(out_avals[0].dtype)})"
-    return _alloc(outs, out_avals) + [
-        f"_lapack_eig({ins[0]}.reshape({_stack(shape)}), {outs[0]}.reshape(({nb}, {n})), "
-        f"{v}, {_flag(compute_eigenvectors)})"]
+    v = f"{outs[1]}.reshape({_stack(shape)})" if compute_eigenvectors else \
+        _untouched(out_avals[0].dtype)
+    return [f"_lapack_eig({ins[0]}.reshape({_stack(shape)}), "
+            f"{outs[0]}.reshape(({_batch(shape)}, {int(shape[-1])})), {v}, "
+            f"{_flag(compute_eigenvectors)})"]
 
 
 RULES = {ld.lu_p: lower_lu, ld.cholesky_p: lower_cholesky,
