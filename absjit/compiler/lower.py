@@ -29,7 +29,6 @@ from .plan import plan as make_plan
 __all__ = ["lower_program", "Unsupported", "PARALLEL_MIN_SIZE"]
 
 _I64, _BOOL = np.dtype(np.int64), np.dtype(bool)
-_PRIMS = all_primitives
 # A large scatter runs as this many parallel parts, each folding the updates of its
 # share of the result's rows (each part reads every index: more parts cost more reads).
 SCATTER_PARTS = 8
@@ -156,7 +155,7 @@ class _Body:
     def op(self, name, a, b, dtype):
         """The binary primitive ``name`` on two values of one dtype."""
         dt = np.dtype(getattr(a, "dtype", dtype))
-        return self.let(ir.Op(_PRIMS()[name], (a, b), (dt, dt), np.dtype(dtype), {}), dtype)
+        return self.let(ir.Op(all_primitives()[name], (a, b), (dt, dt), np.dtype(dtype), {}), dtype)
 
     def _let(self, key, expr, dtype):
         sym = ir.Sym(self.low.names("s"), dtype)
@@ -307,7 +306,7 @@ class _Lowerer:
         outer = _Body(self)
         conds, pos = [], {}
         for k, d in enumerate(axes):
-            t = outer.let(ir.Op(_PRIMS()["convert_element_type"],
+            t = outer.let(ir.Op(all_primitives()["convert_element_type"],
                                 (outer.value(idx[k], at),), (_dt(idx[k]),), _I64,
                                 {"new_dtype": _I64, "weak_type": False}), _I64)
             lo, hi = ir.Const(0, _I64), ir.Const(int(shape[d]), _I64)
