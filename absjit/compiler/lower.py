@@ -155,7 +155,8 @@ class _Body:
     def op(self, name, a, b, dtype):
         """The binary primitive ``name`` on two values of one dtype."""
         dt = np.dtype(getattr(a, "dtype", dtype))
-        return self.let(ir.Op(all_primitives()[name], (a, b), (dt, dt), np.dtype(dtype), {}), dtype)
+        prim = all_primitives()[name]
+        return self.let(ir.Op(prim, (a, b), (dt, dt), np.dtype(dtype), {}), dtype)
 
     def _let(self, key, expr, dtype):
         sym = ir.Sym(self.low.names("s"), dtype)
