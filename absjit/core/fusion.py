@@ -30,8 +30,11 @@ Kinds
 ``ControlFlow(body_params)``
     Holds sub-jaxprs in the named params (``branches``, ``cond_jaxpr``…); the compiler
     lowers each into nested loop IR.
-``Call(body_param)``
-    A call whose body is inlined before planning (``jit``, ``custom_jvp_call``).
+``Call(body_param, operands=None)``
+    A call whose body is inlined before planning (``jit``, ``custom_jvp_call``). The body
+    takes every operand of the equation, or with ``operands`` the ones at the positions
+    ``operands(params, n)`` lists (``n``: the equation's operand count), as
+    ``custom_linear_solve`` runs its ``solve`` on some of its operands only.
 """
 from __future__ import annotations
 
@@ -79,6 +82,7 @@ class ControlFlow:
 @dataclasses.dataclass(frozen=True)
 class Call:
     body_param: str
+    operands: object = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -83,8 +83,9 @@ def simplify(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
     """Replace every call-like equation (nested ``jit``, the primal computation of
-    ``custom_jvp``/``custom_vjp``: primitives whose fusion kind is ``Call``) by its body,
-    at any depth. Constants of inlined bodies become constants of the result.
+    ``custom_jvp``/``custom_vjp``, the ``solve`` of ``custom_linear_solve``: primitives
+    whose fusion kind is ``Call``) by its body, at any depth. Constants of inlined bodies
+    become constants of the result.
 
     Works with an explicit stack, so a chain of thousands of nested calls needs no deep
     recursion. The results of inlined equations get fresh variables: a body called
@@ -119,7 +120,9 @@ def inline_calls(closed: ClosedJaxpr) -> ClosedJaxpr:
                 constvars.append(nv)
                 consts.append(c)
                 subst[cv] = nv
-            for iv, x in zip(inner.invars, eqn.invars):
+            ins = eqn.invars if kind.operands is None else \
+                [eqn.invars[i] for i in kind.operands(eqn.params, len(eqn.invars))]
+            for iv, x in zip(inner.invars, ins):
                 subst[iv] = read(x)
             stack.append((iter(inner.eqns), (eqn.outvars, inner.outvars)))
             continue

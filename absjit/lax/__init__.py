@@ -15,6 +15,7 @@ from ..ops.linalg import *  # noqa: F401,F403
 from ..ops.conv import *  # noqa: F401,F403
 from ..ops.sorting import *  # noqa: F401,F403
 from ..ops.control_flow import *  # noqa: F401,F403
+from ..ops.linear_solve import *  # noqa: F401,F403
 from ..ops.windowed import *  # noqa: F401,F403
 from ..ops.fft import *  # noqa: F401,F403
 from ..ops.conv_transpose import *  # noqa: F401,F403
@@ -32,14 +33,15 @@ from ..ops import (conv as _conv, control_flow as _control_flow,  # noqa: E402
                    elementwise as _elementwise, indexing as _indexing, linalg as _linalg,
                    reductions as _reductions, sorting as _sorting, structural as _structural,
                    windowed as _windowed, fft as _fft, conv_transpose as _conv_transpose,
-                   special as _special, collectives as _collectives)
+                   special as _special, collectives as _collectives,
+                   linear_solve as _linear_solve)
 
 # The public names: each ops module's ``__all__`` and the aliases above (so helpers
 # imported for internal use, like ``annotations``, never leak).
 __all__ = sorted({name for m in (_elementwise, _structural, _indexing, _reductions, _linalg,
                                  _conv, _sorting, _control_flow, _windowed, _fft,
                                  _conv_transpose, _special, _collectives, _lax_extra,
-                                 _lax_special)
+                                 _lax_special, _linear_solve)
                   for name in m.__all__} | {"and_", "not_", "or_", "xor"})
 
 from . import linalg  # noqa: E402,F401  (absjit.lax.linalg: the matrix decompositions)

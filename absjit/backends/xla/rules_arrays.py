@@ -16,6 +16,7 @@ import jax
 from jax import lax
 
 from ...core.primitive import impl_rules
+from ...ops.linear_solve import _solve_operands
 from .rules import _full, register
 
 __all__ = []
@@ -301,6 +302,13 @@ def _jit(ctx, *args, jaxpr, name):
 def _custom_call(ctx, *args, call_jaxpr, **_):
     # Compiled code runs the primal; the derivative rules were used when tracing.
     return ctx.as_function(call_jaxpr)(*args)
+
+
+@register("custom_linear_solve")
+def _custom_linear_solve(ctx, *args, const_lengths, solve, **params):
+    # Compiled code runs the solve; the derivative rules were used when tracing.
+    picked = _solve_operands({"const_lengths": const_lengths}, len(args))
+    return ctx.as_function(solve)(*[args[i] for i in picked])
 
 
 # ---------------------------------------------------------------------------
