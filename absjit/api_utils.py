@@ -352,8 +352,9 @@ remat = checkpoint
 # devices
 # ---------------------------------------------------------------------------
 class Device:
-    """A device arrays live on: the CPU (platform ``"cpu"``) or a CUDA GPU (platform
-    ``"gpu"``, listed by ``absjit.devices("cuda")``).
+    """A device arrays live on: the CPU (platform ``"cpu"``) or a device of a backend
+    that keeps its arrays off the host (a GPU: platform ``"gpu"``, listed by
+    ``absjit.devices("gpu")``). ``backend`` names the backend whose arrays it holds.
 
     Examples
     --------
@@ -362,15 +363,17 @@ class Device:
     [CpuDevice(id=0)]
     """
 
-    __slots__ = ("id", "platform", "process_index", "device_kind")
+    __slots__ = ("id", "platform", "process_index", "device_kind", "backend", "_label")
 
-    def __init__(self, id: int = 0, platform: str = "cpu", device_kind=None):  # noqa: A002
+    def __init__(self, id: int = 0, platform: str = "cpu", device_kind=None,  # noqa: A002
+                 backend: str = "cpu", label: str | None = None):
         self.id, self.platform, self.process_index = id, platform, 0
         self.device_kind = device_kind or platform
+        self.backend = backend
+        self._label = label or platform.capitalize()
 
     def __repr__(self):
-        kind = "Cuda" if self.platform == "gpu" else self.platform.capitalize()
-        return f"{kind}Device(id={self.id})"
+        return f"{self._label}Device(id={self.id})"
 
     def __eq__(self, other):
         return type(other) is Device and (self.id, self.platform) == (other.id, other.platform)
@@ -380,7 +383,6 @@ class Device:
 
 
 _CPU = Device(0, "cpu")
-_CPU_BACKENDS = ("cpu", "interpret")
 
 
 def cpu_device() -> Device:
@@ -388,24 +390,9 @@ def cpu_device() -> Device:
     return _CPU
 
 
-_GPUS: list = []
-
-
-def cuda_devices() -> list:
-    """The CUDA devices (platform ``"gpu"``); ``RuntimeError`` naming what to install
-    when the cuda backend is not available."""
-    from .backends.base import get_backend
-    get_backend("cuda")  # raises, with the reason, when it cannot run here
-    if not _GPUS:
-        from .backends.numba_cuda import runtime
-        _GPUS.extend(Device(i, "gpu", name) for i, name in enumerate(runtime.device_names()))
-    return list(_GPUS)
-
-
 def _platform_of(backend_name: str) -> str:
-    from .backends.base import _ALIASES
-    name = _ALIASES.get(backend_name, backend_name)
-    return "gpu" if name == "cuda" else "cpu"
+    from .backends.base import platform_of
+    return platform_of(backend_name)
 
 
 def _check_backend(backend):
@@ -443,10 +430,8 @@ def devices(backend=None) -> list:
     >>> absjit.devices("cpu")
     [CpuDevice(id=0)]
     """
-    name = _check_backend(backend)
-    if _platform_of(name) == "gpu":
-        return cuda_devices()
-    return [_CPU]
+    from .backends.base import get_backend
+    return get_backend(_check_backend(backend)).devices()
 
 
 def local_devices(process_index=None, backend=None) -> list:
@@ -512,8 +497,9 @@ def process_count(backend=None) -> int:
 
 
 def default_backend() -> str:
-    """The platform of the default backend: ``'cpu'``, or ``'gpu'`` when
-    ``config.default_backend`` (or ``ABSJIT_DEFAULT_BACKEND``) is ``"cuda"``/``"gpu"``.
+    """The platform of the default backend: ``'cpu'``, or the device's (``'gpu'``)
+    when ``config.default_backend`` (or ``ABSJIT_DEFAULT_BACKEND``) names a backend
+    whose arrays live on a device.
 
     Examples
     --------

@@ -1,14 +1,14 @@
 """``absjit.Array``: an immutable array on a device.
 
-On the CPU the buffer is a read-only NumPy array (``np.asarray(a)`` is zero-copy). On a
-CUDA device it is a Numba device array, held by :class:`CudaArray` (a subclass, so
-``isinstance(a, Array)`` holds); on an XLA GPU/TPU device it is a ``jax.Array`` held by
-:class:`DeviceArray`: ``np.asarray(a)`` copies it to the host once (the
-copy is kept: the array is immutable), ``block_until_ready()`` waits for the kernels
-writing it, and ``__cuda_array_interface__``/DLPack hand the device memory to CuPy or
-PyTorch without a copy. Operators and array methods (``+``, ``@``, ``.sum()``,
-``.at[...]``) are installed by ``absjit.numpy`` so that arrays and tracers share one
-implementation; on a ``CudaArray`` outside ``jit`` they run on the host copy.
+On the CPU the buffer is a read-only NumPy array (``np.asarray(a)`` is zero-copy). On
+another device it is that device's buffer, held by a :class:`DeviceArray` (a subclass,
+so ``isinstance(a, Array)`` holds; each device backend supplies its own subclass):
+``np.asarray(a)`` copies it to the host once (the copy is kept: the array is
+immutable), ``block_until_ready()`` waits for the kernels writing it, and a backend's
+subclass may hand the device memory to other libraries without a copy. Operators and
+array methods (``+``, ``@``, ``.sum()``, ``.at[...]``) are installed by
+``absjit.numpy`` so that arrays and tracers share one implementation; on a device
+array outside ``jit`` they run on the host copy.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import numpy as np
 from . import dtypes
 from .core.avals import ShapedArray
 
-__all__ = ["Array", "CudaArray", "DeviceArray"]
+__all__ = ["Array", "DeviceArray"]
 
 
 class Array:
@@ -227,130 +227,21 @@ def _reconstruct(value, weak_type):
     return Array._new(np.array(value), weak_type)
 
 
-class CudaArray(Array):
-    """An :class:`Array` whose buffer is on a CUDA device (a Numba device array).
-
-    Made by ``jit(..., backend="cuda")`` and by ``absjit.device_put(x, "cuda")``.
-    Reading values on the host (``np.asarray``, ``repr``, ``float``, operators outside
-    ``jit``) copies the buffer to the host once and keeps the copy. Passed to a cuda
-    function it stays on the device; passed to a cpu function the host copy is used.
-
-    Examples
-    --------
-    >>> import absjit, numpy as np
-    >>> a = absjit.device_put(np.arange(3.0), "cuda")  # doctest: +SKIP
-    >>> a.device, np.asarray(a)                          # doctest: +SKIP
-    (CudaDevice(id=0), array([0., 1., 2.], dtype=float32))
-    """
-
-    __slots__ = ("_device", "_host", "_device_id")
-
-    @classmethod
-    def _new_device(cls, buf, weak_type: bool = False, aval=None, device_id: int = 0):
-        """Wrap a device array absjit owns (no copy)."""
-        self = object.__new__(cls)
-        self._device = buf
-        self._host = None
-        self._weak_type = weak_type
-        self._aval = aval
-        self._device_id = device_id
-        return self
-
-    @property
-    def _value(self) -> np.ndarray:
-        host = self._host
-        if host is None:
-            host = self._device.copy_to_host()
-            host.flags.writeable = False
-            self._host = host
-        return host
-
-    @property
-    def aval(self) -> ShapedArray:
-        aval = self._aval
-        if aval is None:
-            b = self._device
-            aval = self._aval = ShapedArray(tuple(b.shape), np.dtype(b.dtype),
-                                            self._weak_type)
-        return aval
-
-    @property
-    def shape(self) -> tuple:
-        return tuple(self._device.shape)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return np.dtype(self._device.dtype)
-
-    @property
-    def ndim(self) -> int:
-        return len(self._device.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self._device.shape, dtype=np.int64))
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
-
-    @property
-    def itemsize(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def device(self):
-        from .api_utils import cuda_devices
-        return cuda_devices()[self._device_id]
-
-    def copy(self) -> "CudaArray":
-        from .backends.numba_cuda import runtime
-        out = runtime.empty(self.shape, self.dtype)
-        out.copy_to_device(self._device)
-        return CudaArray._new_device(out, self._weak_type, self._aval, self._device_id)
-
-    def block_until_ready(self) -> "CudaArray":
-        """Return this array once the kernels writing it have finished (synchronises
-        the device)."""
-        from .backends.numba_cuda import runtime
-        runtime.synchronize()
-        return self
-
-    def __len__(self):
-        if not self.shape:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
-
-    def __reduce__(self):
-        # Pickles hold the values; they load as a CPU array.
-        return (_reconstruct, (self._value, self._weak_type))
-
-    @property
-    def __cuda_array_interface__(self) -> dict:
-        """The device buffer for CuPy, PyTorch and Numba, without a copy; marked
-        read-only (the array is immutable)."""
-        from .backends.numba_cuda import runtime
-        return runtime.array_interface(self._device)
-
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export of the device buffer (through CuPy, which must be installed)."""
-        from .backends.numba_cuda import runtime
-        return runtime.dlpack(self, stream=stream, max_version=max_version,
-                              dl_device=dl_device, copy=copy)
-
-    def __dlpack_device__(self):
-        return (2, self._device_id)  # kDLCUDA
-
-    def __repr__(self):
-        return Array.__repr__(self)
-
-
 class DeviceArray(Array):
-    """An :class:`Array` whose buffer lives on an accelerator (a ``jax.Array`` from the
-    xla backend on a GPU or TPU): jitted calls take and return the device buffer
-    directly, so results stay on the device between them. Anything that needs the
-    values on the host (NumPy, printing, eager ops) reads ``_value``: one copy to the
-    host, made on first use and kept.
+    """An :class:`Array` whose buffer lives on a device a backend owns.
+
+    Each device backend supplies its subclass (the cuda backend's ``CudaArray`` holds a
+    Numba device array; the xla backend on a GPU or TPU uses this class for
+    ``jax.Array``s). Jitted calls of that backend take and return the buffer as it is
+    (an executable whose ``array_type`` is the class), so results stay on the device
+    between calls. Anything that needs the values on the host (NumPy, printing, eager
+    ops) reads ``_value``: one copy to the host, made on first use and kept (the array
+    is immutable).
+
+    A subclass overrides the hooks its buffer needs: :meth:`_copy_to_host`,
+    :attr:`device`, :meth:`_synchronize` and :meth:`_copy_buffer`. The defaults serve
+    any buffer with ``shape`` and ``dtype`` that ``np.asarray`` reads (and, where it
+    has them, ``device``, ``sharding`` and ``block_until_ready``).
 
     Examples
     --------
@@ -364,24 +255,24 @@ class DeviceArray(Array):
 
     @classmethod
     def _wrap(cls, buf, weak_type=False, aval=None) -> "DeviceArray":
+        """Wrap a device buffer absjit owns (no copy, no checks); ``aval`` if known."""
         self = object.__new__(cls)
         self._buf, self._host, self._weak_type = buf, None, bool(weak_type)
-        self._aval = aval if aval is not None else ShapedArray(buf.shape, buf.dtype,
-                                                               bool(weak_type))
+        self._aval = aval if aval is not None else ShapedArray(
+            tuple(buf.shape), np.dtype(buf.dtype), bool(weak_type))
         return self
 
-    @property
-    def _value(self) -> np.ndarray:
-        host = self._host
-        if host is None:
-            host = self._host = np.asarray(self._buf)
-            if host.flags.writeable:
-                host.flags.writeable = False
-        return host
+    # -- the hooks a backend's subclass overrides ------------------------------------
+    def _copy_to_host(self) -> np.ndarray:
+        return np.asarray(self._buf)
 
-    shape = property(lambda self: self._aval.shape)
-    dtype = property(lambda self: self._aval.dtype)
-    ndim = property(lambda self: len(self._aval.shape))
+    def _synchronize(self) -> None:
+        wait = getattr(self._buf, "block_until_ready", None)
+        if wait is not None:
+            wait()
+
+    def _copy_buffer(self):
+        return self._buf.copy()
 
     @property
     def device(self):
@@ -391,17 +282,57 @@ class DeviceArray(Array):
             device = cpu_device()
         return device
 
+    # -- what every device array derives from them ------------------------------------
+    @property
+    def _value(self) -> np.ndarray:
+        host = self._host
+        if host is None:
+            host = self._copy_to_host()
+            if host.flags.writeable:
+                host.flags.writeable = False
+            self._host = host
+        return host
+
+    aval = property(lambda self: self._aval)
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+    ndim = property(lambda self: len(self._aval.shape))
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._aval.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
     def devices(self) -> set:
         return {self.device}
 
     @property
     def sharding(self):
-        """The device buffer's own sharding (a jax sharding under the xla backend)."""
+        """The device buffer's own sharding where it has one (a jax sharding under the
+        xla backend), else all of it on :attr:`device`."""
         own = getattr(self._buf, "sharding", None)
         return own if own is not None else Array.sharding.fget(self)
 
+    def copy(self) -> "DeviceArray":
+        return type(self)._wrap(self._copy_buffer(), self._weak_type, self._aval)
+
     def block_until_ready(self) -> "DeviceArray":
-        wait = getattr(self._buf, "block_until_ready", None)
-        if wait is not None:
-            wait()
+        """Return this array once the kernels writing it have finished."""
+        self._synchronize()
         return self
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __reduce__(self):
+        # Pickles hold the values; they load as a CPU array.
+        return (_reconstruct, (self._value, self._weak_type))

@@ -57,7 +57,7 @@ def _one_call_us(bench, impl, extra, number) -> float:
 def run(rounds: int) -> dict:
     import absjit
     from absjit.backends.numba_cuda import runtime
-    from absjit.compat import numba_cuda_version
+    from absjit.backends.numba_cuda.compat import numba_cuda_version
     import numpy as np
     B._gpu()  # NotImplementedError without a GPU
     result = {"device": runtime.device_info(), "numba_cuda": numba_cuda_version(),

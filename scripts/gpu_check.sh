@@ -35,7 +35,7 @@ step() {  # step NAME COMMAND...
 nvidia-smi > "$OUT/nvidia-smi.log" 2>&1 || echo "nvidia-smi not found"
 step environment python3 -c "
 import numpy, absjit
-from absjit import compat
+from absjit.backends.numba_cuda import compat
 from absjit.backends.numba_cuda import runtime
 print('numpy', numpy.__version__, 'numba-cuda', compat.numba_cuda_version())
 problem = compat.numba_cuda_problem()

@@ -7,10 +7,22 @@ and their own lowering tables; the frontend never imports a backend module direc
 Calling convention
 ------------------
 ``executable(*buffers) -> list of buffers``: inputs are the jaxpr's constants followed
-by its arguments, as the backend's native buffers (``np.ndarray`` on the CPU); outputs
-likewise. ``jit`` wraps outputs into :class:`absjit.Array` with the output avals. The
-constants are passed at call time, so one compiled executable serves every closure with
-the same jaxpr text.
+by its arguments; outputs are buffers. An executable whose ``array_type`` is None takes
+and returns host NumPy arrays (``jit`` converts the arguments and wraps the outputs as
+:class:`absjit.Array`); one whose ``array_type`` is a :class:`absjit.array.DeviceArray`
+subclass takes the call's leaves as they are (its own arrays, host values, other
+libraries' arrays: it moves what it must) and returns device buffers, which ``jit``
+wraps as that type, so results stay on the device. The constants are passed at call
+time, so one compiled executable serves every closure with the same jaxpr text.
+
+Devices
+-------
+A backend says where its arrays live: :attr:`Backend.platform` (declared with the
+registration, so it is known without importing the backend), :meth:`Backend.devices`,
+:meth:`Backend.put` (``device_put``) and :meth:`Backend.adopt` (another library's
+array on its device, wrapped without a copy). Nothing outside ``absjit.backends``
+names a device backend: adding one is a folder plus a :func:`register_backend_module`
+line.
 
 Selection and routing (docs/backends.md, "Devices and placement") is one pure function,
 :func:`route_backend`, of the requested name (``jit(..., backend=...)``, then
@@ -132,6 +144,9 @@ class Executable:
     """
 
     fast_call = None
+    #: None: host NumPy buffers in and out. Otherwise the ``DeviceArray`` subclass its
+    #: outputs are wrapped as; it then takes the call's leaves as they are.
+    array_type = None
 
     def __call__(self, *buffers) -> list:
         raise NotImplementedError
@@ -151,6 +166,7 @@ class FallbackExecutable(Executable):
         self.reason = reason
         self.target = target
         self.fast_call = getattr(inner, "fast_call", None)
+        self.array_type = getattr(inner, "array_type", None)
 
     def __call__(self, *buffers):
         return self._inner(*buffers)
@@ -165,7 +181,7 @@ class PerShapeExecutable(Executable):
     (xla, cuda): each call binds the sizes from its arguments (checking every equality
     the trace assumed, ``ValueError`` otherwise) and runs an executable compiled by
     ``backend.compile`` for those sizes, cached per shape. ``attrs`` are the backend's
-    executable attributes the caller reads (``resident``, ``device_inputs``, …)."""
+    executable attributes the caller reads (``array_type``)."""
 
     MAX_SHAPES = 64  # compiled shapes kept (the oldest goes first)
 
@@ -221,6 +237,9 @@ class Backend:
 
     name = "backend"
     platforms: tuple = ()
+    #: The platform its arrays live on: ``"cpu"`` (host NumPy arrays, absjit.Array),
+    #: or a device's (``"gpu"``), whose arrays are a ``DeviceArray`` subclass.
+    platform = "cpu"
 
     def __init__(self):
         # Counters for absjit.cache.info() and the benchmarks' track_ functions.
@@ -302,14 +321,29 @@ class Backend:
         variables): part of the in-memory cache's key, asked at every compile."""
         return ()
 
-    # -- buffer transfer hooks -------------------------------------------------------
+    # -- buffers and devices ---------------------------------------------------------
     def to_buffer(self, value):
-        """A NumPy array (or Array's NumPy value) as this backend's input buffer."""
+        """A NumPy array (a jaxpr constant) as this backend's input buffer."""
         return value
 
-    def to_host(self, buffer):
-        """A NumPy array for an output buffer."""
-        return buffer
+    def devices(self) -> list:
+        """The :class:`absjit.Device` s its arrays live on (``absjit.devices(name)``)."""
+        from ..api_utils import cpu_device
+        return [cpu_device()]
+
+    def put(self, leaf, device=None):
+        """``leaf`` (a host value, an absjit array, another library's array) as an
+        array on ``device`` (one of :meth:`devices`; None: the first). Only backends
+        whose arrays live off the host implement it: ``device_put`` makes host arrays
+        itself."""
+        raise NotImplementedError(f"backend {self.name!r} keeps its arrays on the host")
+
+    def adopt(self, leaf):
+        """``leaf`` wrapped as this backend's array without a copy when it is another
+        library's array on this backend's device (a CuPy array for a GPU backend);
+        None otherwise. Asked for every argument leaf of a type absjit does not know,
+        of the backends registered with ``adopts=True``."""
+        return None
 
     def __repr__(self):
         return f"<backend {self.name!r}>"
@@ -325,10 +359,15 @@ class _Registry(dict):
         super().__init__()
         self.order: list = []     # names, first declared first
         self.pending: dict = {}   # name -> module whose import registers it
+        self.platform: dict = {}  # name -> declared platform (None: ask the backend)
+        self.adopters: list = []  # names whose backend adopts other libraries' arrays
 
-    def declare(self, name, module=None):
+    def declare(self, name, module=None, platform="cpu", adopts=False):
         if name not in self.order:
             self.order.append(name)
+            self.platform[name] = platform
+            if adopts:
+                self.adopters.append(name)
         if module is not None and not dict.__contains__(self, name):
             self.pending[name] = module
 
@@ -394,24 +433,53 @@ def register_backend(backend: Backend) -> Backend:
     return backend
 
 
-def register_backend_module(name: str, module: str) -> None:
+def register_backend_module(name: str, module: str, platform: str | None = "cpu",
+                            adopts: bool = False) -> None:
     """Declare backend ``name``, registered by importing ``module`` (which calls
     :func:`register_backend`) the first time the backend is asked for.
+
+    ``platform`` is where its arrays live (``"cpu"``: the host; None: the backend
+    says, once imported); ``adopts`` says that argument leaves of unknown types are
+    offered to its :meth:`Backend.adopt` (other libraries' device arrays).
 
     Examples
     --------
     >>> "cpu" in _REGISTRY and "cpu" in available_backends()
     True
+    >>> platform_of("cpu"), platform_of("gpu")
+    ('cpu', 'gpu')
     """
-    _REGISTRY.declare(name, module)
+    _REGISTRY.declare(name, module, platform, adopts)
 
 
 # The backends absjit ships, first declared first (``absjit.backends()`` lists them in
 # this order); importing absjit imports none of their modules.
 register_backend_module("interpret", "absjit.backends.interpret")
 register_backend_module("cpu", "absjit.backends.numba_cpu")
-register_backend_module("cuda", "absjit.backends.numba_cuda")
-register_backend_module("xla", "absjit.backends.xla")
+register_backend_module("cuda", "absjit.backends.numba_cuda", platform="gpu", adopts=True)
+register_backend_module("xla", "absjit.backends.xla", platform=None)
+
+
+def platform_of(name: str) -> str:
+    """The platform the arrays of backend ``name`` (or alias) live on: the declared
+    one, else (``None`` declared) the backend's own answer."""
+    name = _ALIASES.get(name, name)
+    platform = _REGISTRY.platform.get(name, "cpu")
+    if platform is None:
+        platform = get_backend(name).platform
+    return platform
+
+
+def adopt_foreign(leaf):
+    """``leaf`` as an absjit array on its device, without a copy, when it is another
+    library's array on a backend's device (:meth:`Backend.adopt`); None otherwise."""
+    for name in _REGISTRY.adopters:
+        backend = _REGISTRY.get(name)
+        if backend is not None:
+            adopted = backend.adopt(leaf)
+            if adopted is not None:
+                return adopted
+    return None
 
 
 def get_backend(name: str) -> Backend:

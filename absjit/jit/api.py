@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import _traceback, tree_util
 from ..api_contexts import jit_disabled
-from ..array import Array, CudaArray
+from ..array import Array, DeviceArray
 from ..backends import background
 from ..backends.base import CompileOptions, registered_backends, select_backend
 from ..config import config
@@ -167,10 +167,10 @@ def _fast_key(args):
             key.append(t)
         elif t is np.ndarray:
             key += (x.shape, x.dtype, None)
-        elif t is CudaArray:  # the flag also says "on the GPU"
-            key += (x.shape, x.dtype, (x._weak_type, "gpu"))
         elif t in _NUMPY_SCALARS:
             key.append(t)  # the type fixes the aval (NumPy scalars are strongly typed)
+        elif isinstance(x, DeviceArray):  # the flag also says which device's array
+            key += (x.shape, x.dtype, (x._weak_type, t))
         else:
             return None
     return tuple(key)
@@ -195,6 +195,10 @@ def _ranked_fast_key(args):
                     None)
         elif t in _NUMPY_SCALARS:
             key.append(t)
+        elif isinstance(x, DeviceArray):
+            shape = x.shape
+            key += (tuple(d == 1 for d in shape) if 1 in shape else len(shape), x.dtype,
+                    (x._weak_type, t))
         else:
             return None
     return tuple(key)

@@ -14,9 +14,9 @@ from ..core.avals import ConcreteArray, ShapedArray, StaticArg
 from ..core.levels import (ConcreteLevel, RankedLevel, ShapedLevel, StaticLevel, check_aval,
                            get_level)
 from ..core.trace import Tracer, get_aval
-from .runtime import foreign_cuda_array
+from ..backends.base import adopt_foreign
 
-# Leaf types that are never another library's CUDA array (checked first: cheap).
+# Leaf types that are never another library's device array (checked first: cheap).
 _HOST_LEAVES = frozenset({np.ndarray, float, int, bool, complex})
 
 __all__ = ["_ArgSpec", "_Call", "_process"]
@@ -305,7 +305,7 @@ def _process(spec: _ArgSpec, args, kwargs) -> _Call:
             avals.append(_tracer_aval(lvl, leaf))
             continue
         if t not in _HOST_LEAVES and not isinstance(leaf, (Array, np.generic)):
-            foreign = foreign_cuda_array(leaf)  # CuPy, PyTorch, Numba: no copy
+            foreign = adopt_foreign(leaf)  # a device array of CuPy, PyTorch...: no copy
             if foreign is not None:
                 leaf = leaves[i] = foreign
         if is_masked_array(leaf):

@@ -9,7 +9,7 @@ import types
 import numpy as np
 
 from .. import tree_util
-from ..array import Array, CudaArray, DeviceArray
+from ..array import Array
 from ..core.trace import to_numpy
 
 __all__ = ["_general_runner", "_fast_runner", "_lazy_runner", "_arg_kind"]
@@ -21,9 +21,6 @@ _new = Array._new
 
 
 def _to_buffer(x, aval):
-    if type(x) is DeviceArray:  # stays on its device
-        b = x._buf
-        return b if b.dtype == aval.dtype else b.astype(aval.dtype)
     if type(x) is Array:
         v = x._value
         return v if v.dtype == aval.dtype else v.astype(aval.dtype)
@@ -31,10 +28,10 @@ def _to_buffer(x, aval):
 
 
 def _wrap_outputs(entry, outs) -> list:
-    if getattr(entry.executable, "resident", False):  # XLA device buffers stay there
-        return [DeviceArray._wrap(o, a.weak_type, a) for o, a in zip(outs, entry.out_avals)]
-    if getattr(entry.executable, "device_outputs", False):  # CUDA arrays stay there
-        return [CudaArray._new_device(o, a.weak_type, a) for o, a in zip(outs, entry.out_avals)]
+    device_array = getattr(entry.executable, "array_type", None)
+    if device_array is not None:  # device buffers stay on their device
+        return [device_array._wrap(o, a.weak_type, r)
+                for o, a, r in zip(outs, entry.out_avals, entry.result_avals)]
     res = []
     for i, (o, aval) in enumerate(zip(outs, entry.out_avals)):
         if type(o) is not np.ndarray:
@@ -49,7 +46,7 @@ def _general_runner(entry):
     exe, consts, in_avals, tree = entry.executable, entry.consts, entry.in_avals, entry.out_tree
 
     # A device executable takes the leaves as they are (it moves host values itself).
-    raw = getattr(exe, "device_inputs", False)
+    raw = getattr(exe, "array_type", None) is not None
 
     def run(leaves):
         bufs = list(leaves) if raw else [_to_buffer(x, a) for x, a in zip(leaves, in_avals)]
@@ -70,9 +67,6 @@ def _fast_runner(entry, arg_kinds):
     """
     n = len(arg_kinds)
     exe = entry.executable
-    if getattr(exe, "resident", False):
-        general = _general_runner(entry)
-        return lambda *args: general(args)
     fast_call = getattr(exe, "fast_call", None)
     env = {"exe": exe, "fast": fast_call, "Array": Array,
            "alloc": object.__new__, "asarray": np.asarray, "to_numpy": to_numpy,
@@ -81,12 +75,12 @@ def _fast_runner(entry, arg_kinds):
     bufs = [f"c{i}" for i in range(len(entry.consts))]
     for i, c in enumerate(entry.consts):
         env[f"c{i}"] = c
-    device_in = getattr(exe, "device_inputs", False)
-    device_out = getattr(exe, "device_outputs", False)
-    env["dnew"] = CudaArray._new_device
+    device_array = getattr(exe, "array_type", None)
+    device = device_array is not None
+    env["dnew"] = device_array._wrap if device else None
     for i, (kind, aval) in enumerate(zip(arg_kinds, entry.in_avals)):
         env[f"d{i}"] = aval.dtype
-        if device_in:  # the executable moves host values to the device itself
+        if device:  # the executable moves host values to the device itself
             bufs.append(f"a{i}")
         elif kind == "array":
             bufs.append(f"a{i}._value")
@@ -114,7 +108,7 @@ def _fast_runner(entry, arg_kinds):
     for i, aval in enumerate(entry.out_avals):
         env[f"w{i}"], env[f"v{i}"], env[f"e{i}"] = (aval.weak_type, entry.result_avals[i],
                                                      aval.dtype)
-        if device_out:
+        if device:
             lines.append(f"    r{i} = dnew(o{i}, w{i}, v{i})")
             outs.append(f"r{i}")
             continue
@@ -136,7 +130,7 @@ def _fast_runner(entry, arg_kinds):
     # The source depends only on this shape of things, so its code object is compiled
     # once per shape and bound to each entry's values through the globals.
     shape = (tuple(arg_kinds), len(entry.consts), nout, entry.passthrough,
-             fast_call is not None, is_leaf, device_in, device_out)
+             fast_call is not None, is_leaf, device)
     code = _RUNNER_CODE.get(shape)
     if code is None:
         scratch = {}

@@ -18,7 +18,7 @@ import pytest
 import absjit
 import absjit.numpy as jnp
 from absjit import lax
-from absjit.array import CudaArray
+from absjit.backends.numba_cuda.array import CudaArray
 from absjit.backends.numba_cuda import BACKEND, CudaOutOfMemoryError, runtime
 from tests.checks import assert_close
 
@@ -480,7 +480,7 @@ def test_cuda_array_interface_and_foreign_arrays():
     # a device array of another library goes in through device_put, without a copy
     foreign = runtime.cuda_module().to_device(np.arange(4, dtype=np.float32))
     wrapped = absjit.device_put(foreign, "gpu")
-    assert wrapped._device is foreign
+    assert wrapped._buf is foreign
     f = absjit.jit(lambda v: v * 3.0, backend="cuda")
     assert_close(f(wrapped), np.arange(4, dtype=np.float32) * 3)
     # ... and straight into a jitted function: no copy, the result on the device
@@ -541,7 +541,7 @@ def test_host_primitive_warns_once_and_stays_correct():
 def test_kernels_are_cached_by_source_with_device_key():
     key = BACKEND.version_key()
     assert key[-1] == runtime.device_info()["cc"]  # "sim" under the simulator
-    from absjit.compat import numba_cuda_version
+    from absjit.backends.numba_cuda.compat import numba_cuda_version
     assert numba_cuda_version() in key
     x = f32(11)
     absjit.jit(lambda x: jnp.cos(x) * 3.25 - 1.5, backend="cuda")(x)

@@ -20,7 +20,7 @@ import types
 import pytest
 
 import absjit
-from absjit import compat
+from absjit.backends.numba_cuda import compat
 from absjit.backends.numba_cuda import BACKEND, runtime
 from absjit.errors import BackendUnavailableError
 

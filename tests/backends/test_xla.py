@@ -219,6 +219,34 @@ def test_results_stay_on_the_device_between_calls(resident_backend):
     assert "Array([" in repr(z) and z.block_until_ready() is z
 
 
+@pytest.mark.parametrize("abstraction", ["shaped", "ranked"])
+def test_device_arrays_take_the_fast_path(resident_backend, abstraction, monkeypatch):
+    from absjit.array import DeviceArray
+    from absjit.jit import api
+    f = absjit.jit(lambda a, s: a * s + 1.0, abstraction=abstraction,
+                   backend=resident_backend)
+    y = f(np.arange(3, dtype=np.float32), 2.0)
+    z = f(y, 2.0)   # the first call with a device array traces
+    monkeypatch.setattr(api, "_process", lambda *a, **k: pytest.fail("not a cache hit"))
+    w = f(z, 2.0)   # a hit on the fast path: nothing traced, the buffer passed as it is
+    assert type(w) is DeviceArray and z._host is None
+    np.testing.assert_array_equal(np.asarray(w), ((np.arange(3) * 2 + 1) * 2 + 1) * 2 + 1)
+    assert api._fast_key((z,)) != api._fast_key((np.asarray(z),))  # the device is in it
+
+
+def test_device_put_and_devices_answer_from_the_backend(resident_backend):
+    from absjit.array import DeviceArray
+    from absjit.backends.base import get_backend
+    be = get_backend(resident_backend)
+    assert absjit.devices(resident_backend) == absjit.devices("cpu")  # jax runs on the CPU
+    x = be.put(np.arange(3.0))
+    assert type(x) is DeviceArray and isinstance(x._buf, jax.Array) and x.weak_type is False
+    assert be.put(x) is x
+    host = absjit.device_put(x, "cpu")
+    assert type(host) is absjit.Array and host.tolist() == [0.0, 1.0, 2.0]
+    assert absjit.devices("xla")[0].platform == jax.default_backend()
+
+
 def test_chained_calls_hand_xla_buffers_back_without_copies():
     from absjit.backends.xla.backend import xla_buffer
     f = xla(lambda a: a * 2.0 + 1.0)

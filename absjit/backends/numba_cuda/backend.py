@@ -33,10 +33,13 @@ import warnings
 import numpy as np
 
 from ... import __version__
+from ...array import Array
 from ...compiler import Unsupported, compile_to_ir, ir
 from ...compiler.rows import unfused
 from ...core.primitive import impl_rules
 from ...core.specialize import is_symbolic_jaxpr
+from ...core.trace import Tracer, to_numpy
+from ...dtypes import is_weakly_typed
 from ..base import Backend, Executable, PerShapeExecutable, get_backend
 from ..numba_cpu.backend import SUPPORTED_DTYPES as _CPU_DTYPES
 
@@ -49,6 +52,7 @@ from . import dot_epilogue as DE
 from . import loop_kernels as LK
 from .array_ops import array_ops
 from . import runtime as rt
+from .array import CudaArray
 
 __all__ = ["CudaBackend", "CudaExecutable", "render_driver"]
 
@@ -451,8 +455,7 @@ class CudaExecutable(Executable):
     """A compiled program: device buffers in (NumPy arrays are copied to the device),
     device arrays out."""
 
-    device_inputs = True
-    device_outputs = True
+    array_type = CudaArray
 
     def __init__(self, driver, text, in_avals, program):
         self._driver = driver
@@ -482,8 +485,7 @@ class CudaExecutable(Executable):
 class _HostExecutable(Executable):
     """Runs another backend's executable on host copies; outputs go back to the device."""
 
-    device_inputs = True
-    device_outputs = True
+    array_type = CudaArray
 
     def __init__(self, inner, reason, dtypes):
         self._inner, self.reason, self._dtypes = inner, reason, dtypes
@@ -491,7 +493,7 @@ class _HostExecutable(Executable):
     def __call__(self, *buffers):
         host = []
         for x, dt in zip(buffers, self._dtypes):
-            buf = getattr(x, "_device", None)
+            buf = x._buf if isinstance(x, CudaArray) else None
             if buf is None and rt.is_device_array(x):
                 buf = x
             value = rt.to_host(buf) if buf is not None else np.asarray(
@@ -509,6 +511,7 @@ class CudaBackend(Backend):
 
     name = "cuda"
     platforms = ("gpu",)
+    platform = "gpu"
 
     def __init__(self):
         super().__init__()
@@ -529,15 +532,30 @@ class CudaBackend(Backend):
             self._kernels.clear()
 
     def version_key(self) -> tuple:
-        from ...compat import numba_cuda_version
+        from .compat import numba_cuda_version
         return ("absjit", __version__, "numba_cuda", _package_hash(), numba_cuda_version(),
                 rt.device_info()["cc"])
 
     def to_buffer(self, value):
         return rt.as_device(value)
 
-    def to_host(self, buffer):
-        return rt.to_host(buffer)
+    # -- arrays on the GPU ------------------------------------------------------------
+    def devices(self) -> list:
+        return gpu_devices()
+
+    def put(self, leaf, device=None):
+        if isinstance(leaf, CudaArray):
+            return leaf
+        if rt.is_device_array(leaf) and not isinstance(leaf, Array):
+            return rt.put(leaf)  # another library's device array: no copy
+        return rt.put(to_numpy(leaf), is_weakly_typed(leaf))
+
+    def adopt(self, leaf):
+        if isinstance(leaf, Tracer) or not rt.is_device_array(leaf):
+            return None
+        if not self.is_available():
+            raise self.unavailable_error()
+        return rt.put(leaf)
 
     def kernel(self, source: str, fastmath: bool = False):
         """The ``cuda.jit`` dispatcher of a kernel's source, once per source, flags and
@@ -563,7 +581,7 @@ class CudaBackend(Backend):
         is pinned beside it; its files are read only after their MAC checks out
         (:mod:`absjit.backends.diskcache`) and authenticated after each compile
         (:class:`_Launch`). The simulator has no compiled code to cache."""
-        from ... import compat
+        from . import compat
         from .. import diskcache
         cuda = rt.cuda_module()
         path = f"<absjit cuda kernel {module_name}>"
@@ -603,8 +621,7 @@ class CudaBackend(Backend):
         if is_symbolic_jaxpr(closed_jaxpr.jaxpr):
             # ranked: kernels and launch sizes are made for concrete shapes, so each
             # new shape compiles once (one jit entry still serves every size)
-            return PerShapeExecutable(self, closed_jaxpr, options,
-                                      device_inputs=True, device_outputs=True)
+            return PerShapeExecutable(self, closed_jaxpr, options, array_type=CudaArray)
         try:
             # One kernel per loop nest: row loops and sibling reductions are split.
             program = unfused(compile_to_ir(closed_jaxpr, options))
@@ -618,6 +635,20 @@ class CudaBackend(Backend):
         header = "\n".join(f"# {line}" for line in program.source.splitlines()) + "\n"
         in_avals = [v.aval for v in closed_jaxpr.jaxpr.constvars + closed_jaxpr.jaxpr.invars]
         return CudaExecutable(driver, header + text, in_avals, program)
+
+
+_GPUS: list = []
+
+
+def gpu_devices() -> list:
+    """The GPUs (platform ``"gpu"``, printed ``CudaDevice(id=...)`` as in JAX); the
+    backend's unavailable error, naming what to install, when it cannot run here."""
+    if not _GPUS:
+        backend = get_backend("cuda")  # raises, with the reason, when it cannot run here
+        from ...api_utils import Device
+        _GPUS.extend(Device(i, "gpu", name, backend=backend.name, label="Cuda")
+                     for i, name in enumerate(rt.device_names()))
+    return list(_GPUS)
 
 
 def _cpu_available() -> bool:

@@ -82,7 +82,7 @@ _NO_GPU = ("no CUDA GPU or driver was found (numba.cuda.is_available() is False)
 @functools.lru_cache(maxsize=None)
 def unavailable_reason():
     """None when kernels can run here; otherwise why not and what to install."""
-    from ... import compat
+    from . import compat
     if not installed():
         return ("numba-cuda is not installed (pip install 'absjit[cuda]', which installs "
                 "numba-cuda; or set NUMBA_ENABLE_CUDASIM=1 with numba-cuda installed to "
@@ -194,7 +194,8 @@ def as_device(x, dtype=None):
     """``x`` as a device array: an absjit device Array's buffer, a device array as is,
     any object with ``__cuda_array_interface__`` (CuPy, PyTorch) as a zero-copy view,
     anything else copied from the host."""
-    buf = getattr(x, "_device", None)
+    from .array import CudaArray
+    buf = x._buf if isinstance(x, CudaArray) else None
     if buf is None:
         if _is_sim_array(x):
             buf = x
@@ -334,7 +335,7 @@ _CPU_KERNELS = {"exp": np.exp, "log": np.log, "expm1": np.expm1, "log1p": np.log
                 "sin": np.sin, "cos": np.cos, "tan": np.tan}
 
 
-# -- arrays on the device: what absjit.CudaArray and the device API call -----------------
+# -- arrays on the device: what CudaArray and the device API call -----------------
 def synchronize() -> None:
     """Wait for every kernel launched so far (launches are asynchronous)."""
     cuda_module().synchronize()
@@ -365,21 +366,20 @@ def array_interface(buf) -> dict:
     return cai
 
 
-def dlpack(array, **kwargs):
-    """A DLPack capsule of ``array``'s device buffer, made by CuPy (zero-copy)."""
+def dlpack(buf, **kwargs):
+    """A DLPack capsule of the device buffer ``buf``, made by CuPy (zero-copy)."""
     try:
         import cupy
     except Exception as e:  # noqa: BLE001
         raise BufferError("DLPack export of a CUDA absjit.Array needs CuPy (pip install "
                           "cupy-cuda12x); __cuda_array_interface__ works without it "
                           "(torch.as_tensor(a, device='cuda'))") from e
-    return cupy.asarray(array._device).__dlpack__(
+    return cupy.asarray(buf).__dlpack__(
         **{k: v for k, v in kwargs.items() if v is not None})
 
 
 def put(value, weak_type: bool = False):
     """``value`` (a host array, an absjit Array, or a CUDA array of another library) as
     an absjit ``CudaArray``; a foreign CUDA array is wrapped without a copy."""
-    from ...array import CudaArray
-    buf = as_device(value)
-    return CudaArray._new_device(buf, weak_type)
+    from .array import CudaArray
+    return CudaArray._wrap(as_device(value), weak_type)

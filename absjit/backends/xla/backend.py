@@ -18,8 +18,9 @@ Buffers: on the CPU platform the executable takes NumPy arrays and returns NumPy
 of XLA's result buffers (``np.asarray`` on a CPU ``jax.Array`` is zero-copy); such a
 view passed to a later call goes back as its ``jax.Array`` (:func:`xla_buffer`), so a
 chain of calls copies nothing; other NumPy inputs are copied in by jax. On other
-platforms (``resident``) results stay ``jax.Array``s on the device; ``absjit.Array``
-holds them and ``np.asarray`` copies to the host only when asked.
+platforms (``resident``) results stay ``jax.Array``s on the device, held by
+:class:`absjit.array.DeviceArray` (the executable's ``array_type``), and ``np.asarray``
+copies to the host only when asked.
 
 The compile cache (per process) keys on this backend's name and :meth:`version_key`.
 On disk, JAX's own persistent compilation cache is pointed at
@@ -36,6 +37,8 @@ import time
 import numpy as np
 
 from ... import __version__
+from ...array import Array, DeviceArray
+from ...core.trace import to_numpy
 from ...core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from ...core.specialize import is_symbolic_jaxpr
 from ...errors import CompilationError
@@ -168,6 +171,21 @@ class _EqnContext:
         return value
 
 
+def resident_buffer(x, dtype):
+    """An argument of a resident executable as jax takes it: an absjit DeviceArray's
+    ``jax.Array``, a ``jax.Array`` (a constant put on the device) as it is, anything
+    else as a host array of ``dtype`` (jax copies it in)."""
+    if isinstance(x, DeviceArray):
+        b = x._buf
+        return b if b.dtype == dtype else b.astype(dtype)
+    if type(x) is Array:
+        v = x._value
+        return v if v.dtype == dtype else v.astype(dtype)
+    if hasattr(x, "block_until_ready") and hasattr(x, "sharding"):  # a jax.Array
+        return x
+    return np.asarray(to_numpy(x), dtype=dtype)
+
+
 def xla_buffer(b):
     """The ``jax.Array`` behind ``b`` when ``b`` is the whole NumPy view of one (a
     result of an earlier XLA call on the CPU): passed back as it is, so chained calls
@@ -194,16 +212,23 @@ class XlaExecutable(Executable):
     """A jaxpr compiled by XLA: called with buffers (consts, then args); returns NumPy
     arrays on the CPU platform, ``jax.Array``s on the device otherwise."""
 
-    def __init__(self, compiled, jaxpr_text, x64, resident, platform, compile_seconds):
+    def __init__(self, compiled, jaxpr_text, x64, resident, platform, compile_seconds,
+                 in_dtypes=()):
         self._compiled = compiled
         self._text = jaxpr_text
         self._x64 = x64
         self.resident = resident
         self.platform = platform
         self.compile_seconds = compile_seconds
+        self._in_dtypes = tuple(in_dtypes)
+        # Resident results are absjit DeviceArrays holding the jax.Arrays; calls then
+        # take the jitted call's leaves as they are (resident_buffer).
+        self.array_type = DeviceArray if resident else None
 
     def __call__(self, *buffers):
-        if not self.resident:
+        if self.resident:
+            buffers = [resident_buffer(b, dt) for b, dt in zip(buffers, self._in_dtypes)]
+        else:
             buffers = [xla_buffer(b) for b in buffers]
         if self._x64:
             import jax
@@ -271,6 +296,7 @@ class XlaBackend(Backend):
         self._platform = platform
         self._resident = resident
         self._rules = None
+        self._devices = None
 
     def is_available(self) -> bool:
         from . import jax_installed
@@ -325,7 +351,8 @@ class XlaBackend(Backend):
                 raise CompilationError(f"the xla backend has no rule for "
                                        f"{', '.join(missing)}")
             return PerShapeExecutable(self, closed_jaxpr, options,
-                                      resident=self.resident, platform=self.platform)
+                                      array_type=DeviceArray if self.resident else None,
+                                      platform=self.platform)
         jax = self._load()
         missing = unlowerable(closed_jaxpr.jaxpr, self._rules)
         if missing:
@@ -361,7 +388,7 @@ class XlaBackend(Backend):
         # argument check passes either way, and the context costs ~1 us a call.
         x64 = any(np.dtype(a.dtype) in _WIDE for a in in_avals)
         return XlaExecutable(compiled, str(jaxpr), x64, self.resident, self.platform,
-                             seconds)
+                             seconds, [np.dtype(a.dtype) for a in in_avals])
 
     # -- buffers ---------------------------------------------------------------------
     def to_buffer(self, value):
@@ -372,5 +399,27 @@ class XlaBackend(Backend):
         with jax.enable_x64(True):
             return jax.device_put(value, self.device())
 
-    def to_host(self, buffer):
-        return np.asarray(buffer)
+    def devices(self) -> list:
+        """jax's devices of :attr:`platform` where results stay there (``resident``),
+        else the CPU (results are host arrays)."""
+        if not self.resident:
+            return Backend.devices(self)
+        if self._devices is None:
+            from ...api_utils import Device
+            jax = self._load()
+            self._devices = [Device(i, self.platform, d.device_kind, backend=self.name)
+                             for i, d in enumerate(jax.devices(self.platform))]
+        return list(self._devices)
+
+    def put(self, leaf, device=None):
+        if isinstance(leaf, DeviceArray) and (device is None or leaf.device == device):
+            return leaf
+        jax = self._load()
+        target = jax.devices(self.platform)[0 if device is None else device.id]
+        weak = getattr(leaf, "weak_type", None)
+        if weak is None:
+            from ...dtypes import is_weakly_typed
+            weak = is_weakly_typed(leaf)
+        value = leaf._buf if isinstance(leaf, DeviceArray) else to_numpy(leaf)
+        with jax.enable_x64(True):
+            return DeviceArray._wrap(jax.device_put(value, target), bool(weak))
