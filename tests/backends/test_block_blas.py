@@ -144,3 +144,14 @@ def test_a_bad_setting_is_a_clear_error(rechoose):
         f(x, y)
     rechoose.setenv(block_blas.ENV, "scipy")
     np.testing.assert_allclose(np.asarray(f(x, y)), x @ y, rtol=1e-4, atol=1e-3)
+
+
+def test_the_default_route_is_scipys(rechoose):
+    # Timing both libraries is opt-in (ABSJIT_BLOCK_BLAS=auto): which wins is the
+    # machine's, and the measurement costs 10-15 ms of a process's first product.
+    rechoose.delenv(block_blas.ENV, raising=False)
+    fn, xs, ys = PRODUCTS["x @ y"]
+    x, y = _operands(np.float32, xs, ys)
+    np.testing.assert_allclose(np.asarray(absjit.jit(fn)(x, y)), _reference(fn, x, y),
+                               rtol=1e-4, atol=1e-2)
+    assert set(threads.info()["pool"]["block_blas"].values()) == {"scipy"}

@@ -251,3 +251,15 @@ def test_user_chosen_layer_is_kept():
         print("layer", threads.info()["layer"])
     """, env={"NUMBA_THREADING_LAYER": "workqueue", "ABSJIT_POOL_LOOPS": "0"})
     assert "layer workqueue" in out, out
+
+
+def test_blas_threads_are_set_through_threadpoolctl():
+    from threadpoolctl import threadpool_info
+    threads._set_blas_threads(1)
+    try:
+        blas = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]
+        assert blas and all(lib["num_threads"] == 1 for lib in blas)
+    finally:
+        threads._set_blas_threads(10**6)
+        threads._POLICY.blas_threads = None
+    assert threads._BLAS_SETTERS and all(initial >= 1 for _, initial in threads._BLAS_SETTERS)

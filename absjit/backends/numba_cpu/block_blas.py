@@ -10,15 +10,15 @@ float32 block whose first operand is not transposed (``x @ y``: the first BLAS o
 
 Which one wins depends on the machine, and for a transposed first operand it changed
 from one process to the next here (NumPy's 0.92x SciPy's time in one, 1.08-1.16x in
-others). So once per process, before its first blocked product, both libraries time one
-block of each kind and layout on the calling thread (BLAS at one thread, as blocks run;
-10-15 ms in all), and each (kind, layout) is routed to the faster one: :func:`choose`.
-If the measurement fails, every block goes through SciPy's.
-``ABSJIT_BLOCK_BLAS`` overrides the measurement: ``scipy`` (always SciPy's, through Numba)
-or ``numpy`` (NumPy's for every kind and layout it has); ``auto`` is the default. Complex
-blocks are not timed and stay with SciPy's unless ``numpy`` is asked for. Where NumPy's
-BLAS is not an OpenBLAS with 64-bit integer symbols (a NumPy built against MKL, say),
-every block goes through SciPy's.
+others). So every block goes through SciPy's unless asked otherwise:
+``ABSJIT_BLOCK_BLAS=auto`` times, once per process before its first blocked product,
+one block of each kind and layout through both libraries on the calling thread (BLAS
+at one thread, as blocks run; 10-15 ms in all) and routes each (kind, layout) to the
+faster one (:func:`choose`; if the measurement fails, SciPy's); ``numpy`` sends every
+kind and layout NumPy's library has to it; ``scipy`` (the default) always uses SciPy's,
+through Numba. Complex blocks are not timed and stay with SciPy's unless ``numpy`` is
+asked for. Where NumPy's BLAS is not an OpenBLAS with 64-bit integer symbols (a NumPy
+built against MKL, say), every block goes through SciPy's.
 """
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ import numpy as np
 __all__ = ["choose", "ensure_chosen", "choice", "numpy_gemms", "ENV"]
 
 ENV = "ABSJIT_BLOCK_BLAS"
+#: What runs the blocks unless ``ABSJIT_BLOCK_BLAS`` says otherwise: SciPy's BLAS.
+DEFAULT = "scipy"
 _KINDS = "sdcz"
 _DTYPES = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
 _SYMBOLS = ("scipy_{}gemm_64_", "{}gemm_64_")
@@ -58,11 +60,11 @@ if hasattr(os, "register_at_fork"):
 def numpy_gemms() -> dict:
     """``{kind: address}`` of the ILP64 Fortran ``?gemm_`` of the OpenBLAS that NumPy
     loaded (from its own package directory), or ``{}``."""
-    from .threads import loaded_libraries
+    from .threads import blas_controllers
     root = os.path.dirname(os.path.dirname(os.path.abspath(np.__file__)))
     mine = os.path.join(root, "numpy")  # numpy/ and its wheel's numpy.libs/
-    for path in loaded_libraries(lambda p: p.startswith(mine)
-                                 and "blas" in os.path.basename(p).lower()):
+    for path in sorted(lib.filepath for lib in blas_controllers()
+                       if lib.filepath.startswith(mine)):
         try:
             lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0))
         except OSError:
@@ -137,7 +139,7 @@ def choose(set_slot) -> dict:
     with _lock:
         if _choice is not None:
             return dict(_choice)
-        mode = os.environ.get(ENV, "auto").strip().lower() or "auto"
+        mode = os.environ.get(ENV, DEFAULT).strip().lower() or DEFAULT
         if mode not in ("auto", "scipy", "numpy"):
             raise ValueError(f"{ENV}={mode!r}: expected 'auto', 'scipy' or 'numpy'")
         try:

@@ -302,44 +302,27 @@ def _tbb_loads() -> bool:
 
 
 # -- the BLAS libraries' thread counts ---------------------------------------------------
+# threadpoolctl finds the BLAS libraries loaded in this process (OpenBLAS, MKL, BLIS; on
+# Linux, macOS and Windows) and sets their thread counts. Its controllers are made once
+# per process (a search of the loaded libraries): never per call.
 _BLAS_SETTERS = None
-_SETTER_NAMES = ("openblas_set_num_threads", "openblas_set_num_threads64_",
-                 "scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_")
-_GETTER_NAMES = tuple(n.replace("set_", "get_") for n in _SETTER_NAMES)
 
 
-def loaded_libraries(keep) -> list:
-    """The paths of the shared libraries loaded in this process (``/proc/self/maps``)
-    for which ``keep(path)`` is true, sorted; ``[]`` where that file cannot be read."""
-    paths = set()
+def blas_controllers() -> list:
+    """threadpoolctl's controllers of the BLAS libraries loaded in this process (NumPy's
+    and SciPy's are separate libraries); ``[]`` where threadpoolctl cannot run."""
     try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                path = line.rsplit(None, 1)[-1]
-                if ".so" in path and keep(path):
-                    paths.add(path)
-    except OSError:
+        from threadpoolctl import ThreadpoolController
+        return [lib for lib in ThreadpoolController().lib_controllers
+                if lib.user_api == "blas"]
+    except Exception:  # noqa: BLE001 - no control over BLAS threads, nothing worse
         return []
-    return sorted(paths)
 
 
 def _blas_libraries():
-    """``[(set_num_threads, initial thread count)]`` for each OpenBLAS loaded in this
-    process (NumPy's and SciPy's are separate libraries)."""
-    found = []
-    for path in loaded_libraries(lambda p: "openblas" in os.path.basename(p).lower()):
-        try:
-            lib = ctypes.CDLL(path, mode=getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_GLOBAL)
-        except OSError:
-            continue
-        for sname, gname in zip(_SETTER_NAMES, _GETTER_NAMES):
-            setter, getter = getattr(lib, sname, None), getattr(lib, gname, None)
-            if setter is not None and getter is not None:
-                setter.argtypes, setter.restype, getter.restype = [ctypes.c_int], None, \
-                    ctypes.c_int
-                found.append((setter, int(getter())))
-                break
-    return found
+    """``[(set_num_threads, initial thread count)]`` for each BLAS loaded in this
+    process."""
+    return [(lib.set_num_threads, int(lib.num_threads)) for lib in blas_controllers()]
 
 
 def _set_blas_threads(n):
