@@ -115,3 +115,109 @@ def test_scalar_loops_match_the_compiled_tier_bit_for_bit(dtype):
     for g, w in zip(absjit.tree_util.tree_leaves(got), absjit.tree_util.tree_leaves(want)):
         assert np.asarray(g).dtype == np.asarray(w).dtype
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+# -- intermediates in reused buffers (interpret.Schedule) -----------------------------
+def _selu(x):
+    return 1.05 * jnp.where(x > 0, x, 1.67 * jnp.exp(x) - 1.67)
+
+
+def test_intermediates_share_buffers_kept_between_calls():
+    x = np.linspace(-2, 2, 1000, dtype=np.float32)
+    exe = get_backend("interpret").compile(absjit.make_jaxpr(_selu)(x))
+    # gt, exp, mul, sub: bool and float32 intermediates; the float32 chain reuses one
+    # buffer (each result takes its dying operand's), the output is never a slot
+    assert sorted(str(dt) for _, dt in exe.schedule.slot_avals) == ["bool", "float32"]
+    first = exe(x)[0]
+    kept = first.copy()
+    second = exe(-x)[0]
+    np.testing.assert_array_equal(first, kept)  # the next call wrote elsewhere
+    assert not np.shares_memory(first, second)
+    want = np.asarray(jax_free_selu(x))
+    np.testing.assert_array_equal(first, want)
+
+
+def jax_free_selu(x):
+    """The same program, one primitive at a time, each result a new array."""
+    from absjit.ops.call import eval_jaxpr_numpy
+    closed = absjit.make_jaxpr(_selu)(x)
+    return eval_jaxpr_numpy(closed.jaxpr, closed.consts, x)[0]
+
+
+def test_a_buffer_read_through_a_view_is_not_reused():
+    # b is read by a reversal (NumPy returns a view): its buffer must outlive that
+    # view, so it is not a slot that sin's result could take once b itself is dead
+    def f(a):
+        r = jnp.flip(jnp.exp(a), 0)
+        d = jnp.sin(a) * 2.0
+        return r + d * r
+    a = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    exe = get_backend("interpret").compile(absjit.make_jaxpr(f)(a))
+    r, d = np.flip(np.exp(a), 0), np.sin(a) * np.float32(2.0)
+    want = r + d * r
+    np.testing.assert_array_equal(exe(a)[0], want)
+    np.testing.assert_array_equal(exe(a)[0], want)
+
+
+def test_threads_each_have_their_buffers():
+    import threading
+    x = np.linspace(-2, 2, 50_000, dtype=np.float32)
+    exe = get_backend("interpret").compile(absjit.make_jaxpr(_selu)(x))
+    want = {s: exe(x * s)[0] for s in (1, 2, 3, 4)}
+    got, errors = {}, []
+
+    def work(s):
+        try:
+            for _ in range(20):
+                r = exe(x * s)[0]
+                if not np.array_equal(r, want[s]):
+                    errors.append(s)
+            got[s] = r
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(s,)) for s in want]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and sorted(got) == [1, 2, 3, 4]
+
+
+@given(st.lists(st.sampled_from(["add", "mul", "sub", "exp", "neg", "max", "gt_sel",
+                                 "reshape", "sum"]), min_size=1, max_size=12),
+       st.sampled_from([np.float32, np.float64, np.int32]))
+def test_random_programs_match_one_array_per_result(ops, dtype):
+    from absjit.ops.call import eval_jaxpr_numpy
+
+    def f(x, y):
+        vals = [x, y]
+        for k, op in enumerate(ops):
+            a, b = vals[-1], vals[k % len(vals)]
+            if op == "add":
+                vals.append(a + b)
+            elif op == "mul":
+                vals.append(a * b)
+            elif op == "sub":
+                vals.append(a - 1)
+            elif op == "exp" and np.dtype(dtype).kind == "f":
+                vals.append(jnp.exp(jnp.minimum(a, 3)))
+            elif op == "neg":
+                vals.append(-a)
+            elif op == "max":
+                vals.append(jnp.maximum(a, b))
+            elif op == "gt_sel":
+                vals.append(jnp.where(a > b, a, b))
+            elif op == "reshape":
+                vals.append(a.reshape(6, 4).T.reshape(4, 6) * 1)
+            elif op == "sum":
+                vals.append(a + a.sum(axis=0))
+        return vals[-1], vals[len(vals) // 2]
+    x = (np.arange(24).reshape(4, 6) % 5 - 2).astype(dtype)
+    y = (np.arange(24).reshape(4, 6) % 3).astype(dtype)
+    closed = absjit.make_jaxpr(f)(x, y)
+    exe = get_backend("interpret").compile(closed)
+    want = eval_jaxpr_numpy(closed.jaxpr, closed.consts, x, y)
+    for _ in range(2):  # the second call runs in the buffers the first one left
+        got = exe(x, y)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
