@@ -21,6 +21,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .alloc_kernels import _empty
+from .helper_jit import read_only_inputs
 
 __all__ = ["_bgemm", "_pgemm_pool", "_pgemm_prange", "_gemm_rows"]
 
@@ -82,6 +83,7 @@ def _no_product(out, k):
     return False
 
 
+@read_only_inputs(0, 1)
 @numba.njit(error_model="numpy")
 def _bgemm(a, b, out, ta, tb):
     """``out[q] = op(a[q]) @ op(b[q])`` for every ``q``: ``a`` is C-contiguous
@@ -99,6 +101,7 @@ def _bgemm(a, b, out, ta, tb):
     return out
 
 
+@read_only_inputs(0)
 @numba.njit(error_model="numpy")
 def _blocked(a, out, ta, nblk):
     """``(nb, m, n, k, lda, width, blocks)`` of a blocked product into ``out``: its
@@ -113,6 +116,7 @@ def _blocked(a, out, ta, nblk):
     return nb, m, n, k, lda, width, -(-n // width)
 
 
+@read_only_inputs(0, 1)
 @numba.njit(parallel=True, error_model="numpy")
 def _pgemm_prange(a, b, out, ta, tb, nblk):
     """:func:`_pgemm_pool` where the native pool is not available: the blocks run in
@@ -166,6 +170,7 @@ def _pool_gemm(typingctx, table, ntasks, keep1, keep2):
     return sig, codegen
 
 
+@read_only_inputs(0, 1)
 @numba.njit(error_model="numpy")
 def _pgemm_pool(a, b, out, ta, tb, nblk):
     """:func:`_bgemm` split into ``nb * nblk`` tasks — each matrix of the batch, cut
@@ -212,6 +217,7 @@ def _pgemm_pool(a, b, out, ta, tb, nblk):
     return out
 
 
+@read_only_inputs(3, 6)
 @numba.njit(error_model="numpy")
 def _gemm_rows(m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta):
     """Row-major ``C = A @ B + beta * C``: ``A`` the ``m x k`` matrix at ``a[oa:]`` (rows

@@ -22,6 +22,7 @@ import numba
 import numpy as np
 from numba.core import types
 
+from .helper_jit import read_only_inputs
 from .lapack_symbols import ROUTINES
 
 __all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",
@@ -45,6 +46,7 @@ _sgesdd, _dgesdd = _EXTERNAL["sgesdd"], _EXTERNAL["dgesdd"]
 _sgeev, _dgeev = _EXTERNAL["sgeev"], _EXTERNAL["dgeev"]
 
 
+@read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_lu(x, lu, piv, perm):
     """LU with partial pivoting of each (m, n) matrix of ``x`` (B, m, n): ``lu`` holds L
@@ -79,6 +81,7 @@ def _lapack_lu(x, lu, piv, perm):
             perm[b, i], perm[b, p] = perm[b, p], perm[b, i]
 
 
+@read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_cholesky(x, out):
     """Lower Cholesky factor of each (n, n) matrix of ``x`` (B, n, n), reading its lower
@@ -112,6 +115,7 @@ def _lapack_cholesky(x, out):
                     out[b, i, j] = buf[j, i]
 
 
+@read_only_inputs(0, 1)
 @numba.njit(cache=False)
 def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, unit_diagonal):
     """Solve ``op(a) x = rhs`` (``left_side``) or ``x op(a) = rhs`` for each triangular
@@ -166,6 +170,7 @@ def _fortran_copy(src, buf):
     return bad
 
 
+@read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_eigh(x, v, w, lower):
     """Eigenvectors (columns of ``v``) and ascending eigenvalues ``w`` of each symmetric
@@ -222,6 +227,7 @@ def _lapack_eigh(x, v, w, lower):
                 v[b, i, j] = np.nan if failed else buf[j, i]
 
 
+@read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_qr(x, q, r):
     """``x = q r`` for each (m, n) matrix of ``x`` (B, m, n): ``q`` (B, m, kq) with
@@ -282,6 +288,7 @@ def _lapack_qr(x, q, r):
                 q[b, i, j] = np.nan if bad else buf[j, i]
 
 
+@read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_svd(x, s, u, vt, compute_uv):
     """Singular values ``s`` (B, k) in descending order of each (m, n) matrix of ``x``
@@ -345,6 +352,7 @@ def _lapack_svd(x, s, u, vt, compute_uv):
                     vt[b, i, j] = np.nan if failed else vb[j, i]
 
 
+@read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_eig(x, w, v, compute_v):
     """Eigenvalues ``w`` (B, n, complex) and, with ``compute_v``, right eigenvectors
