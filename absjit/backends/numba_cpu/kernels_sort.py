@@ -7,7 +7,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .helper_jit import helper
+from .helper_jit import helper, read_only_inputs
 
 __all__ = ["_sort_lt_float", "_sort_lt_complex", "_top_k_rows"]
 
@@ -50,6 +50,7 @@ def _top_k_sift(hk, hi, size, pos):
         pos = c
 
 
+@read_only_inputs(0, 1)
 @numba.njit(cache=False)
 def _top_k_rows(x, keys, flip, neg_mask, vals, idx):
     """``top_k`` of every row of the 2-D ``x`` into ``vals``/``idx`` (rows × k).
@@ -84,13 +85,13 @@ def _top_k_rows(x, keys, flip, neg_mask, vals, idx):
             if b > low:
                 hk[0] = b
                 hi[0] = j
-                _top_k_sift(hk, hi, k, 0)
+                _top_k_sift(hk, hi, k, np.int64(0))
                 low = hk[0]
         # Heap sort: the lowest-ranked entry goes last, and so on, leaving the best first.
         for size in range(k - 1, 0, -1):
             hk[0], hk[size] = hk[size], hk[0]
             hi[0], hi[size] = hi[size], hi[0]
-            _top_k_sift(hk, hi, size, 0)
+            _top_k_sift(hk, hi, size, np.int64(0))
         for j in range(k):
             idx[r, j] = hi[j]
             vals[r, j] = x[r, hi[j]]
