@@ -45,7 +45,7 @@ assert not runtime.simulator()
 print(runtime.device_info())
 "
 step ptx python3 scripts/cuda_ptx_check.py
-step test_cuda python3 -m pytest -q -p no:cacheprovider tests/backends/test_cuda.py
+step test_cuda python3 -m pytest -q -p no:cacheprovider tests/backends/numba_cuda/test_cuda.py
 step test_ops_jit_cuda env ABSJIT_TEST_CUDA=1 python3 -m pytest -q -p no:cacheprovider \
     -k "jit-cuda" tests/ops tests/numpy
 step bench python3 scripts/gpu_bench.py --json "$OUT/gpu_bench.json"

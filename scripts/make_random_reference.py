@@ -1,7 +1,7 @@
 """Regenerate ``tests/data/random_reference.npz`` with JAX (run once; committed).
 
 Every entry is ``jax.random`` under ``jax.jit`` on the CPU with JAX's defaults
-(threefry2x32, ``jax_threefry_partitionable=True``); ``tests/test_random.py`` compares
+(threefry2x32, ``jax_threefry_partitionable=True``); ``tests/random/test_random.py`` compares
 absjit against these stored values, so those tests run without JAX installed.
 """
 import os

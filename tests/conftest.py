@@ -44,7 +44,7 @@ settings.load_profile("default")
 
 def _modes():
     """``jit-cuda`` only with ``ABSJIT_TEST_CUDA=1``: on a GPU it would add a mode to
-    hundreds of op tests (``tests/backends/test_cuda.py`` covers the backend)."""
+    hundreds of op tests (``tests/backends/numba_cuda/test_cuda.py`` covers the backend)."""
     modes = ["eager"]
     backends = getattr(absjit, "backends", None)
     if backends is not None:

@@ -7,7 +7,7 @@ They follow JAX's algorithms and key schedules, so most draws equal JAX's, but t
 match JAX's *distribution*, not every draw: an acceptance test compares values
 computed with ``log``/``log1p``/``lgamma``, whose last bit can differ from XLA's, and
 ``gamma`` redraws a rejected first candidate with Box-Muller normals (see
-``_gamma_one``), so a retried draw differs from JAX's. ``tests/test_random_stats.py``
+``_gamma_one``), so a retried draw differs from JAX's. ``tests/random/test_random_stats.py``
 checks every such sampler against its exact law at 1e5 samples.
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@
 helpers ``clone`` and ``key_dtype``.
 
 Each composes its draws with JAX's key schedule, so for the same key, shape and dtype
-it gives JAX's numbers wherever the parts do (``tests/test_random_more.py`` compares
+it gives JAX's numbers wherever the parts do (``tests/random/test_random_more.py`` compares
 them with live JAX). ``binomial`` is a rejection sampler and matches JAX's
 distribution, not its draws.
 """
@@ -287,7 +287,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     Geometric waiting times are summed where ``n * min(p, 1 - p) < 10``, and
     Hormann's BTRS rejection sampler is used above. This follows the distribution of
     ``jax.random.binomial``, not its draws (its key schedule is not reproduced);
-    ``tests/test_random_more.py`` tests it against the exact law. Invalid parameters
+    ``tests/random/test_random_more.py`` tests it against the exact law. Invalid parameters
     (``n < 0``, ``p`` outside ``[0, 1]``, NaN) give NaN, as in JAX. ``n`` and ``p``
     pass through ``stop_gradient`` (a count has no useful derivative).
 

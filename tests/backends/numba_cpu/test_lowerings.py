@@ -17,7 +17,7 @@ import absjit.numpy as jnp
 from absjit import lax
 from absjit.backends.numba_cpu import NumbaExecutable
 
-from ..checks import assert_close
+from tests.checks import assert_close
 
 
 def run_both(f, *args):

@@ -13,7 +13,7 @@ import pytest
 import absjit
 from absjit import tree, tree_util as tu
 
-from .checks import jax
+from tests.checks import jax
 
 Point = collections.namedtuple("Point", "x y")
 

@@ -17,7 +17,7 @@ from absjit.backends.base import FallbackExecutable, route_backend
 from absjit.backends.numba_cpu import NumbaExecutable
 from absjit.backends.xla import XLANotInstalledError, XlaExecutable
 
-from ..checks import assert_close
+from tests.checks import assert_close
 
 ALL = ["interpret", "cpu", "xla"]
 NO_JAX = ["interpret", "cpu"]

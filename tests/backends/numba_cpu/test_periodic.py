@@ -13,7 +13,7 @@ import absjit.numpy as jnp  # noqa: E402
 from absjit.backends.numba_cpu import render_periodic  # noqa: E402
 from absjit.compiler import ir  # noqa: E402
 
-from ..checks import assert_close  # noqa: E402
+from tests.checks import assert_close  # noqa: E402
 
 
 pytestmark = pytest.mark.usefixtures("module_cache_dir")

@@ -20,7 +20,7 @@ from absjit.backends.numba_cpu import NumbaExecutable
 from absjit.compiler import ir
 from absjit.errors import CompilationError
 
-from ..checks import assert_close
+from tests.checks import assert_close
 
 
 pytestmark = pytest.mark.usefixtures("module_cache_dir")

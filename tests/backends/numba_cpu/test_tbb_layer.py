@@ -14,7 +14,7 @@ import pytest
 
 from absjit.backends.numba_cpu import threads
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
 
 def _tbb_installed():

@@ -22,7 +22,7 @@ from absjit.backends.numba_cpu import NumbaExecutable, half_kernels as hk
 from absjit.backends.numba_cpu.half import NARROW, QUANTIZE, WIDEN
 from absjit.compiler import ir
 
-from ..checks import assert_close, jax
+from tests.checks import assert_close, jax
 
 BF16 = np.dtype(jnp.bfloat16)
 HALF = [np.dtype(np.float16), BF16]

@@ -18,7 +18,7 @@ from absjit.backends.xla.backend import unlowerable
 from absjit.core.primitive import Primitive, abstract_eval_rules, impl_rules
 from absjit.errors import CompilationError
 
-from ..checks import assert_close, jax
+from tests.checks import assert_close, jax
 
 pytestmark = pytest.mark.skipif(jax is None, reason="the xla extra (jax) is not installed")
 

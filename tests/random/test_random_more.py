@@ -1,7 +1,7 @@
 """absjit.random's composed samplers (rayleigh, maxwell, double_sided_maxwell, wald, f,
 geometric, generalized_normal, triangular, binomial, multinomial) and clone/key_dtype:
 JAX's draws for the same key where the parts are exact, each law by a goodness-of-fit
-test (as tests/test_random_stats.py: p-value above 1e-4 at fixed seeds), every mode,
+test (as tests/random/test_random_stats.py: p-value above 1e-4 at fixed seeds), every mode,
 vmap over keys, dtypes and bad input."""
 import numpy as np
 import pytest
@@ -10,7 +10,7 @@ import absjit
 import absjit.numpy as jnp
 from absjit import random
 
-from .checks import jax
+from tests.checks import jax
 
 stats = pytest.importorskip("scipy.stats")
 

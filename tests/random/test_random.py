@@ -9,7 +9,8 @@ import absjit
 import absjit.numpy as jnp
 from absjit import random
 
-REF = np.load(os.path.join(os.path.dirname(__file__), "data", "random_reference.npz"))
+REF = np.load(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
+                           "random_reference.npz"))
 
 # The same calls as scripts/make_random_reference.py, with absjit.
 CASES = {

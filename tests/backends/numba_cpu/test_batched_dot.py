@@ -13,7 +13,7 @@ from absjit.backends.numba_cpu import lower_arrays as la_
 from absjit.backends.numba_cpu.blas_kernels import _bgemm
 from absjit.core.avals import ShapedArray
 
-from ..checks import assert_close
+from tests.checks import assert_close
 
 pytestmark = pytest.mark.usefixtures("module_cache_dir")
 

@@ -23,8 +23,8 @@ from absjit.backends.numba_cuda import BACKEND, CudaOutOfMemoryError, runtime
 from tests.checks import assert_close
 
 if "cuda" not in absjit.backends():  # named on the command line without the simulator
-    pytest.fail("tests/backends/test_cuda.py needs the cuda backend: run it on a GPU or "
-                "with NUMBA_ENABLE_CUDASIM=1 (tests/backends/test_cuda_simulator.py does "
+    pytest.fail("tests/backends/numba_cuda/test_cuda.py needs the cuda backend: run it on "
+                "a GPU or with NUMBA_ENABLE_CUDASIM=1 (test_cuda_simulator.py beside it does "
                 f"that); here: {BACKEND.unavailable_reason()}", pytrace=False)
 
 RNG = np.random.default_rng(0)

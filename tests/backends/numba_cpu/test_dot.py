@@ -10,7 +10,7 @@ import absjit.numpy as jnp
 from absjit import lax
 from absjit.backends.numba_cpu.dot_fold import fold_dot_transposes
 
-from ..checks import assert_close
+from tests.checks import assert_close
 
 
 def _prims(closed):

@@ -13,8 +13,8 @@ import absjit
 import absjit.numpy as jnp
 from absjit import lax
 
-from ..checks import jax
-from ..test_fuzz_programs import _inputs, assert_same, describe, programs, run_program
+from tests.checks import jax
+from tests.test_fuzz_programs import _inputs, assert_same, describe, programs, run_program
 
 pytestmark = pytest.mark.skipif(jax is None, reason="the xla extra (jax) is not installed")
 

@@ -24,7 +24,7 @@ from absjit.backends.numba_cuda import compat
 from absjit.backends.numba_cuda import BACKEND, runtime
 from absjit.errors import BackendUnavailableError
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
 def test_cuda_suite_passes_under_the_simulator():
@@ -32,7 +32,7 @@ def test_cuda_suite_passes_under_the_simulator():
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W",
-         "ignore::RuntimeWarning", str(ROOT / "tests" / "backends" / "test_cuda.py")],
+         "ignore::RuntimeWarning", str(pathlib.Path(__file__).with_name("test_cuda.py"))],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-6000:]
@@ -137,7 +137,8 @@ def test_gpu_scripts_refuse_cleanly_without_a_gpu(tmp_path):
     check = ROOT / "scripts" / "gpu_check.sh"
     assert subprocess.run(["bash", "-n", str(check)]).returncode == 0
     text = check.read_text()
-    for part in ("cuda_ptx_check.py", "tests/backends/test_cuda.py", "ABSJIT_TEST_CUDA=1",
+    for part in ("cuda_ptx_check.py", "tests/backends/numba_cuda/test_cuda.py",
+                 "ABSJIT_TEST_CUDA=1",
                  "gpu_bench.py", "unset NUMBA_ENABLE_CUDASIM"):
         assert part in text, part
 

@@ -16,7 +16,7 @@ import absjit
 import absjit.numpy as jnp
 from absjit.backends.numba_cpu import NumbaExecutable
 
-from ..checks import assert_close
+from tests.checks import assert_close
 
 pytestmark = pytest.mark.usefixtures("module_cache_dir")
 

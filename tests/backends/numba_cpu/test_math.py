@@ -20,7 +20,7 @@ import absjit.numpy as jnp  # noqa: E402
 from absjit.backends.numba_cpu.fastmath_kernels import (  # noqa: E402
     _exp_float32, _exp_float64, _log_float32, _log_float64)
 
-from ..checks import assert_close  # noqa: E402
+from tests.checks import assert_close  # noqa: E402
 
 
 pytestmark = pytest.mark.usefixtures("module_cache_dir")

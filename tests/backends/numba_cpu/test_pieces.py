@@ -10,7 +10,7 @@ import absjit.numpy as jnp
 from absjit.backends.numba_cpu import BACKEND, NumbaExecutable
 from absjit.compiler import ir
 
-from ..checks import assert_close
+from tests.checks import assert_close
 
 
 @pytest.fixture(autouse=True)
@@ -119,7 +119,7 @@ def test_pieces_load_from_the_disk_cache_in_a_new_process(tmp_path):
     env = dict(__import__("os").environ, ABSJIT_CACHE_DIR=str(tmp_path))
     runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                            text=True, timeout=300, cwd=str(__import__("pathlib").Path(
-                               __file__).parents[2])) for _ in range(2)]
+                               __file__).parents[3])) for _ in range(2)]
     for r in runs:
         assert r.returncode == 0, r.stderr
     first = [int(v) for v in runs[0].stdout.split()]
