@@ -35,7 +35,7 @@ def numba_versions() -> tuple:
 # counts, and -O3's more aggressive unrolling multiplies their code: an RNN's two
 # scan kernels took 4.4-4.8 s each in LLVM at -O3 and 1.2-1.4 s at -O2, and the
 # kernels of the asv workloads ran as fast at -O2 (``scripts/compare.py``, both
-# levels in one session; see the commit that set it). ``NUMBA_OPT`` set by the user
+# levels in one run; see the commit that set it). ``NUMBA_OPT`` set by the user
 # wins.
 KERNEL_OPT_LEVEL = 2
 

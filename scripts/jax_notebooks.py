@@ -26,7 +26,7 @@ Comparison (``normalise``/``same_output``):
   and line breaks), and numbers must agree to ``rtol=1e-4, atol=1e-5`` (float32 results
   from XLA and from Numba kernels may differ in the last bits; a repr prints 8 digits).
 * Memory addresses (``at 0x7f...``) are masked and terminal colour codes removed.
-* Deliberate differences (DESIGN.md §3) are folded: jaxpr literals print bare in absjit
+* Deliberate differences (docs/jax-compatibility.md) are folded: jaxpr literals print bare in absjit
   (``2.0``, JAX ``2.0:f32[]``), a short jaxpr is not printed on one line (JAX 0.10
   separates its equations by ``;``), ``Var(id=...)`` numbers are masked, and tracers print as ``Traced<ShapedArray(...)>with<...>``
   (JAX ``JitTracer(~float32[])``, ``JVPTracer(...)`` ...): every tracer repr becomes

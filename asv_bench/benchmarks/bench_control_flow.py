@@ -1,6 +1,6 @@
 """Loops compiled natively: ``fori_loop`` and ``scan`` with 10^5 iterations of a small
 body, for absjit's cpu backend, ``jax.jit`` and a hand-written ``numba.njit`` loop, in
-one run so ratios compare like with like (issue 5 aims: ≤ 0.5× jax, ≤ 1.5× numba).
+one run so ratios compare like with like (aims: ≤ 0.5× jax, ≤ 1.5× numba).
 
 The body is a damped recurrence ``c = c * 0.999 + sin(i * 1e-3)`` (fori_loop) and a
 running sum that also stacks its carry (scan over 10^5 xs).

@@ -228,7 +228,7 @@ class _CompileVsJax:
 
 
 class CompileStencil(_CompileVsJax):
-    """A 32x32 Jacobi stencil, 17 equations per sweep (DESIGN §10: 10 sweeps <= 1.0 s and
+    """A 32x32 Jacobi stencil, 17 equations per sweep (target: 10 sweeps <= 1.0 s and
     <= 6x JAX; growth from 1 to 10 sweeps at most linear)."""
 
     params = [1, 5, 10]

@@ -1,4 +1,5 @@
-"""Steady-state speed of the DESIGN §10 workloads, every implementation in one run.
+"""Steady-state speed of the workloads docs/performance.md sets targets for, every
+implementation in one run.
 
 ``selu`` on 1e6 float32 (seed 000), ``norm`` on 10000x10 (seed 003), ``softmax`` over the
 last axis of 1000x1000, ``sum`` and sum of squares of 1e6, ``dot`` 100x1000 @

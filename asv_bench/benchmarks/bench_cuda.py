@@ -1,4 +1,5 @@
-"""The cuda backend on a GPU against ``jax.jit`` on the same GPU (DESIGN §10, issue 13).
+"""The cuda backend on a GPU against ``jax.jit`` on the same GPU (docs/performance.md,
+"GPU").
 
 Workloads: a device-to-device copy of 1e8 float32 (the bandwidth floor), ``selu`` on 1e8
 float32, ``norm`` on 1e6x100 and 10000x10, ``dot`` 100x1000 @ 1000x2000 + relu, and a

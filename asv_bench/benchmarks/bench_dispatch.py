@@ -2,7 +2,8 @@
 
 ``x + 1`` on a 10-element float32 array and on a Python scalar, for absjit on every
 available backend, ``jax.jit`` and a raw ``numba.njit`` kernel, in one run so ratios
-compare like with like (DESIGN §10: ≤ 2 µs and ≤ 0.5× jax with the cpu backend).
+compare like with like (the target, docs/performance.md: ≤ 2 µs and ≤ 0.5× jax with
+the cpu backend).
 Also the loop of seed 000 that re-creates a lambda/partial around ``jit`` 20 times,
 against the same loop with a plain function, and the compile count it causes.
 """

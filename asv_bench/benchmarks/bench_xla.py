@@ -2,7 +2,7 @@
 convolution (a 3x3 kernel, 64 -> 64 channels of 128x128, ``SAME`` padding), compiled by
 absjit's ``xla`` backend, run by the ``interpret`` backend (the NumPy fallback these
 programs used before), and compiled by ``jax.jit`` itself, in one run so ratios compare
-like with like (issue 9 aims: within 1.1x of ``jax.jit``, the same compiler; the rest
+like with like (aims: within 1.1x of ``jax.jit``, the same compiler; the rest
 is absjit's dispatch and hand-over of buffers).
 
 absjit's argument is an ``absjit.Array`` (a NumPy buffer), jax's a ``jax.Array`` already
