@@ -111,7 +111,7 @@ def test_pieces_load_from_the_disk_cache_in_a_new_process(tmp_path):
     script = textwrap.dedent("""
         import numpy as np, absjit
         from absjit.backends.numba_cpu import stats
-        from tests.backends.test_numba_cpu_pieces import jacobi
+        from tests.backends.numba_cpu.test_pieces import jacobi
         u = np.ones((10, 10), np.float32)
         absjit.jit(jacobi(8))(u, u).block_until_ready()
         print(stats["compiles"], stats["disk_hits"])
