@@ -132,7 +132,7 @@ class Schedule:
                     slot = len(self.slot_avals)
                     self.slot_avals.append(key)
                 slot_of[eqn.outvars[0]] = slot
-            steps.append((eqn, rule, ufunc, getattr(rule, "quiet", False), slot, dead))
+            steps.append((eqn, rule, ufunc, slot, dead))
         self.steps = steps
         self._local = threading.local()
 
@@ -179,26 +179,25 @@ class Schedule:
         env = dict(zip(jaxpr.constvars, consts))
         env.update(zip(jaxpr.invars, args))
         slots = self._slots() if self.slot_avals else None
-        for eqn, rule, ufunc, quiet, slot, dead in self.steps:
-            vals = [x.val if type(x) is Literal else env[x] for x in eqn.invars]
-            if slot is not None:
-                if quiet:
-                    with np.errstate(all="ignore"):
-                        env[eqn.outvars[0]] = ufunc(*vals, out=slots[slot])
-                else:
+        # Floating-point warnings are off for the whole call, as compiled code raises
+        # none (one context instead of one per transcendental).
+        with np.errstate(all="ignore"):
+            for eqn, rule, ufunc, slot, dead in self.steps:
+                vals = [x.val if type(x) is Literal else env[x] for x in eqn.invars]
+                if slot is not None:
                     env[eqn.outvars[0]] = ufunc(*vals, out=slots[slot])
-            else:
-                outs = rule(*vals, **eqn.params)
-                for v, out in zip(eqn.outvars, outs):
-                    aval = v.aval
-                    out = np.asarray(out)
-                    if out.dtype != aval.dtype:
-                        out = out.astype(aval.dtype)
-                    if out.shape != aval.shape:  # an impl may return a broadcastable view
-                        out = np.broadcast_to(out, aval.shape)
-                    env[v] = out
-            for v in dead:
-                del env[v]
+                else:
+                    outs = rule(*vals, **eqn.params)
+                    for v, out in zip(eqn.outvars, outs):
+                        aval = v.aval
+                        out = np.asarray(out)
+                        if out.dtype != aval.dtype:
+                            out = out.astype(aval.dtype)
+                        if out.shape != aval.shape:  # an impl may return a broadcast view
+                            out = np.broadcast_to(out, aval.shape)
+                        env[v] = out
+                for v in dead:
+                    del env[v]
         return [x.val if type(x) is Literal else env[x] for x in jaxpr.outvars]
 
 

@@ -71,7 +71,7 @@ def _define(name: str, np_impl, kind: str, nargs: int, out_dtype=None, quiet=Fal
     impl.__name__ = f"{name}_impl"
     if isinstance(np_impl, np.ufunc):
         # The interpreter may write the result into a buffer it owns (``out=``).
-        impl.ufunc, impl.quiet = np_impl, quiet
+        impl.ufunc = np_impl
     impl_rules[prim] = impl
     if nargs == 1:
         def fn(x):
