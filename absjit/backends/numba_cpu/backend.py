@@ -22,7 +22,6 @@ import hashlib
 import importlib.util
 import logging
 import math
-import os
 import pickle
 import re
 import time
@@ -36,6 +35,7 @@ from ...compiler.pieces import outline_loops, split_program
 from ...core.primitive import impl_rules
 from ...errors import CompilationError
 from .. import background, diskcache
+from ..sources import source_hash
 from ..base import Backend, Executable
 from .dot_fold import fold_dot_transposes
 from .lower_arrays import SYMBOLIC_SIZES, TOP_LEVEL_ON_HOST, array_rules, dot_plan
@@ -61,23 +61,11 @@ SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
 
 
 def _package_hash() -> str:
-    """Hash of this backend's and the compiler's source: a change to a rule or to the
-    renderer invalidates every kernel on disk."""
-    global _PKG_HASH
-    if _PKG_HASH is None:
-        here = os.path.dirname(__file__)
-        compiler = os.path.join(here, "..", "..", "compiler")
-        h = hashlib.sha256()
-        for d in (here, compiler):
-            for name in sorted(os.listdir(d)):
-                if name.endswith(".py"):
-                    with open(os.path.join(d, name), "rb") as f:
-                        h.update(name.encode() + f.read())
-        _PKG_HASH = h.hexdigest()[:16]
-    return _PKG_HASH
+    """This backend's sources and the compiler's (:mod:`absjit.backends.sources`): a
+    change to a rule or to the renderer invalidates every kernel on disk."""
+    return source_hash(__package__, also=("absjit.compiler",))
 
 
-_PKG_HASH = None
 
 
 class NumbaExecutable(Executable):

@@ -26,7 +26,6 @@ so a failed launch never exposes a half-written result.
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 import warnings
 
@@ -41,11 +40,14 @@ from ...core.specialize import is_symbolic_jaxpr
 from ...core.trace import Tracer, to_numpy
 from ...dtypes import is_weakly_typed
 from ..base import Backend, Executable, PerShapeExecutable, get_backend
-from ..numba_cpu.backend import SUPPORTED_DTYPES as _CPU_DTYPES
+from ..sources import source_hash
 
-# The device kernels compute in these; complex arithmetic on the cpu backend calls
-# host helpers (NumPy's division and ordering) that CUDA kernels cannot call.
-SUPPORTED_DTYPES = frozenset(d for d in _CPU_DTYPES if d.kind != "c")
+# The device kernels compute in these: the cpu backend's types but complex, whose
+# arithmetic there calls host helpers (NumPy's division and ordering) that CUDA kernels
+# cannot call.
+SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float32, np.float64))
 from ..numba_cpu.render import FunctionRenderer, shape_text
 from . import kernels as K
 from . import dot_epilogue as DE
@@ -58,15 +60,9 @@ __all__ = ["CudaBackend", "CudaExecutable", "render_driver"]
 
 
 def _package_hash() -> str:
-    here = os.path.dirname(__file__)
-    h = hashlib.sha256()
-    for d in (here, os.path.join(here, "..", "numba_cpu"), os.path.join(here, "..", "..",
-                                                                       "compiler")):
-        for name in sorted(os.listdir(d)):
-            if name.endswith(".py"):
-                with open(os.path.join(d, name), "rb") as f:
-                    h.update(name.encode() + f.read())
-    return h.hexdigest()[:16]
+    """This backend's sources, the compiler's and the cpu backend's modules it renders
+    with (:func:`absjit.backends.sources.source_hash`)."""
+    return source_hash(__package__, also=("absjit.compiler",))
 
 
 DISK_DIR = "numba_cuda"  # this backend's folder in the disk cache

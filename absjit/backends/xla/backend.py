@@ -29,7 +29,6 @@ On disk, JAX's own persistent compilation cache is pointed at
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -43,6 +42,7 @@ from ...core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from ...core.specialize import is_symbolic_jaxpr
 from ...errors import CompilationError
 from .. import diskcache
+from ..sources import source_hash
 from ..base import Backend, Executable, PerShapeExecutable
 
 __all__ = ["XlaBackend", "XlaExecutable", "unlowerable", "configure_persistent_cache",
@@ -51,20 +51,11 @@ __all__ = ["XlaBackend", "XlaExecutable", "unlowerable", "configure_persistent_c
 _LOCK = threading.Lock()
 # Dtypes jax narrows unless 64-bit mode is on.
 _WIDE = frozenset(np.dtype(t) for t in (np.int64, np.uint64, np.float64, np.complex128))
-_PKG_HASH = None
 
 
 def _package_hash() -> str:
-    global _PKG_HASH
-    if _PKG_HASH is None:
-        here = os.path.dirname(__file__)
-        h = hashlib.sha256()
-        for name in sorted(os.listdir(here)):
-            if name.endswith(".py"):
-                with open(os.path.join(here, name), "rb") as f:
-                    h.update(name.encode() + f.read())
-        _PKG_HASH = h.hexdigest()[:16]
-    return _PKG_HASH
+    """This backend's sources (:mod:`absjit.backends.sources`)."""
+    return source_hash(__package__)
 
 
 def _subjaxprs(params):

@@ -1,0 +1,37 @@
+"""Backends' cache keys cover the sources their code depends on (absjit/backends/sources.py)."""
+from __future__ import annotations
+
+import os
+
+from absjit.backends import sources
+
+
+def _names(package, also=()):
+    top = os.path.dirname(os.path.dirname(sources.__file__))
+    return {os.path.relpath(f, top).replace(os.sep, "/")
+            for f in sources.source_files(package, also)}
+
+
+def test_the_cuda_key_covers_the_cpu_renderer_it_uses_and_not_the_cpu_runtime():
+    cuda = _names("absjit.backends.numba_cuda", ("absjit.compiler",))
+    for needed in ("numba_cuda/kernels.py", "numba_cpu/render.py",
+                   "numba_cpu/lower_elementwise.py", "compiler/lower.py"):
+        assert "backends/" + needed in cuda or needed in cuda, needed
+    for unrelated in ("pool.py", "threads.py", "block_blas.py", "blas_kernels.py",
+                      "kernels_special.py", "backend.py", "__init__.py"):
+        assert f"backends/numba_cpu/{unrelated}" not in cuda, unrelated
+
+
+def test_the_cpu_key_covers_its_package_and_the_compiler():
+    cpu = _names("absjit.backends.numba_cpu", ("absjit.compiler",))
+    here = os.path.dirname(sources.__file__)
+    own = {f"backends/numba_cpu/{n}" for n in os.listdir(os.path.join(here, "numba_cpu"))
+           if n.endswith(".py")}
+    assert own <= cpu and "compiler/plan.py" in cpu
+    assert not any(n.startswith("backends/numba_cuda/") for n in cpu)
+
+
+def test_the_hash_is_stable_and_names_the_files():
+    a = sources.source_hash("absjit.backends.xla")
+    assert a == sources.source_hash("absjit.backends.xla") and len(a) == 16
+    assert a != sources.source_hash("absjit.backends.numba_cuda", ("absjit.compiler",))
