@@ -27,7 +27,10 @@ _ROOT = "absjit.backends"
 
 
 def _package_files(package: str) -> list:
+    """A package's modules, or a module's own file."""
     spec = importlib.util.find_spec(package)
+    if spec.submodule_search_locations is None:
+        return [spec.origin]
     here = os.path.dirname(spec.origin)
     return sorted(os.path.join(here, n) for n in os.listdir(here) if n.endswith(".py"))
 
@@ -67,9 +70,9 @@ def _top_level_imports(path: str, package: str) -> set:
 
 @functools.lru_cache(maxsize=None)
 def source_files(package: str, also: tuple = ()) -> tuple:
-    """The source files of ``package`` and of the packages ``also``, then of every
-    module of another backend (under ``absjit.backends``) they import at top level,
-    transitively; sorted."""
+    """The source files of ``package`` and of the packages (or modules) ``also``, then
+    of every module of another backend (under ``absjit.backends``) they import at top
+    level, transitively; sorted."""
     files = set()
     for p in (package,) + tuple(also):
         files.update(_package_files(p))

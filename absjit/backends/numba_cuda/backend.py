@@ -60,9 +60,10 @@ __all__ = ["CudaBackend", "CudaExecutable", "render_driver"]
 
 
 def _package_hash() -> str:
-    """This backend's sources, the compiler's and the cpu backend's modules it renders
-    with (:func:`absjit.backends.sources.source_hash`)."""
-    return source_hash(__package__, also=("absjit.compiler",))
+    """This backend's sources, the compiler's, and the cpu backend's modules it renders
+    with or compiles as device functions (:func:`absjit.backends.sources.source_hash`)."""
+    return source_hash(__package__, also=("absjit.compiler",
+                                          "absjit.backends.numba_cpu.threefry_kernels"))
 
 
 DISK_DIR = "numba_cuda"  # this backend's folder in the disk cache

@@ -304,7 +304,35 @@ def kernel_namespace() -> dict:
             shfl = {"np": np, "cuda": cuda}
             exec(_shfl_source(dt), shfl)  # noqa: S102 - our own template
             ns[f"_shfl_down_{dt}"] = cuda.jit(device=True, **inline)(shfl[f"_shfl_down_{dt}"])
+    # The scalar spellings shared with the cpu backend call these by name: fma (one
+    # rounding: CUDA's fmaf; the simulator runs the reference implementation) and the
+    # Threefry cipher (the cpu backend's functions, compiled as device functions).
+    ns["_fma_float32"] = _sim_fma_float32 if simulator() else cuda.fma
+    ns.update(_threefry_device_functions(cuda, inline))
     return ns
+
+
+def _sim_fma_float32(a, b, c):
+    from ...ops.fma import _fma_impl
+    return np.float32(_fma_impl(a, b, c)[0])
+
+
+def _threefry_device_functions(cuda, inline) -> dict:
+    """``_threefry2x32_x0`` / ``_x1`` / ``_xor`` as device functions: the cpu backend's
+    Python functions, rebound to device versions of the helpers they call (plain Python
+    under the simulator)."""
+    import types
+
+    from ..numba_cpu import threefry_kernels as tk
+    scope = dict(tk._threefry2x32.py_func.__globals__)
+
+    def device(dispatcher):
+        fn = types.FunctionType(dispatcher.py_func.__code__, scope,
+                                dispatcher.py_func.__name__)
+        return fn if simulator() else cuda.jit(device=True, **inline)(fn)
+    scope["_rotl"] = device(tk._rotl)
+    scope["_threefry2x32"] = device(tk._threefry2x32)
+    return {name: device(getattr(tk, name)) for name in tk.__all__}
 
 
 def host_namespace() -> dict:

@@ -2,7 +2,7 @@
 
 This module needs the cuda backend: a machine with an NVIDIA GPU and numba-cuda, or
 Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` set before ``numba.cuda`` is first
-imported). ``tests/backends/conftest.py`` collects it only where the backend is
+imported). ``conftest.py`` beside it collects it only where the backend is
 available; elsewhere ``test_cuda_simulator.py`` runs it in a subprocess under the
 simulator, so the README's single test command covers it. Shapes are tiny: the
 simulator runs every GPU thread as a Python thread.
@@ -62,6 +62,56 @@ def test_elementwise_floats():
     x = f32(4, 5)
     x[0, 0], x[0, 1] = 0.0, 1.5  # floor/round edge values
     check(_unary_floats, x)
+
+
+def test_every_scalar_spelling_calls_only_what_kernels_can_see():
+    """The device table (the cpu spellings with device overrides) may name helper
+    functions: each one must be in the kernels' namespace (fma's and Threefry's were
+    not, and every random draw failed on the device)."""
+    import re
+    from absjit.backends.numba_cpu.render import _Aval
+    from absjit.backends.numba_cuda.device_rules import device_scalar_rules
+    from absjit.core.fusion import Elementwise, fusion_kind
+    from absjit.core.avals import ShapedArray
+    from absjit.core.primitive import abstract_eval_rules, all_primitives
+    from absjit.ops.threefry import threefry2x32_p
+    names = set(runtime.kernel_namespace())
+    checked = 0
+    for name, prim in sorted(all_primitives().items()):
+        if not isinstance(fusion_kind(prim), Elementwise) or \
+                not prim.module.startswith("absjit."):
+            continue
+        assert prim in device_scalar_rules, f"{name}: no device spelling"
+        cases = [((), dt) for dt in ("float32", "float64", "int32", "uint32", "bool")]
+        if prim is threefry2x32_p:
+            cases = [({"output": o}, "uint32") for o in ("x0", "x1", "xor")]
+        for params, dt in cases:
+            params, text = dict(params), None
+            for n in (1, 2, 3, 4):  # the operand count the primitive takes for dt
+                try:
+                    out = abstract_eval_rules[prim](*[ShapedArray((), dt)] * n, **params)
+                    out = out[0] if isinstance(out, (list, tuple)) else out
+                    text = device_scalar_rules[prim](list("abcd"[:n]), [_Aval(dt)] * n,
+                                                     _Aval(out.dtype), **params)
+                    break
+                except Exception:  # noqa: BLE001 - another count, or not this dtype
+                    continue
+            if text is None:
+                continue  # needs other parameters, or not defined for this dtype
+            checked += 1
+            for called in re.findall(r"\b(_\w+)\(", text):
+                assert called in names, f"{name} ({dt}) calls {called}, not in kernels"
+    assert checked > 150
+
+
+def test_random_draws_on_the_device_equal_the_cpu_backends():
+    key = absjit.random.PRNGKey(7)
+    for draw in (lambda k: absjit.random.normal(k, (257,)),
+                 lambda k: absjit.random.uniform(k, (3, 5)),
+                 lambda k: absjit.random.bits(k, (64,))):
+        got = absjit.jit(draw, backend="cuda")(key)
+        assert isinstance(got, CudaArray)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(absjit.jit(draw)(key)))
 
 
 def test_elementwise_nan_inf_follow_numpy():
