@@ -20,6 +20,7 @@ import numpy as np
 from ..core.jaxpr import Literal
 from ..core.primitive import impl_rules
 from ..core.specialize import bind_arguments, is_symbolic_jaxpr, specialize
+from ..ops.call import store_results
 from .base import Backend, CompileOptions, Executable, register_backend
 
 __all__ = ["InterpretBackend", "InterpretExecutable"]
@@ -187,15 +188,7 @@ class Schedule:
                 if slot is not None:
                     env[eqn.outvars[0]] = ufunc(*vals, out=slots[slot])
                 else:
-                    outs = rule(*vals, **eqn.params)
-                    for v, out in zip(eqn.outvars, outs):
-                        aval = v.aval
-                        out = np.asarray(out)
-                        if out.dtype != aval.dtype:
-                            out = out.astype(aval.dtype)
-                        if out.shape != aval.shape:  # an impl may return a broadcast view
-                            out = np.broadcast_to(out, aval.shape)
-                        env[v] = out
+                    store_results(env, eqn.outvars, rule(*vals, **eqn.params))
                 for v in dead:
                     del env[v]
         return [x.val if type(x) is Literal else env[x] for x in jaxpr.outvars]

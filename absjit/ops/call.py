@@ -25,7 +25,7 @@ from ..core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from ..core.fusion import Call, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 
-__all__ = ["jit_p", "call_jit", "hoist_consts", "eval_jaxpr_numpy"]
+__all__ = ["jit_p", "call_jit", "hoist_consts", "eval_jaxpr_numpy", "store_results"]
 
 jit_p = Primitive("jit", multiple_results=True, param_order=("name", "jaxpr"))
 def_fusion(jit_p, Call("jaxpr"))
@@ -92,16 +92,21 @@ def eval_jaxpr_numpy(jaxpr: Jaxpr, consts, *args) -> list:
         except KeyError:
             raise NotImplementedError(
                 f"primitive {eqn.primitive.name!r} has no eager rule") from None
-        outs = rule(*vals, **eqn.params)
-        for v, out in zip(eqn.outvars, outs):
-            aval = v.aval
-            out = np.asarray(out)
-            if out.dtype != aval.dtype:
-                out = out.astype(aval.dtype)
-            if out.shape != aval.shape:  # an impl may return a broadcastable view
-                out = np.broadcast_to(out, aval.shape)
-            env[v] = out
+        store_results(env, eqn.outvars, rule(*vals, **eqn.params))
     return [x.val if type(x) is Literal else env[x] for x in jaxpr.outvars]
+
+
+def store_results(env: dict, outvars, outs) -> None:
+    """An impl rule's results into ``env``, each as its variable's dtype and shape (a
+    rule may return a Python scalar, another dtype, or a broadcastable view)."""
+    for v, out in zip(outvars, outs):
+        aval = v.aval
+        out = np.asarray(out)
+        if out.dtype != aval.dtype:
+            out = out.astype(aval.dtype)
+        if out.shape != aval.shape:
+            out = np.broadcast_to(out, aval.shape)
+        env[v] = out
 
 
 # (id(jaxpr), scalar_io) -> (jaxpr, function): the jaxpr keeps its id unique
