@@ -13,7 +13,8 @@ import numpy as np
 from .. import dtypes
 from .. import numpy as jnp
 from ..core.trace import get_aval
-from ..ops import elementwise as ew, indexing, sorting, structural, windowed
+from ..ops import elementwise as ew, indexing, sorting, structural
+from . import _windowed as windowed
 
 __all__ = ["full", "full_like", "empty", "broadcasted_iota", "broadcast_shapes",
            "broadcast_to_rank", "collapse", "square", "reciprocal", "complex",

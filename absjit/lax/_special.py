@@ -30,7 +30,8 @@ from .. import numpy as jnp
 from ..core.trace import get_aval
 from ..custom_derivatives import custom_jvp
 from ..interpreters import ad
-from ..ops import control_flow, elementwise as ew, special as sp
+from ..ops import control_flow, elementwise as ew
+from . import _erf_gamma as sp
 
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc", "zeta",
            "bessel_i0e", "bessel_i1e"]

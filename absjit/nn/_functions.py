@@ -134,7 +134,7 @@ def gelu(x, approximate: bool = True):
     """
     x = jnp.asarray(x)
     if not approximate:
-        from ..ops.special import erfc
+        from ..lax._erf_gamma import erfc
         half = np.asarray(np.sqrt(0.5), x.dtype)
         return x * (erfc(-x * half) / 2)
     sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(x.dtype)

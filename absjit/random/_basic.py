@@ -18,7 +18,7 @@ from ..core.dims import assume_at_least, is_dim
 from ..core.shapes import broadcast_shapes, size_of
 from ..core.trace import get_aval, is_tracer
 from ..numpy._indexing import size_value
-from ..ops.special import _fma32, _log1p32_xla
+from ..lax._erf_gamma import _fma32, _log1p32_xla
 from ._keys import canonical_shape, check_key, random_bits, split
 
 __all__ = ["uniform", "normal", "randint", "bernoulli", "categorical", "choice",

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 
 from ..core.trace import get_aval
-from . import structural as st
-from .conv import conv_dimension_numbers, conv_general_dilated
+from ..ops import structural as st
+from ..ops.conv import conv_dimension_numbers, conv_general_dilated
 
 __all__ = ["conv_transpose"]
 

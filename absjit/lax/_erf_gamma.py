@@ -34,9 +34,9 @@ import numpy as np
 from .. import dtypes
 from ..core.trace import get_aval
 from ..custom_derivatives import custom_jvp
-from . import elementwise as ew
-from .fma import fma_p
-from .structural import broadcast_in_dim
+from ..ops import elementwise as ew
+from ..ops.fma import fma_p
+from ..ops.structural import broadcast_in_dim
 
 __all__ = ["erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma"]
 

@@ -24,10 +24,10 @@ import numpy as np
 from .. import dtypes, tree_util
 from ..core.dims import is_symbolic
 from ..core.trace import Tracer, get_aval
-from . import elementwise as ew
-from . import reductions as red
-from . import structural as st
-from .conv import padtype_to_pads, window_count
+from ..ops import elementwise as ew
+from ..ops import reductions as red
+from ..ops import structural as st
+from ..ops.conv import padtype_to_pads, window_count
 
 __all__ = ["reduce", "reduce_window", "associative_scan"]
 
@@ -258,7 +258,7 @@ def _fold(flat, inits, avals, tree, computation, dims, shape):
     one at a time with ``lax.scan``; the computation runs element-wise on the kept
     positions (through ``vmap``, as it is written for scalars)."""
     from ..api_transforms import vmap
-    from .scan import scan
+    from ..ops.scan import scan
     from .. import numpy as jnp
     kept = tuple(d for d in range(len(shape)) if d not in dims)
     kept_shape = tuple(shape[d] for d in kept)
