@@ -167,11 +167,8 @@ class Schedule:
         except Exception:  # noqa: BLE001 - NumPy refuses these types: the impl rule
             return False
 
-    def _slots(self) -> list:
-        slots = getattr(self._local, "slots", None)
-        if slots is None:
-            slots = self._local.slots = [np.empty(shape, dt) for shape, dt in self.slot_avals]
-        return slots
+    def _new_slots(self) -> list:
+        return [np.empty(shape, dt) for shape, dt in self.slot_avals]
 
     def run(self, consts, args) -> list:
         jaxpr = self.jaxpr
@@ -179,7 +176,26 @@ class Schedule:
             raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
         env = dict(zip(jaxpr.constvars, consts))
         env.update(zip(jaxpr.invars, args))
-        slots = self._slots() if self.slot_avals else None
+        local, slots = self._local, None
+        if self.slot_avals:
+            # This thread's buffers, unless a call of this schedule is already running
+            # on the thread (a callback that calls the function again): that one
+            # takes buffers of its own.
+            slots = getattr(local, "slots", None)
+            if slots is None:
+                slots = local.slots = self._new_slots()
+            if getattr(local, "busy", False):
+                slots = self._new_slots()
+            else:
+                local.busy = True
+        try:
+            return self._run(env, slots)
+        finally:
+            if slots is not None and slots is getattr(local, "slots", None):
+                local.busy = False
+
+    def _run(self, env, slots) -> list:
+        jaxpr = self.jaxpr
         # Floating-point warnings are off for the whole call, as compiled code raises
         # none (one context instead of one per transcendental).
         with np.errstate(all="ignore"):

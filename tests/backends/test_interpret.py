@@ -221,3 +221,25 @@ def test_random_programs_match_one_array_per_result(ops, dtype):
         got = exe(x, y)
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
+
+
+def test_a_call_from_inside_a_call_uses_buffers_of_its_own():
+    # a is an intermediate in a buffer, live across a callback that calls the same
+    # executable again: the inner call must not write into the outer call's buffers
+    x = np.linspace(-1, 1, 64, dtype=np.float32)
+    box = {}
+
+    def again(v):
+        if not box.get("inner"):
+            box["inner"] = True
+            np.asarray(box["exe"](np.asarray(v) * 3)[0])  # same schedule, same thread
+        return np.asarray(v)
+
+    def f(v):
+        a = jnp.exp(v) * 2.0
+        z = absjit.pure_callback(again, absjit.ShapeDtypeStruct(v.shape, v.dtype), v)
+        return a + z
+    exe = box["exe"] = get_backend("interpret").compile(absjit.make_jaxpr(f)(x))
+    assert exe.schedule.slot_avals  # a is in a buffer
+    np.testing.assert_array_equal(exe(x)[0], np.exp(x) * np.float32(2.0) + x)
+    assert box["inner"]
