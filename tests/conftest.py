@@ -75,6 +75,22 @@ def rng():
     return np.random.default_rng(0)
 
 
+@pytest.fixture(params=["float32", "float64"])
+def float_dtype(request):
+    """np.float32, then np.float64 with 64-bit types on in absjit and in JAX (which
+    must be installed) for the length of the test."""
+    if request.param == "float32":
+        yield np.float32
+        return
+    import jax
+    absjit.config.update("enable_x64", True)  # (_reset_x64 restores it)
+    jax.config.update("jax_enable_x64", True)
+    try:
+        yield np.float64
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     """Run hypothesis tests parametrized with a compiling ``mode`` on fewer examples.

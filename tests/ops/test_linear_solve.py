@@ -63,15 +63,9 @@ def _both(fn, *args):
     return [fn(lib, *args) for lib in _libs()]
 
 
-@pytest.fixture(params=["float32", "float64"])
-def dtype(request):
-    if request.param == "float64":
-        absjit.config.update("enable_x64", True)
-        jax.config.update("jax_enable_x64", True)
-        yield np.float64
-        jax.config.update("jax_enable_x64", False)
-    else:
-        yield np.float32
+@pytest.fixture
+def dtype(float_dtype):
+    return float_dtype
 
 
 def test_values_and_derivatives_match_jax(dtype):

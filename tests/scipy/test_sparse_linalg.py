@@ -56,15 +56,9 @@ def _interpret(f):
     return absjit.jit(f, backend="interpret")
 
 
-@pytest.fixture(params=["float32", "float64"])
-def dtype(request):
-    if request.param == "float64":
-        absjit.config.update("enable_x64", True)
-        jax.config.update("jax_enable_x64", True)
-        yield np.float64
-        jax.config.update("jax_enable_x64", False)
-    else:
-        yield np.float32
+@pytest.fixture
+def dtype(float_dtype):
+    return float_dtype
 
 
 @pytest.mark.parametrize("name", sorted(SOLVERS))
