@@ -79,6 +79,14 @@ _FRESH_RESULTS = frozenset({"select_n", "dot_general", "reduce_sum", "reduce_max
                             "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"})
 
 
+def _select_into(which, case0, case1, out):
+    """``select_n(which, case0, case1)`` for a boolean ``which``, into ``out`` (which
+    must not be ``case1``'s buffer: case 0 is written first)."""
+    np.copyto(out, case0)
+    np.copyto(out, case1, where=which)
+    return out
+
+
 class Schedule:
     """How a jaxpr of static shapes runs on NumPy: each equation's impl rule, the values
     that die at it (dropped at once, so memory is reused within the call), and where an
@@ -118,12 +126,16 @@ class Schedule:
                     f"primitive {eqn.primitive.name!r} has no eager rule")
             dead = tuple(v for v in dict.fromkeys(eqn.invars)
                          if type(v) is not Literal and last.get(v) == i and v not in keep)
-            for v in dead:  # slots of operands dying here can take this result
-                if v in slot_of:
-                    free.setdefault(self.slot_avals[slot_of[v]], []).append(slot_of[v])
             ufunc = getattr(rule, "ufunc", None)
+            selects = ufunc is None and self._selects_into_slot(eqn, keep, readers)
+            if selects:
+                ufunc = _select_into  # writes case 0 before reading case 1: no reuse
+            else:
+                for v in dead:  # slots of operands dying here can take this result
+                    if v in slot_of:
+                        free.setdefault(self.slot_avals[slot_of[v]], []).append(slot_of[v])
             slot = None
-            if ufunc is not None and self._slotted(eqn, ufunc, keep, readers):
+            if selects or ufunc is not None and self._slotted(eqn, ufunc, keep, readers):
                 aval = eqn.outvars[0].aval
                 key = (tuple(aval.shape), np.dtype(aval.dtype))
                 pool = free.get(key)
@@ -133,15 +145,29 @@ class Schedule:
                     slot = len(self.slot_avals)
                     self.slot_avals.append(key)
                 slot_of[eqn.outvars[0]] = slot
+            if selects:
+                for v in dead:
+                    if v in slot_of:
+                        free.setdefault(self.slot_avals[slot_of[v]], []).append(slot_of[v])
             steps.append((eqn, rule, ufunc, slot, dead))
         self.steps = steps
         self._local = threading.local()
 
     @staticmethod
-    def _slotted(eqn, ufunc, keep, readers) -> bool:
-        """Whether ``eqn``'s result can live in a slot: an intermediate of a native
-        dtype and static shape, read only where no view of it can outlive the read,
-        of the very dtype the ufunc computes for these operand types."""
+    def _selects_into_slot(eqn, keep, readers) -> bool:
+        """Whether ``eqn`` is a two-way ``select_n`` on a boolean whose result can live
+        in a slot (as :meth:`_slotted` asks of a ufunc's)."""
+        if eqn.primitive.name != "select_n" or len(eqn.invars) != 3:
+            return False
+        which = eqn.invars[0]
+        if type(which) is Literal or np.dtype(which.aval.dtype) != np.bool_:
+            return False
+        return Schedule._slot_ok(eqn, keep, readers)
+
+    @staticmethod
+    def _slot_ok(eqn, keep, readers) -> bool:
+        """An intermediate of a native dtype and static shape, read only where no view
+        of it can outlive the read."""
         if len(eqn.outvars) != 1 or eqn.params:
             return False
         out = eqn.outvars[0]
@@ -153,6 +179,16 @@ class Schedule:
             if getattr(impl_rules.get(reader.primitive), "ufunc", None) is None and \
                     reader.primitive.name not in _FRESH_RESULTS:
                 return False
+        return True
+
+    @staticmethod
+    def _slotted(eqn, ufunc, keep, readers) -> bool:
+        """Whether ``eqn``'s result can live in a slot: an intermediate of a native
+        dtype and static shape, read only where no view of it can outlive the read,
+        of the very dtype the ufunc computes for these operand types."""
+        if not Schedule._slot_ok(eqn, keep, readers):
+            return False
+        aval = eqn.outvars[0].aval
         probes = []
         for v in eqn.invars:
             if type(v) is Literal:

@@ -125,9 +125,11 @@ def _selu(x):
 def test_intermediates_share_buffers_kept_between_calls():
     x = np.linspace(-2, 2, 1000, dtype=np.float32)
     exe = get_backend("interpret").compile(absjit.make_jaxpr(_selu)(x))
-    # gt, exp, mul, sub: bool and float32 intermediates; the float32 chain reuses one
-    # buffer (each result takes its dying operand's), the output is never a slot
-    assert sorted(str(dt) for _, dt in exe.schedule.slot_avals) == ["bool", "float32"]
+    # gt, exp, mul, sub, select: bool and float32 intermediates; the float32 chain
+    # reuses one buffer (each result takes its dying operand's), the select writes a
+    # second (it must not overwrite the case it reads last), the output is never a slot
+    assert sorted(str(dt) for _, dt in exe.schedule.slot_avals) == \
+        ["bool", "float32", "float32"]
     first = exe(x)[0]
     kept = first.copy()
     second = exe(-x)[0]
@@ -243,3 +245,13 @@ def test_a_call_from_inside_a_call_uses_buffers_of_its_own():
     assert exe.schedule.slot_avals  # a is in a buffer
     np.testing.assert_array_equal(exe(x)[0], np.exp(x) * np.float32(2.0) + x)
     assert box["inner"]
+
+
+def test_a_select_never_writes_over_the_case_it_reads_last():
+    def f(x):
+        return jnp.where(x > 0, jnp.exp(x) * 2.0, x - 1.0) + 1.0
+    x = np.linspace(-2, 2, 101, dtype=np.float32)
+    exe = get_backend("interpret").compile(absjit.make_jaxpr(f)(x))
+    want = np.where(x > 0, np.exp(x) * np.float32(2), x - np.float32(1)) + np.float32(1)
+    for _ in range(2):
+        np.testing.assert_array_equal(exe(x)[0], want)
