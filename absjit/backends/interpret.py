@@ -119,6 +119,12 @@ class Schedule:
         free: dict = {}
         slot_of: dict = {}
         steps = []
+
+        def release(values):  # their slots can take later results
+            for v in values:
+                if v in slot_of:
+                    free.setdefault(self.slot_avals[slot_of[v]], []).append(slot_of[v])
+
         for i, eqn in enumerate(eqns):
             rule = impl_rules.get(eqn.primitive)
             if rule is None:
@@ -131,9 +137,7 @@ class Schedule:
             if selects:
                 ufunc = _select_into  # writes case 0 before reading case 1: no reuse
             else:
-                for v in dead:  # slots of operands dying here can take this result
-                    if v in slot_of:
-                        free.setdefault(self.slot_avals[slot_of[v]], []).append(slot_of[v])
+                release(dead)  # a ufunc's result may take a dying operand's slot
             slot = None
             if selects or ufunc is not None and self._slotted(eqn, ufunc, keep, readers):
                 aval = eqn.outvars[0].aval
@@ -146,9 +150,7 @@ class Schedule:
                     self.slot_avals.append(key)
                 slot_of[eqn.outvars[0]] = slot
             if selects:
-                for v in dead:
-                    if v in slot_of:
-                        free.setdefault(self.slot_avals[slot_of[v]], []).append(slot_of[v])
+                release(dead)
             steps.append((eqn, rule, ufunc, slot, dead))
         self.steps = steps
         self._local = threading.local()
