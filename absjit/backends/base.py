@@ -48,6 +48,7 @@ import importlib
 import threading
 import warnings
 
+import numpy as np
 from numpy import bool_ as np_bool
 
 __all__ = ["Backend", "Executable", "CompileOptions", "FallbackExecutable", "register_backend",
@@ -470,9 +471,17 @@ def platform_of(name: str) -> str:
     return platform
 
 
+# Leaf types that are never another library's device array (checked first: cheap, and
+# no backend is imported for them).
+_HOST_LEAVES = frozenset({np.ndarray, float, int, bool, complex})
+
+
 def adopt_foreign(leaf):
     """``leaf`` as an absjit array on its device, without a copy, when it is another
     library's array on a backend's device (:meth:`Backend.adopt`); None otherwise."""
+    from ..array import Array
+    if type(leaf) in _HOST_LEAVES or isinstance(leaf, (Array, np.generic)):
+        return None
     for name in _REGISTRY.adopters:
         backend = _REGISTRY.get(name)
         if backend is not None:

@@ -16,9 +16,6 @@ from ..core.levels import (ConcreteLevel, RankedLevel, ShapedLevel, StaticLevel,
 from ..core.trace import Tracer, get_aval
 from ..backends.base import adopt_foreign
 
-# Leaf types that are never another library's device array (checked first: cheap).
-_HOST_LEAVES = frozenset({np.ndarray, float, int, bool, complex})
-
 __all__ = ["_ArgSpec", "_Call", "_process"]
 
 _SHAPED = get_level("shaped")
@@ -304,10 +301,9 @@ def _process(spec: _ArgSpec, args, kwargs) -> _Call:
             has_tracer = True
             avals.append(_tracer_aval(lvl, leaf))
             continue
-        if t not in _HOST_LEAVES and not isinstance(leaf, (Array, np.generic)):
-            foreign = adopt_foreign(leaf)  # a device array of CuPy, PyTorch...: no copy
-            if foreign is not None:
-                leaf = leaves[i] = foreign
+        foreign = adopt_foreign(leaf)  # a device array of CuPy, PyTorch...: no copy
+        if foreign is not None:
+            leaf = leaves[i] = foreign
         if is_masked_array(leaf):
             names = call.leaf_names()
             raise ValueError(

@@ -6,7 +6,7 @@ from ..array import Array, DeviceArray
 from ..backends.base import adopt_foreign, get_backend, platform_of
 from ..core.trace import Tracer, to_numpy
 
-__all__ = ["block_until_ready", "device_put", "adopt_foreign"]
+__all__ = ["block_until_ready", "device_put"]
 
 
 def block_until_ready(tree):
@@ -51,9 +51,8 @@ def device_put(x, device=None):
             return backend.put(leaf, target)
         if type(leaf) is Array:
             return leaf
-        if not isinstance(leaf, DeviceArray):
-            adopted = adopt_foreign(leaf)
-            leaf = leaf if adopted is None else adopted
+        adopted = adopt_foreign(leaf)
+        leaf = leaf if adopted is None else adopted
         if isinstance(leaf, DeviceArray):  # copied to the host
             return Array._new(leaf._value.copy(), leaf.weak_type)
         value = to_numpy(leaf)
