@@ -1,7 +1,9 @@
 """LAPACK and BLAS called from compiled kernels: ``lu`` (``?getrf``), ``cholesky``
 (``?potrf``), ``triangular_solve`` (``?trsm``), ``eigh`` (``?syevd``), ``qr``
-(``?geqrf`` + ``?orgqr``), ``svd`` (``?gesdd``) and ``eig`` (``?geev``) for float32/float64, one call per
-matrix of a stack, in a compiled loop (no object mode, so they run inside loop bodies).
+(``?geqrf`` + ``?orgqr``), ``svd`` (``?gesdd``), ``eig`` (``?geev``), ``schur``
+(``?gees``) and ``hessenberg`` (``?gehrd`` + ``?orghr``) for float32/float64, one call
+per matrix of a stack, in a compiled loop (no object mode, so they run inside loop
+bodies).
 
 The kernels call SciPy's routines by symbol name (``absjit_sgetrf`` …, Numba
 ``ExternalFunction``s), bound to this process's addresses by
@@ -26,7 +28,8 @@ from .helper_jit import read_only_inputs
 from .lapack_symbols import ROUTINES
 
 __all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",
-           "_lapack_svd", "_lapack_eig"]
+           "_lapack_svd", "_lapack_eig", "_lapack_schur", "_complex_schur",
+           "_lapack_hessenberg"]
 
 # Pointers are passed as ``arr.ctypes`` (converted to void*): that object holds a
 # reference to the array for the duration of the call, so no buffer can be freed early.
@@ -44,6 +47,9 @@ _sgeqrf, _dgeqrf = _EXTERNAL["sgeqrf"], _EXTERNAL["dgeqrf"]
 _sorgqr, _dorgqr = _EXTERNAL["sorgqr"], _EXTERNAL["dorgqr"]
 _sgesdd, _dgesdd = _EXTERNAL["sgesdd"], _EXTERNAL["dgesdd"]
 _sgeev, _dgeev = _EXTERNAL["sgeev"], _EXTERNAL["dgeev"]
+_sgees, _dgees = _EXTERNAL["sgees"], _EXTERNAL["dgees"]
+_sgehrd, _dgehrd = _EXTERNAL["sgehrd"], _EXTERNAL["dgehrd"]
+_sorghr, _dorghr = _EXTERNAL["sorghr"], _EXTERNAL["dorghr"]
 
 
 @read_only_inputs(0)
@@ -416,3 +422,182 @@ def _lapack_eig(x, w, v, compute_v):
                     else:
                         v[b, i, j] = complex(vr[j, i], 0.0)
                 j += 2 if pair else 1
+
+
+@read_only_inputs(0)
+@numba.njit(cache=False)
+def _lapack_schur(x, t, z):
+    """The real Schur form ``x = z t z^T`` of each real (n, n) matrix of ``x`` (B, n, n):
+    ``t`` upper quasi-triangular (a 2x2 block on the diagonal for each complex pair,
+    in LAPACK's standard form), ``z`` orthogonal; unsorted, as ``scipy.linalg.schur``
+    gives them."""
+    nb, n, _ = x.shape
+    buf = np.empty((n, n), x.dtype)
+    vs = np.empty((n, n), x.dtype)           # column-major: vs[j, i] is VS(i, j)
+    wr = np.empty(n, x.dtype)
+    wi = np.empty(n, x.dtype)
+    bwork = np.empty(max(n, 1), np.int32)    # not referenced without sorting
+    chars = np.empty(2, np.uint8)
+    chars[0] = 86                            # jobvs 'V'
+    chars[1] = 78                            # sort 'N' (select is not referenced)
+    ints = np.empty(5, np.int32)             # n, lda (= ldvs), sdim, lwork, info
+    ints[0] = n
+    ints[1] = max(n, 1)
+    query = np.empty(1, x.dtype)
+    ints[3] = -1
+    if x.itemsize == 4:
+        _sgees(chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
+               buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes,
+               vs.ctypes, ints[1:].ctypes, query.ctypes, ints[3:].ctypes, bwork.ctypes,
+               ints[4:].ctypes)
+    else:
+        _dgees(chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
+               buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes,
+               vs.ctypes, ints[1:].ctypes, query.ctypes, ints[3:].ctypes, bwork.ctypes,
+               ints[4:].ctypes)
+    lwork = max(int(query[0]), 3 * n, 1)
+    work = np.empty(lwork, x.dtype)
+    for b in range(nb):
+        bad = _fortran_copy(x[b], buf)
+        ints[3] = lwork
+        ints[4] = 0
+        if not bad:
+            if x.itemsize == 4:
+                _sgees(chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
+                       buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes,
+                       vs.ctypes, ints[1:].ctypes, work.ctypes, ints[3:].ctypes,
+                       bwork.ctypes, ints[4:].ctypes)
+            else:
+                _dgees(chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
+                       buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes,
+                       vs.ctypes, ints[1:].ctypes, work.ctypes, ints[3:].ctypes,
+                       bwork.ctypes, ints[4:].ctypes)
+        failed = bad or ints[4] != 0
+        for i in range(n):
+            for j in range(n):
+                t[b, i, j] = np.nan if failed else buf[j, i]
+                z[b, i, j] = np.nan if failed else vs[j, i]
+
+
+@numba.njit(cache=False)
+def _complex_schur(t, z, tc, zc):
+    """The complex Schur form ``(tc, zc)`` (triangular ``tc``, unitary ``zc``) made
+    from each real one ``(t, z)`` of the stacks (B, n, n), as ``scipy.linalg.rsf2csf``
+    makes it: each 2x2 diagonal block is split by a complex Givens rotation built from
+    its eigenvalue with the positive imaginary part, so a real eigenvalue keeps an
+    exactly zero imaginary part. A real form holding NaN (one that failed) gives NaN
+    throughout."""
+    nb, n, _ = t.shape
+    eps = 2.220446049250313e-16  # float64's, whatever the precision (as SciPy)
+    for b in range(nb):
+        T = tc[b]
+        Z = zc[b]
+        failed = False
+        for i in range(n):
+            for j in range(n):
+                T[i, j] = t[b, i, j]
+                Z[i, j] = z[b, i, j]
+                failed |= T[i, j] != T[i, j]
+        if failed:  # the real form failed (NaN input): NaN throughout, as the real one
+            T[:, :] = complex(np.nan, 0.0)
+            Z[:, :] = complex(np.nan, 0.0)
+            continue
+        for m in range(n - 1, 0, -1):
+            if abs(T[m, m - 1]) > eps * (abs(T[m - 1, m - 1]) + abs(T[m, m])):
+                half_trace = 0.5 * (T[m - 1, m - 1] + T[m, m])
+                root = np.sqrt((0.5 * (T[m - 1, m - 1] - T[m, m])) ** 2
+                               + T[m - 1, m] * T[m, m - 1])
+                lam = half_trace + root
+                if (half_trace - root).imag > lam.imag:
+                    lam = half_trace - root
+                mu = lam - T[m, m]
+                r = np.sqrt(abs(mu) ** 2 + abs(T[m, m - 1]) ** 2)
+                c = mu / r
+                s = T[m, m - 1] / r
+                cc = np.conj(c)
+                sc = np.conj(s)
+                for j in range(m - 1, n):      # rows m-1, m:  G @ T
+                    x1 = T[m - 1, j]
+                    x2 = T[m, j]
+                    T[m - 1, j] = cc * x1 + s * x2
+                    T[m, j] = c * x2 - s * x1
+                for i in range(m + 1):         # columns m-1, m:  T @ G^H
+                    y1 = T[i, m - 1]
+                    y2 = T[i, m]
+                    T[i, m - 1] = c * y1 + sc * y2
+                    T[i, m] = cc * y2 - sc * y1
+                for i in range(n):             # Z @ G^H
+                    y1 = Z[i, m - 1]
+                    y2 = Z[i, m]
+                    Z[i, m - 1] = c * y1 + sc * y2
+                    Z[i, m] = cc * y2 - sc * y1
+            T[m, m - 1] = 0
+
+
+@read_only_inputs(0)
+@numba.njit(cache=False)
+def _lapack_hessenberg(x, h, q):
+    """``x = q h q^T`` for each real (n, n) matrix of ``x`` (B, n, n): ``h`` zero below
+    the first subdiagonal, ``q`` orthogonal, as ``scipy.linalg.hessenberg`` gives them
+    (without balancing; a matrix of order 2 or less is its own form, with ``q = I``)."""
+    nb, n, _ = x.shape
+    if n <= 2:
+        for b in range(nb):
+            for i in range(n):
+                for j in range(n):
+                    h[b, i, j] = x[b, i, j]
+                    q[b, i, j] = 1 if i == j else 0
+        return
+    buf = np.empty((n, n), x.dtype)          # column-major
+    tau = np.empty(n - 1, x.dtype)
+    ints = np.empty(6, np.int32)             # n, ilo, ihi, lda, lwork, info
+    ints[0] = n
+    ints[1] = 1
+    ints[2] = n
+    ints[3] = n
+    query = np.empty(2, x.dtype)
+    ints[4] = -1
+    if x.itemsize == 4:
+        _sgehrd(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+                ints[3:].ctypes, tau.ctypes, query[0:].ctypes, ints[4:].ctypes,
+                ints[5:].ctypes)
+        _sorghr(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+                ints[3:].ctypes, tau.ctypes, query[1:].ctypes, ints[4:].ctypes,
+                ints[5:].ctypes)
+    else:
+        _dgehrd(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+                ints[3:].ctypes, tau.ctypes, query[0:].ctypes, ints[4:].ctypes,
+                ints[5:].ctypes)
+        _dorghr(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+                ints[3:].ctypes, tau.ctypes, query[1:].ctypes, ints[4:].ctypes,
+                ints[5:].ctypes)
+    lwork = max(int(query[0]), int(query[1]), n)
+    work = np.empty(lwork, x.dtype)
+    for b in range(nb):
+        bad = _fortran_copy(x[b], buf)
+        ints[4] = lwork
+        ints[5] = 0
+        if not bad:
+            if x.itemsize == 4:
+                _sgehrd(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+                        ints[3:].ctypes, tau.ctypes, work.ctypes, ints[4:].ctypes,
+                        ints[5:].ctypes)
+            else:
+                _dgehrd(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+                        ints[3:].ctypes, tau.ctypes, work.ctypes, ints[4:].ctypes,
+                        ints[5:].ctypes)
+        for i in range(n):
+            for j in range(n):
+                h[b, i, j] = np.nan if bad else (buf[j, i] if i <= j + 1 else 0)
+        if not bad:
+            if x.itemsize == 4:
+                _sorghr(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+                        ints[3:].ctypes, tau.ctypes, work.ctypes, ints[4:].ctypes,
+                        ints[5:].ctypes)
+            else:
+                _dorghr(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+                        ints[3:].ctypes, tau.ctypes, work.ctypes, ints[4:].ctypes,
+                        ints[5:].ctypes)
+        for i in range(n):
+            for j in range(n):
+                q[b, i, j] = np.nan if bad else buf[j, i]

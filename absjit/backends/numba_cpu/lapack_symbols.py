@@ -22,7 +22,9 @@ LAPACK_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 ROUTINES = {"getrf": ("cython_lapack", 6), "potrf": ("cython_lapack", 5),
             "trsm": ("cython_blas", 11), "syevd": ("cython_lapack", 11),
             "geqrf": ("cython_lapack", 8), "orgqr": ("cython_lapack", 9),
-            "gesdd": ("cython_lapack", 14), "geev": ("cython_lapack", 14)}
+            "gesdd": ("cython_lapack", 14), "geev": ("cython_lapack", 14),
+            "gees": ("cython_lapack", 15), "gehrd": ("cython_lapack", 9),
+            "orghr": ("cython_lapack", 9)}
 
 _lock = threading.Lock()
 _bound = False
@@ -38,8 +40,9 @@ def _capsule_address(capsule) -> int:
 
 
 def ensure_symbols() -> None:
-    """Bind ``absjit_{s,d}{getrf,potrf,trsm,syevd,geqrf,orgqr,gesdd,geev}`` to SciPy's routines in this process (once;
-    the lowering rules call it while rendering, before a kernel is compiled or loaded)."""
+    """Bind ``absjit_s<routine>`` and ``absjit_d<routine>`` for each routine of
+    :data:`ROUTINES` to SciPy's routines in this process (once; the lowering rules call
+    it while rendering, before a kernel is compiled or loaded)."""
     global _bound
     if _bound:
         return

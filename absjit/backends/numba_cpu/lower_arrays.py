@@ -47,13 +47,11 @@ NOT_LOWERED = {
 NOT_LOWERED.update((name, "a collective over a named vmap axis: vmap removes it before any "
                           "backend sees it") for name in ("psum", "pmax", "pmin",
                                                           "all_gather", "axis_index"))
-NOT_LOWERED.update((name, "LAPACK through SciPy: runs between compiled pieces")
-                   for name in ("schur", "hessenberg"))
 
 # Primitives with a rule here that still run between compiled pieces at a program's top
 # level, where a library's batched or threaded call is as fast (or faster: DUCC's FFTs)
 # and costs no compile; their rules serve loop and branch bodies.
-TOP_LEVEL_ON_HOST = frozenset({"fft", "eigh", "qr", "svd", "eig"})
+TOP_LEVEL_ON_HOST = frozenset({"fft", "eigh", "qr", "svd", "eig", "schur", "hessenberg"})
 
 array_rules: dict = {}
 # Rules that take symbolic sizes (the ranked level); a program whose other whole-array

@@ -1,9 +1,10 @@
-"""``lu``, ``cholesky``, ``triangular_solve``, ``eigh``, ``qr``, ``svd`` and ``eig`` lowered to calls
+"""``lu``, ``cholesky``, ``triangular_solve``, ``eigh``, ``qr``, ``svd``, ``eig``,
+``schur`` and ``hessenberg`` lowered to calls
 of LAPACK/BLAS from the kernel (:mod:`.lapack_kernels`; symbols bound by
 :mod:`.lapack_symbols`): compiled code, also inside loop and branch bodies, one routine
 call per matrix of a stack.
 
-At the top level of a program ``eigh``, ``qr``, ``svd`` and ``eig`` still run between compiled
+At the top level of a program all but the first three still run between compiled
 pieces (:data:`.lower_arrays.TOP_LEVEL_ON_HOST`): NumPy's batched call is as fast there and costs no
 compile; these rules serve loop and branch bodies, where the alternative is an
 object-mode block.
@@ -19,13 +20,14 @@ import numpy as np
 from ...core.dims import Dim
 from ...core.shapes import shape_code as _shape
 from ...ops import linalg_decomp as ld
+from ...ops import linalg_schur as lsc
 from ...ops import linalg_spectral as ls
 from .lapack_symbols import LAPACK_DTYPES, ensure_symbols
 from .lower_elementwise import dtype_ctor
 from .lower_host import host_rule
 
 __all__ = ["RULES", "lower_lu", "lower_cholesky", "lower_triangular_solve", "lower_eigh",
-           "lower_qr", "lower_svd", "lower_eig"]
+           "lower_qr", "lower_svd", "lower_eig", "lower_schur", "lower_hessenberg"]
 
 
 def _static(*avals) -> bool:
@@ -151,6 +153,28 @@ def lower_eig(outs, ins, in_avals, out_avals, *, compute_eigenvectors):
             f"{_flag(compute_eigenvectors)})"]
 
 
+@_lapack_rule(lsc.schur_p)
+def lower_schur(outs, ins, in_avals, out_avals, *, output):
+    stack = _stack(in_avals[0].shape)
+    t, z = (f"{o}.reshape({stack})" for o in outs)
+    if np.dtype(out_avals[0].dtype).kind != "c":
+        return [f"_lapack_schur({ins[0]}.reshape({stack}), {t}, {z})"]
+    # the real form first, then made complex (as the NumPy implementation does)
+    real = dtype_ctor(in_avals[0].dtype)
+    tr, zr = f"{outs[0]}_real", f"{outs[1]}_real"
+    return [f"{tr} = _empty({stack}, {real})", f"{zr} = _empty({stack}, {real})",
+            f"_lapack_schur({ins[0]}.reshape({stack}), {tr}, {zr})",
+            f"_complex_schur({tr}, {zr}, {t}, {z})"]
+
+
+@_lapack_rule(lsc.hessenberg_p)
+def lower_hessenberg(outs, ins, in_avals, out_avals):
+    stack = _stack(in_avals[0].shape)
+    h, q = (f"{o}.reshape({stack})" for o in outs)
+    return [f"_lapack_hessenberg({ins[0]}.reshape({stack}), {h}, {q})"]
+
+
 RULES = {ld.lu_p: lower_lu, ld.cholesky_p: lower_cholesky,
          ld.triangular_solve_p: lower_triangular_solve, ls.eigh_p: lower_eigh,
-         ls.qr_p: lower_qr, ls.svd_p: lower_svd, ls.eig_p: lower_eig}
+         ls.qr_p: lower_qr, ls.svd_p: lower_svd, ls.eig_p: lower_eig,
+         lsc.schur_p: lower_schur, lsc.hessenberg_p: lower_hessenberg}

@@ -458,22 +458,41 @@ def test_control_flow_becomes_native_branches_and_loops():
 
 
 def test_unlowered_primitive_falls_back_with_one_warning():
-    from absjit.scipy.linalg import hessenberg
+    """A primitive with no rule here (one defined outside absjit) runs through its NumPy
+    implementation between compiled pieces, with one warning per primitive."""
+    from absjit.core.primitive import Primitive, abstract_eval_rules, impl_rules
+    foreign_p = Primitive("foreign_flip")
+    abstract_eval_rules[foreign_p] = lambda x: [x]
+    impl_rules[foreign_p] = lambda x: [np.flip(x, -1)]
     m = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 1.0], [0.25, 1.0, 4.0]], np.float32)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        got = absjit.jit(lambda a: hessenberg(a) + 1, backend="cpu")(m)
-        absjit.jit(lambda a: hessenberg(a) * 2, backend="cpu")(m)
-    np.testing.assert_allclose(np.abs(np.asarray(got) - 1),
-                               np.abs(scipy.linalg.hessenberg(m)), rtol=1e-5, atol=1e-6)
+        got = absjit.jit(lambda a: foreign_p.bind(a) + 1, backend="cpu")(m)
+        absjit.jit(lambda a: foreign_p.bind(a) * 2, backend="cpu")(m)
+    np.testing.assert_array_equal(np.asarray(got), np.flip(m, -1) + 1)
     import importlib
     be = importlib.import_module("absjit.backends.numba_cpu").BACKEND
-    assert "hessenberg" in be._warned
-    assert len([w for w in rec if "hessenberg" in str(w.message)]) <= 1
-    # Per equation: hessenberg runs through SciPy between compiled pieces, the rest is
+    assert "foreign_flip" in be._warned
+    assert len([w for w in rec if "foreign_flip" in str(w.message)]) == 1
+    # Per equation: the foreign primitive runs between compiled pieces, the rest is
     # compiled.
-    exe = executable(lambda a: hessenberg(a) + 1, m)
+    exe = executable(lambda a: foreign_p.bind(a) + 1, m)
     assert isinstance(exe, NumbaExecutable) and exe.n_pieces >= 2
+
+
+def test_hessenberg_and_schur_run_between_pieces_without_a_warning():
+    """At the top level SciPy's call serves them (no compile, no warning)."""
+    from absjit.scipy.linalg import hessenberg, schur
+    m = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 1.0], [0.25, -1.0, 4.0]], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exe = executable(lambda a: (hessenberg(a, calc_q=True)[0] + 1, schur(a)[0]), m)
+        h, t = exe(m)
+    assert isinstance(exe, NumbaExecutable)
+    np.testing.assert_allclose(np.abs(np.asarray(h) - 1), np.abs(scipy.linalg.hessenberg(m)),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(t), scipy.linalg.schur(m)[0], rtol=1e-5,
+                               atol=1e-6)
 
 
 def test_fft_runs_between_pieces_at_the_top_level_and_compiled_in_loops():

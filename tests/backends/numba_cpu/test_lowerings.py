@@ -265,6 +265,48 @@ def test_eigh_eig_qr_svd_in_loop_bodies_are_compiled_lapack_calls(dtype):
                 assert_close(g, w, **tol)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float64,
+                                                            marks=pytest.mark.slow)])
+def test_schur_and_hessenberg_in_loop_bodies_are_compiled_lapack_calls(dtype):
+    """The real and complex Schur forms and the Hessenberg form inside loop bodies:
+    compiled LAPACK calls (``?gees``, ``?gehrd`` + ``?orghr``), no object mode, agreeing
+    with SciPy's; orders 1 and 2 (SciPy's shortcut for the Hessenberg form), a matrix
+    with complex eigenvalues, and a NaN that poisons its own matrix only."""
+    import absjit.scipy.linalg as asl
+    absjit.config.update("enable_x64", dtype == np.float64)  # reset by a fixture
+    rng = np.random.default_rng(9)
+    tol = dict(rtol=2e-4, atol=2e-4) if dtype == np.float32 else dict(rtol=1e-10,
+                                                                     atol=1e-10)
+
+    def forms(m):
+        return (*asl.schur(m), *asl.schur(m, output="complex"),
+                *asl.hessenberg(m, calc_q=True))
+    rotation = np.array([[0.0, -2.0, 1.0], [3.0, 0.0, 0.5], [0.0, 0.0, 1.0]])
+    stacks = [rng.standard_normal((3, 6, 6)), rotation[None], rng.standard_normal((2, 2, 2)),
+              rng.standard_normal((1, 1, 1))]
+    stacks[0][1, 4, 2] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no object-mode fallback
+        for x in stacks:
+            x = x.astype(dtype)
+            compiled = absjit.jit(_in_loop_body(forms), backend="cpu").lower(x).compile()
+            assert "objmode" not in compiled.as_text()
+            assert "_complex_schur(" in compiled.as_text()
+            got = compiled(x)
+            want = absjit.jit(forms, backend="interpret")(x)
+            for g, w in zip(got, want):
+                g, w = np.asarray(g), np.asarray(w)
+                assert g.shape == w.shape and g.dtype == w.dtype
+                bad = np.isnan(w).reshape(len(w), -1).any(axis=1)
+                assert np.isnan(g[bad]).all() and not np.isnan(g[~bad]).any()
+                assert_close(g[~bad], w[~bad], **tol)
+            t, z, tc, zc = (np.asarray(r)[~np.isnan(np.asarray(r)).any(axis=(1, 2))]
+                            for r in got[:4])
+            assert_close(zc @ tc @ np.conj(np.swapaxes(zc, 1, 2)),
+                         x[~np.isnan(x).any(axis=(1, 2))], check_dtype=False, **tol)
+            assert (np.tril(tc, -1) == 0).all()
+
+
 FFT_CASES = [  # (name, absjit function, NumPy function, operand shape, complex operand)
     ("fft", jnp.fft.fft, np.fft.fft, (3, 16), True),          # radix 2
     ("ifft", jnp.fft.ifft, np.fft.ifft, (2, 12), True),       # Bluestein

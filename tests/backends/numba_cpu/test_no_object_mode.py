@@ -1,8 +1,9 @@
 """Every whole-array primitive compiles inside a loop body: the cpu backend renders it
 into the loop's kernel, with no object-mode block (a round trip through Python at every
-iteration), for float32 operands. (Complex and 16-bit operands of the LAPACK routines
-still take object mode in loops.) The primitives that must call Python, or that never reach a backend, are
-listed with the reason; one that is neither listed nor covered here fails the test.
+iteration), for float32 operands. (Complex operands of the LAPACK routines still take
+object mode in loops.) The primitives that must call Python, or that never reach a
+backend, are listed with the reason; one that is neither listed nor covered here fails
+the test.
 
 Elementwise primitives, index maps and reductions are rendered as loops by the compiler
 itself (``tests/test_rule_coverage.py`` checks each has its rule).
@@ -15,6 +16,7 @@ import numpy as np
 
 import absjit
 import absjit.numpy as jnp
+import absjit.scipy.linalg as asl
 from absjit import lax
 from absjit.backends.base import CompileOptions
 from absjit.backends.numba_cpu.backend import render_program
@@ -34,9 +36,6 @@ NEVER_IN_A_BACKEND = {
     "psum": "vmap removes collectives over its named axis", "pmax": "as psum",
     "pmin": "as psum", "all_gather": "as psum", "axis_index": "as psum",
     "custom_lin": "only in linearised jaxprs, which are transposed, not run",
-}
-NOT_YET = {  # a gap, not a choice: LAPACK's gees/gehrd are not called from kernels yet
-    "schur": "object mode in loops", "hessenberg": "object mode in loops",
 }
 
 rng = np.random.default_rng(0)
@@ -69,6 +68,9 @@ CASES = {
     "pad": lambda s, t, v, i, u, im, k: lax.pad(v, np.float32(0), [(1, 2, 1)]),
     "qr": lambda s, t, v, i, u, im, k: jnp.linalg.qr(s),
     "svd": lambda s, t, v, i, u, im, k: jnp.linalg.svd(s),
+    "hessenberg": lambda s, t, v, i, u, im, k: asl.hessenberg(t + s.T, calc_q=True),
+    "schur": lambda s, t, v, i, u, im, k: (asl.schur(t + s.T),
+                                            asl.schur(t + s.T, output="complex")),
     "scatter": lambda s, t, v, i, u, im, k: v.at[i].set(u),
     "scatter-add": lambda s, t, v, i, u, im, k: v.at[i].add(u),
     "scatter-max": lambda s, t, v, i, u, im, k: v.at[i].max(u),
@@ -84,7 +86,7 @@ CASES = {
 def test_every_whole_array_primitive_is_covered_or_listed():
     opaque = {n for n, p in all_primitives().items()
               if p.module.startswith("absjit.") and isinstance(fusion_kind(p), Opaque)}
-    listed = set(CASES) | set(MUST_CALL_PYTHON) | set(NEVER_IN_A_BACKEND) | set(NOT_YET)
+    listed = set(CASES) | set(MUST_CALL_PYTHON) | set(NEVER_IN_A_BACKEND)
     assert opaque - listed == set(), "a whole-array primitive with no case here"
     assert listed - opaque == set(), "a listed name that is not a whole-array primitive"
 
@@ -114,16 +116,16 @@ def test_no_object_mode_in_a_loop_body():
                          if key in src})
     assert in_objmode == [] and "objmode" not in src, in_objmode
     for name in ("_lapack_eigh(", "_fft_c2c_axis(", "_top_k_rows(", "_lapack_svd(",
-                 "_lapack_eig("):
+                 "_lapack_eig(", "_lapack_schur(", "_complex_schur(", "_lapack_hessenberg("):
         assert name in src  # the cases did reach the loop body
 
 
 def test_the_check_sees_an_object_mode_block():
-    """A primitive listed as not yet lowered does render an object-mode block, which
-    the test above would report by name."""
+    """An operand the compiled call does not serve (a complex matrix's Cholesky factor)
+    does render an object-mode block, which the test above would report by name."""
     before = set(HOST_CALLS)
-    from absjit.scipy.linalg import schur
-    src = _loop_source({"schur": lambda s, *rest: schur(s)}, ARGS)
+    src = _loop_source({"cholesky": lambda s, *rest: lax.linalg.cholesky(
+        s.astype(np.complex64))}, ARGS)
     assert "objmode" in src
     assert {HOST_CALLS[key][0].name for key in set(HOST_CALLS) - before if key in src} \
-        == {"schur"}
+        == {"cholesky"}
