@@ -1,9 +1,11 @@
 """LAPACK and BLAS called from compiled kernels: ``lu`` (``?getrf``), ``cholesky``
 (``?potrf``), ``triangular_solve`` (``?trsm``), ``eigh`` (``?syevd``), ``qr``
 (``?geqrf`` + ``?orgqr``), ``svd`` (``?gesdd``), ``eig`` (``?geev``), ``schur``
-(``?gees``) and ``hessenberg`` (``?gehrd`` + ``?orghr``) for float32/float64, one call
-per matrix of a stack, in a compiled loop (no object mode, so they run inside loop
-bodies).
+(``?gees``) and ``hessenberg`` (``?gehrd`` + ``?orghr``) for float32/float64 (and
+complex64/complex128 for ``lu``, ``cholesky``, ``triangular_solve``, ``qr`` and
+``hessenberg``, whose complex routines take the same arguments), one call per matrix
+of a stack, in a compiled loop (no object mode, so they run inside loop bodies). Each
+kernel is written once: :func:`_routine` picks the routine for the element type.
 
 The kernels call SciPy's routines by symbol name (``absjit_sgetrf`` …, Numba
 ``ExternalFunction``s), bound to this process's addresses by
@@ -25,7 +27,7 @@ import numpy as np
 from numba.core import types
 
 from .helper_jit import read_only_inputs
-from .lapack_symbols import ROUTINES
+from .lapack_symbols import ROUTINES, symbols
 
 __all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",
            "_lapack_svd", "_lapack_eig", "_lapack_schur", "_complex_schur",
@@ -33,23 +35,38 @@ __all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lap
 
 # Pointers are passed as ``arr.ctypes`` (converted to void*): that object holds a
 # reference to the array for the duration of the call, so no buffer can be freed early.
-_P = types.voidptr
-_EXTERNAL = {}
-for _name, (_mod, _nargs) in ROUTINES.items():
-    for _p in "sd":
-        _EXTERNAL[_p + _name] = types.ExternalFunction(f"absjit_{_p}{_name}",
-                                                       types.void(*([_P] * _nargs)))
-_sgetrf, _dgetrf = _EXTERNAL["sgetrf"], _EXTERNAL["dgetrf"]
-_spotrf, _dpotrf = _EXTERNAL["spotrf"], _EXTERNAL["dpotrf"]
-_strsm, _dtrsm = _EXTERNAL["strsm"], _EXTERNAL["dtrsm"]
-_ssyevd, _dsyevd = _EXTERNAL["ssyevd"], _EXTERNAL["dsyevd"]
-_sgeqrf, _dgeqrf = _EXTERNAL["sgeqrf"], _EXTERNAL["dgeqrf"]
-_sorgqr, _dorgqr = _EXTERNAL["sorgqr"], _EXTERNAL["dorgqr"]
-_sgesdd, _dgesdd = _EXTERNAL["sgesdd"], _EXTERNAL["dgesdd"]
-_sgeev, _dgeev = _EXTERNAL["sgeev"], _EXTERNAL["dgeev"]
-_sgees, _dgees = _EXTERNAL["sgees"], _EXTERNAL["dgees"]
-_sgehrd, _dgehrd = _EXTERNAL["sgehrd"], _EXTERNAL["dgehrd"]
-_sorghr, _dorghr = _EXTERNAL["sorghr"], _EXTERNAL["dorghr"]
+_PREFIX = {types.float32: "s", types.float64: "d", types.complex64: "c",
+           types.complex128: "z"}
+
+
+def _routine(name: str):
+    """``_<name>(x, *pointers)`` for compiled code: LAPACK's routine ``name`` (BLAS's,
+    for ``trsm``) for the element type of the array ``x`` (``?getrf``: ``sgetrf`` for
+    float32 … ``zgetrf`` for complex128; ``orgqr`` is ``ungqr`` for complex types),
+    called with ``pointers``. The choice is made while Numba types the call, so one
+    kernel serves every element type the routine comes in."""
+    from numba.extending import overload
+    nargs = ROUTINES[name][1]
+    external = {p: types.ExternalFunction(symbol, types.void(*([types.voidptr] * nargs)))
+                for p, (symbol, _) in symbols(name).items()}
+    params = ", ".join(f"p{i}" for i in range(nargs))
+    namespace = {"external": external, "_PREFIX": _PREFIX}
+    exec(f"def _{name}(x, {params}):\n"  # noqa: S102 - the arity, spelled out for Numba
+         f"    raise TypeError('only compiled code calls _{name}')\n"
+         f"def typer(x, {params}):\n"
+         f"    call = external.get(_PREFIX.get(getattr(x, 'dtype', None)))\n"
+         f"    if call is None:\n"
+         f"        return None\n"
+         f"    def impl(x, {params}):\n"
+         f"        call({params})\n"
+         f"    return impl\n", namespace)
+    overload(namespace[f"_{name}"])(namespace["typer"])
+    return namespace[f"_{name}"]
+
+
+_getrf, _potrf, _trsm, _syevd, _geqrf, _orgqr, _gesdd, _geev, _gees, _gehrd, _orghr = (
+    _routine(name) for name in ("getrf", "potrf", "trsm", "syevd", "geqrf", "orgqr",
+                                "gesdd", "geev", "gees", "gehrd", "orghr"))
 
 
 @read_only_inputs(0)
@@ -71,12 +88,8 @@ def _lapack_lu(x, lu, piv, perm):
         ints[0] = m
         ints[1] = n
         ints[2] = max(m, 1)
-        if x.itemsize == 4:
-            _sgetrf(ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
-                    ipiv.ctypes, ints[3:].ctypes)
-        else:
-            _dgetrf(ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
-                    ipiv.ctypes, ints[3:].ctypes)
+        _getrf(x, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
+               ipiv.ctypes, ints[3:].ctypes)
         for i in range(m):
             for j in range(n):
                 lu[b, i, j] = buf[j, i]
@@ -104,12 +117,8 @@ def _lapack_cholesky(x, out):
                 buf[j, i] = x[b, i, j]
         ints[0] = n
         ints[1] = max(n, 1)
-        if x.itemsize == 4:
-            _spotrf(uplo.ctypes, ints[0:].ctypes, buf.ctypes, ints[1:].ctypes,
-                    ints[2:].ctypes)
-        else:
-            _dpotrf(uplo.ctypes, ints[0:].ctypes, buf.ctypes, ints[1:].ctypes,
-                    ints[2:].ctypes)
+        _potrf(x, uplo.ctypes, ints[0:].ctypes, buf.ctypes, ints[1:].ctypes,
+               ints[2:].ctypes)
         bad = ints[2] != 0
         for i in range(n):
             for j in range(n):
@@ -123,10 +132,12 @@ def _lapack_cholesky(x, out):
 
 @read_only_inputs(0, 1)
 @numba.njit(cache=False)
-def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, unit_diagonal):
+def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     """Solve ``op(a) x = rhs`` (``left_side``) or ``x op(a) = rhs`` for each triangular
-    (k, k) matrix of ``a`` (B, k, k) and (m, n) matrix of ``rhs``, into ``out``. A zero
-    on the diagonal gives inf/NaN, not an error.
+    (k, k) matrix of ``a`` (B, k, k) and (m, n) matrix of ``rhs``, into ``out``; ``op``
+    transposes with ``transpose_a``, and conjugates too with ``conjugate_a`` (complex
+    types only, and only with the transpose). A zero on the diagonal gives inf/NaN, not
+    an error.
 
     Fortran sees each C matrix transposed: ``op(A) X = B`` is ``X^T op(A)^T = B^T``, so
     the side and the triangle flip and the transpose flag stays."""
@@ -141,7 +152,7 @@ def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, unit_diagonal):
     chars = np.empty(4, np.uint8)
     chars[0] = 82 if left_side else 76       # side: 'R' / 'L'
     chars[1] = 85 if lower else 76           # uplo: 'U' / 'L'
-    chars[2] = 84 if transpose_a else 78     # transa: 'T' / 'N'
+    chars[2] = (67 if conjugate_a else 84) if transpose_a else 78  # transa: 'C'/'T'/'N'
     chars[3] = 85 if unit_diagonal else 78   # diag: 'U' / 'N'
     ints = np.empty(4, np.int32)
     ints[0] = n
@@ -152,14 +163,9 @@ def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, unit_diagonal):
     for b in range(nb):
         ab = a[b]
         ob = out[b]
-        if out.itemsize == 4:
-            _strsm(chars[0:].ctypes, chars[1:].ctypes, chars[2:].ctypes, chars[3:].ctypes,
-                   ints[0:].ctypes, ints[1:].ctypes, alpha.ctypes, ab.ctypes,
-                   ints[2:].ctypes, ob.ctypes, ints[3:].ctypes)
-        else:
-            _dtrsm(chars[0:].ctypes, chars[1:].ctypes, chars[2:].ctypes, chars[3:].ctypes,
-                   ints[0:].ctypes, ints[1:].ctypes, alpha.ctypes, ab.ctypes,
-                   ints[2:].ctypes, ob.ctypes, ints[3:].ctypes)
+        _trsm(out, chars[0:].ctypes, chars[1:].ctypes, chars[2:].ctypes, chars[3:].ctypes,
+              ints[0:].ctypes, ints[1:].ctypes, alpha.ctypes, ab.ctypes, ints[2:].ctypes,
+              ob.ctypes, ints[3:].ctypes)
 
 
 @numba.njit(cache=False)
@@ -194,15 +200,10 @@ def _lapack_eigh(x, v, w, lower):
     iquery = np.empty(1, np.int32)
     ints[2] = -1
     ints[3] = -1
-    if x.itemsize == 4:
-        _ssyevd(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-                ints[1:].ctypes, wb.ctypes, query.ctypes, ints[2:].ctypes, iquery.ctypes,
-                ints[3:].ctypes, ints[4:].ctypes)
-    else:
-        _dsyevd(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-                ints[1:].ctypes, wb.ctypes, query.ctypes, ints[2:].ctypes, iquery.ctypes,
-                ints[3:].ctypes, ints[4:].ctypes)
-    lwork = max(int(query[0]), 1 + 6 * n + 2 * n * n)
+    _syevd(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+           ints[1:].ctypes, wb.ctypes, query.ctypes, ints[2:].ctypes, iquery.ctypes,
+           ints[3:].ctypes, ints[4:].ctypes)
+    lwork = max(int(query[0].real), 1 + 6 * n + 2 * n * n)
     liwork = max(int(iquery[0]), 3 + 5 * n)
     work = np.empty(lwork, x.dtype)
     iwork = np.empty(liwork, np.int32)
@@ -218,14 +219,9 @@ def _lapack_eigh(x, v, w, lower):
         ints[3] = liwork
         ints[4] = 0
         if not bad:
-            if x.itemsize == 4:
-                _ssyevd(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-                        ints[1:].ctypes, wb.ctypes, work.ctypes, ints[2:].ctypes,
-                        iwork.ctypes, ints[3:].ctypes, ints[4:].ctypes)
-            else:
-                _dsyevd(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-                        ints[1:].ctypes, wb.ctypes, work.ctypes, ints[2:].ctypes,
-                        iwork.ctypes, ints[3:].ctypes, ints[4:].ctypes)
+            _syevd(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+                   ints[1:].ctypes, wb.ctypes, work.ctypes, ints[2:].ctypes, iwork.ctypes,
+                   ints[3:].ctypes, ints[4:].ctypes)
         failed = bad or ints[4] != 0
         for i in range(n):
             w[b, i] = np.nan if failed else wb[i]
@@ -254,41 +250,26 @@ def _lapack_qr(x, q, r):
     kk[0] = k
     query = np.empty(2, x.dtype)
     ints[3] = -1
-    if x.itemsize == 4:
-        _sgeqrf(ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes, tau.ctypes,
-                query[0:].ctypes, ints[3:].ctypes, ints[4:].ctypes)
-        _sorgqr(ints[0:].ctypes, ints[5:].ctypes, kk.ctypes, buf.ctypes, ints[2:].ctypes,
-                tau.ctypes, query[1:].ctypes, ints[3:].ctypes, ints[4:].ctypes)
-    else:
-        _dgeqrf(ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes, tau.ctypes,
-                query[0:].ctypes, ints[3:].ctypes, ints[4:].ctypes)
-        _dorgqr(ints[0:].ctypes, ints[5:].ctypes, kk.ctypes, buf.ctypes, ints[2:].ctypes,
-                tau.ctypes, query[1:].ctypes, ints[3:].ctypes, ints[4:].ctypes)
-    lwork = max(int(query[0]), int(query[1]), max(n, kq, 1))
+    _geqrf(x, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes, tau.ctypes,
+           query[0:].ctypes, ints[3:].ctypes, ints[4:].ctypes)
+    _orgqr(x, ints[0:].ctypes, ints[5:].ctypes, kk.ctypes, buf.ctypes, ints[2:].ctypes,
+           tau.ctypes, query[1:].ctypes, ints[3:].ctypes, ints[4:].ctypes)
+    lwork = max(int(query[0].real), int(query[1].real), max(n, kq, 1))
     work = np.empty(lwork, x.dtype)
     for b in range(nb):
         bad = _fortran_copy(x[b], buf)
         ints[3] = lwork
         ints[4] = 0
         if not bad:
-            if x.itemsize == 4:
-                _sgeqrf(ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
-                        tau.ctypes, work.ctypes, ints[3:].ctypes, ints[4:].ctypes)
-            else:
-                _dgeqrf(ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
-                        tau.ctypes, work.ctypes, ints[3:].ctypes, ints[4:].ctypes)
+            _geqrf(x, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
+                   tau.ctypes, work.ctypes, ints[3:].ctypes, ints[4:].ctypes)
         for i in range(kq):
             for j in range(n):
                 r[b, i, j] = np.nan if bad else (buf[j, i] if j >= i and i < k else 0)
         if not bad:
-            if x.itemsize == 4:
-                _sorgqr(ints[0:].ctypes, ints[5:].ctypes, kk.ctypes, buf.ctypes,
-                        ints[2:].ctypes, tau.ctypes, work.ctypes, ints[3:].ctypes,
-                        ints[4:].ctypes)
-            else:
-                _dorgqr(ints[0:].ctypes, ints[5:].ctypes, kk.ctypes, buf.ctypes,
-                        ints[2:].ctypes, tau.ctypes, work.ctypes, ints[3:].ctypes,
-                        ints[4:].ctypes)
+            _orgqr(x, ints[0:].ctypes, ints[5:].ctypes, kk.ctypes, buf.ctypes,
+                   ints[2:].ctypes, tau.ctypes, work.ctypes, ints[3:].ctypes,
+                   ints[4:].ctypes)
         for i in range(m):
             for j in range(kq):
                 q[b, i, j] = np.nan if bad else buf[j, i]
@@ -321,31 +302,20 @@ def _lapack_svd(x, s, u, vt, compute_uv):
     iwork = np.empty(8 * max(k, 1), np.int32)
     query = np.empty(1, x.dtype)
     ints[5] = -1
-    if x.itemsize == 4:
-        _sgesdd(chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
-                sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes, ints[4:].ctypes,
-                query.ctypes, ints[5:].ctypes, iwork.ctypes, ints[6:].ctypes)
-    else:
-        _dgesdd(chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
-                sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes, ints[4:].ctypes,
-                query.ctypes, ints[5:].ctypes, iwork.ctypes, ints[6:].ctypes)
-    lwork = max(int(query[0]), 1)
+    _gesdd(x, chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
+           sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes, ints[4:].ctypes, query.ctypes,
+           ints[5:].ctypes, iwork.ctypes, ints[6:].ctypes)
+    lwork = max(int(query[0].real), 1)
     work = np.empty(lwork, x.dtype)
     for b in range(nb):
         bad = _fortran_copy(x[b], buf)
         ints[5] = lwork
         ints[6] = 0
         if not bad:
-            if x.itemsize == 4:
-                _sgesdd(chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes,
-                        ints[2:].ctypes, sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes,
-                        ints[4:].ctypes, work.ctypes, ints[5:].ctypes, iwork.ctypes,
-                        ints[6:].ctypes)
-            else:
-                _dgesdd(chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes,
-                        ints[2:].ctypes, sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes,
-                        ints[4:].ctypes, work.ctypes, ints[5:].ctypes, iwork.ctypes,
-                        ints[6:].ctypes)
+            _gesdd(x, chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes,
+                   ints[2:].ctypes, sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes,
+                   ints[4:].ctypes, work.ctypes, ints[5:].ctypes, iwork.ctypes,
+                   ints[6:].ctypes)
         failed = bad or ints[6] != 0
         for i in range(k):
             s[b, i] = np.nan if failed else sb[i]
@@ -381,31 +351,19 @@ def _lapack_eig(x, w, v, compute_v):
     ints[3] = max(n, 1)
     query = np.empty(1, x.dtype)
     ints[4] = -1
-    if x.itemsize == 4:
-        _sgeev(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-               ints[1:].ctypes, wr.ctypes, wi.ctypes, vl.ctypes, ints[2:].ctypes, vr.ctypes,
-               ints[3:].ctypes, query.ctypes, ints[4:].ctypes, ints[5:].ctypes)
-    else:
-        _dgeev(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-               ints[1:].ctypes, wr.ctypes, wi.ctypes, vl.ctypes, ints[2:].ctypes, vr.ctypes,
-               ints[3:].ctypes, query.ctypes, ints[4:].ctypes, ints[5:].ctypes)
-    lwork = max(int(query[0]), 4 * n if compute_v else 3 * n, 1)
+    _geev(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+          ints[1:].ctypes, wr.ctypes, wi.ctypes, vl.ctypes, ints[2:].ctypes, vr.ctypes,
+          ints[3:].ctypes, query.ctypes, ints[4:].ctypes, ints[5:].ctypes)
+    lwork = max(int(query[0].real), 4 * n if compute_v else 3 * n, 1)
     work = np.empty(lwork, x.dtype)
     for b in range(nb):
         bad = _fortran_copy(x[b], buf)
         ints[4] = lwork
         ints[5] = 0
         if not bad:
-            if x.itemsize == 4:
-                _sgeev(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-                       ints[1:].ctypes, wr.ctypes, wi.ctypes, vl.ctypes, ints[2:].ctypes,
-                       vr.ctypes, ints[3:].ctypes, work.ctypes, ints[4:].ctypes,
-                       ints[5:].ctypes)
-            else:
-                _dgeev(chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-                       ints[1:].ctypes, wr.ctypes, wi.ctypes, vl.ctypes, ints[2:].ctypes,
-                       vr.ctypes, ints[3:].ctypes, work.ctypes, ints[4:].ctypes,
-                       ints[5:].ctypes)
+            _geev(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+                  ints[1:].ctypes, wr.ctypes, wi.ctypes, vl.ctypes, ints[2:].ctypes,
+                  vr.ctypes, ints[3:].ctypes, work.ctypes, ints[4:].ctypes, ints[5:].ctypes)
         failed = bad or ints[5] != 0
         for j in range(n):
             w[b, j] = complex(np.nan, np.nan) if failed else complex(wr[j], wi[j])
@@ -445,33 +403,20 @@ def _lapack_schur(x, t, z):
     ints[1] = max(n, 1)
     query = np.empty(1, x.dtype)
     ints[3] = -1
-    if x.itemsize == 4:
-        _sgees(chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
-               buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes,
-               vs.ctypes, ints[1:].ctypes, query.ctypes, ints[3:].ctypes, bwork.ctypes,
-               ints[4:].ctypes)
-    else:
-        _dgees(chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
-               buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes,
-               vs.ctypes, ints[1:].ctypes, query.ctypes, ints[3:].ctypes, bwork.ctypes,
-               ints[4:].ctypes)
-    lwork = max(int(query[0]), 3 * n, 1)
+    _gees(x, chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes, buf.ctypes,
+          ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes, vs.ctypes,
+          ints[1:].ctypes, query.ctypes, ints[3:].ctypes, bwork.ctypes, ints[4:].ctypes)
+    lwork = max(int(query[0].real), 3 * n, 1)
     work = np.empty(lwork, x.dtype)
     for b in range(nb):
         bad = _fortran_copy(x[b], buf)
         ints[3] = lwork
         ints[4] = 0
         if not bad:
-            if x.itemsize == 4:
-                _sgees(chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
-                       buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes,
-                       vs.ctypes, ints[1:].ctypes, work.ctypes, ints[3:].ctypes,
-                       bwork.ctypes, ints[4:].ctypes)
-            else:
-                _dgees(chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
-                       buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes,
-                       vs.ctypes, ints[1:].ctypes, work.ctypes, ints[3:].ctypes,
-                       bwork.ctypes, ints[4:].ctypes)
+            _gees(x, chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
+                  buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes,
+                  vs.ctypes, ints[1:].ctypes, work.ctypes, ints[3:].ctypes, bwork.ctypes,
+                  ints[4:].ctypes)
         failed = bad or ints[4] != 0
         for i in range(n):
             for j in range(n):
@@ -537,8 +482,8 @@ def _complex_schur(t, z, tc, zc):
 @read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_hessenberg(x, h, q):
-    """``x = q h q^T`` for each real (n, n) matrix of ``x`` (B, n, n): ``h`` zero below
-    the first subdiagonal, ``q`` orthogonal, as ``scipy.linalg.hessenberg`` gives them
+    """``x = q h q^H`` for each (n, n) matrix of ``x`` (B, n, n): ``h`` zero below
+    the first subdiagonal, ``q`` orthogonal (unitary), as ``scipy.linalg.hessenberg`` gives them
     (without balancing; a matrix of order 2 or less is its own form, with ``q = I``)."""
     nb, n, _ = x.shape
     if n <= 2:
@@ -557,47 +502,27 @@ def _lapack_hessenberg(x, h, q):
     ints[3] = n
     query = np.empty(2, x.dtype)
     ints[4] = -1
-    if x.itemsize == 4:
-        _sgehrd(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
-                ints[3:].ctypes, tau.ctypes, query[0:].ctypes, ints[4:].ctypes,
-                ints[5:].ctypes)
-        _sorghr(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
-                ints[3:].ctypes, tau.ctypes, query[1:].ctypes, ints[4:].ctypes,
-                ints[5:].ctypes)
-    else:
-        _dgehrd(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
-                ints[3:].ctypes, tau.ctypes, query[0:].ctypes, ints[4:].ctypes,
-                ints[5:].ctypes)
-        _dorghr(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
-                ints[3:].ctypes, tau.ctypes, query[1:].ctypes, ints[4:].ctypes,
-                ints[5:].ctypes)
-    lwork = max(int(query[0]), int(query[1]), n)
+    _gehrd(x, ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+           ints[3:].ctypes, tau.ctypes, query[0:].ctypes, ints[4:].ctypes, ints[5:].ctypes)
+    _orghr(x, ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+           ints[3:].ctypes, tau.ctypes, query[1:].ctypes, ints[4:].ctypes, ints[5:].ctypes)
+    lwork = max(int(query[0].real), int(query[1].real), n)
     work = np.empty(lwork, x.dtype)
     for b in range(nb):
         bad = _fortran_copy(x[b], buf)
         ints[4] = lwork
         ints[5] = 0
         if not bad:
-            if x.itemsize == 4:
-                _sgehrd(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
-                        ints[3:].ctypes, tau.ctypes, work.ctypes, ints[4:].ctypes,
-                        ints[5:].ctypes)
-            else:
-                _dgehrd(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
-                        ints[3:].ctypes, tau.ctypes, work.ctypes, ints[4:].ctypes,
-                        ints[5:].ctypes)
+            _gehrd(x, ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+                   ints[3:].ctypes, tau.ctypes, work.ctypes, ints[4:].ctypes,
+                   ints[5:].ctypes)
         for i in range(n):
             for j in range(n):
                 h[b, i, j] = np.nan if bad else (buf[j, i] if i <= j + 1 else 0)
         if not bad:
-            if x.itemsize == 4:
-                _sorghr(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
-                        ints[3:].ctypes, tau.ctypes, work.ctypes, ints[4:].ctypes,
-                        ints[5:].ctypes)
-            else:
-                _dorghr(ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
-                        ints[3:].ctypes, tau.ctypes, work.ctypes, ints[4:].ctypes,
-                        ints[5:].ctypes)
+            _orghr(x, ints[0:].ctypes, ints[1:].ctypes, ints[2:].ctypes, buf.ctypes,
+                   ints[3:].ctypes, tau.ctypes, work.ctypes, ints[4:].ctypes,
+                   ints[5:].ctypes)
         for i in range(n):
             for j in range(n):
                 q[b, i, j] = np.nan if bad else buf[j, i]

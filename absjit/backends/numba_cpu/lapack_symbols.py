@@ -1,5 +1,5 @@
 """Binding the LAPACK/BLAS symbol names the kernels of :mod:`.lapack_kernels` call
-(``absjit_sgetrf`` …) to SciPy's routines in this process.
+(``absjit_sgetrf``, ``absjit_zungqr`` …) to SciPy's routines in this process.
 
 ``scipy.linalg.cython_lapack``/``cython_blas`` export the routines' addresses in
 ``__pyx_capi__``; :func:`ensure_symbols` registers them with LLVM under absjit's names
@@ -14,17 +14,41 @@ import threading
 
 import numpy as np
 
-__all__ = ["ensure_symbols", "LAPACK_DTYPES", "ROUTINES"]
+__all__ = ["ensure_symbols", "LAPACK_DTYPES", "COMPLEX_DTYPES", "ROUTINES", "symbols",
+           "dtypes_of"]
 
 LAPACK_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+COMPLEX_DTYPES = frozenset((np.dtype(np.complex64), np.dtype(np.complex128)))
 
-# routine -> (SciPy module, argument count); each comes as s (float32) and d (float64).
-ROUTINES = {"getrf": ("cython_lapack", 6), "potrf": ("cython_lapack", 5),
-            "trsm": ("cython_blas", 11), "syevd": ("cython_lapack", 11),
-            "geqrf": ("cython_lapack", 8), "orgqr": ("cython_lapack", 9),
-            "gesdd": ("cython_lapack", 14), "geev": ("cython_lapack", 14),
-            "gees": ("cython_lapack", 15), "gehrd": ("cython_lapack", 9),
-            "orghr": ("cython_lapack", 9)}
+# routine -> (SciPy module, argument count, the name of the complex routine taking the
+# same arguments, or None). Each comes as s (float32) and d (float64), and c
+# (complex64) and z (complex128) where it has a complex name.
+ROUTINES = {"getrf": ("cython_lapack", 6, "getrf"), "potrf": ("cython_lapack", 5, "potrf"),
+            "trsm": ("cython_blas", 11, "trsm"), "syevd": ("cython_lapack", 11, None),
+            "geqrf": ("cython_lapack", 8, "geqrf"), "orgqr": ("cython_lapack", 9, "ungqr"),
+            "gesdd": ("cython_lapack", 14, None), "geev": ("cython_lapack", 14, None),
+            "gees": ("cython_lapack", 15, None), "gehrd": ("cython_lapack", 9, "gehrd"),
+            "orghr": ("cython_lapack", 9, "unghr")}
+
+
+def symbols(name: str) -> dict:
+    """``{prefix: (symbol absjit binds, SciPy's routine)}`` for routine ``name`` of
+    :data:`ROUTINES`, one per element type it comes in."""
+    complex_name = ROUTINES[name][2]
+    out = {p: (f"absjit_{p}{name}", p + name) for p in "sd"}
+    if complex_name is not None:
+        out.update((p, (f"absjit_{p}{complex_name}", p + complex_name)) for p in "cz")
+    return out
+
+
+def dtypes_of(*names) -> frozenset:
+    """The element types every routine of ``names`` comes in."""
+    out = LAPACK_DTYPES | COMPLEX_DTYPES
+    for name in names:
+        if ROUTINES[name][2] is None:
+            out = out & LAPACK_DTYPES
+    return out
+
 
 _lock = threading.Lock()
 _bound = False
@@ -51,10 +75,10 @@ def ensure_symbols() -> None:
             return
         import importlib
         from llvmlite import binding
-        for name, (mod, _) in ROUTINES.items():
+        for name, (mod, _, _) in ROUTINES.items():
             capi = importlib.import_module(f"scipy.linalg.{mod}").__pyx_capi__
-            for p in "sd":
-                binding.add_symbol(f"absjit_{p}{name}", _capsule_address(capi[p + name]))
+            for symbol, routine in symbols(name).values():
+                binding.add_symbol(symbol, _capsule_address(capi[routine]))
         _bound = True
 
 

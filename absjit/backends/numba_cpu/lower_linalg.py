@@ -9,9 +9,10 @@ pieces (:data:`.lower_arrays.TOP_LEVEL_ON_HOST`): NumPy's batched call is as fas
 compile; these rules serve loop and branch bodies, where the alternative is an
 object-mode block.
 
-float32/float64 matrices with static shapes only; other dtypes (complex, half) and
-symbolic sizes keep the object-mode call of the NumPy implementation
-(:func:`.lower_host.host_rule`).
+Matrices with static shapes, of float32/float64 and, for ``lu``, ``cholesky``,
+``triangular_solve``, ``qr`` and ``hessenberg``, complex64/complex128; other operands
+(complex ones of the other routines, symbolic sizes) keep the object-mode call of the
+NumPy implementation (:func:`.lower_host.host_rule`).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from ...core.shapes import shape_code as _shape
 from ...ops import linalg_decomp as ld
 from ...ops import linalg_schur as lsc
 from ...ops import linalg_spectral as ls
-from .lapack_symbols import LAPACK_DTYPES, ensure_symbols
+from .lapack_symbols import dtypes_of, ensure_symbols
 from .lower_elementwise import dtype_ctor
 from .lower_host import host_rule
 
@@ -34,11 +35,11 @@ def _static(*avals) -> bool:
     return all(type(d) is not Dim for a in avals for d in a.shape)
 
 
-def _compiled(in_avals, out_avals, nonempty) -> bool:
-    """Whether the LAPACK call serves these operands (else the host call does): a
-    LAPACK dtype, static shapes, and no empty dimension in the first ``nonempty``
-    operands."""
-    return (np.dtype(in_avals[0].dtype) in LAPACK_DTYPES and _static(*in_avals, *out_avals)
+def _compiled(in_avals, out_avals, nonempty, dtypes) -> bool:
+    """Whether the LAPACK call serves these operands (else the host call does): an
+    element type of ``dtypes``, static shapes, and no empty dimension in the first
+    ``nonempty`` operands."""
+    return (np.dtype(in_avals[0].dtype) in dtypes and _static(*in_avals, *out_avals)
             and all(int(d) > 0 for a in in_avals[:nonempty] for d in a.shape))
 
 
@@ -66,23 +67,29 @@ def _alloc(outs, out_avals) -> list:
             for o, a in zip(outs, out_avals)]
 
 
-def _lapack_rule(prim, nonempty=1):
-    """The rule of ``prim``: where :func:`_compiled` allows, the results allocated and
-    then the routine call ``render(outs, ins, in_avals, out_avals, **params)`` gives
-    (source lines); elsewhere the host call of the NumPy implementation."""
+def _lapack_rule(prim, *routines, nonempty=1):
+    """The rule of ``prim``, computed by the LAPACK ``routines``: where
+    :func:`_compiled` allows (operands of an element type every routine comes in), the
+    results allocated and then the routine call ``render(outs, ins, in_avals,
+    out_avals, **params)`` gives (source lines, or None for an operand it does not
+    serve); elsewhere the host call of the NumPy implementation."""
+    dtypes = dtypes_of(*routines)
+
     def wrap(render):
         def rule(ctx, outs, ins, in_avals, out_avals, **params):
-            if not _compiled(in_avals, out_avals, nonempty):
+            lines = render(outs, ins, in_avals, out_avals, **params) \
+                if _compiled(in_avals, out_avals, nonempty, dtypes) else None
+            if lines is None:
                 return host_rule(prim)(ctx, outs, ins, in_avals, out_avals, **params)
             ensure_symbols()
-            return _alloc(outs, out_avals) + render(outs, ins, in_avals, out_avals, **params)
+            return _alloc(outs, out_avals) + lines
         rule.__name__ = rule.__qualname__ = render.__name__
         rule.__doc__ = render.__doc__
         return rule
     return wrap
 
 
-@_lapack_rule(ld.lu_p)
+@_lapack_rule(ld.lu_p, "getrf")
 def lower_lu(outs, ins, in_avals, out_avals):
     shape = tuple(int(d) for d in in_avals[0].shape)
     nb = _batch(shape)
@@ -92,23 +99,26 @@ def lower_lu(outs, ins, in_avals, out_avals):
             f"{piv}.reshape(({nb}, {k})), {perm}.reshape(({nb}, {shape[-2]})))"]
 
 
-@_lapack_rule(ld.cholesky_p)
+@_lapack_rule(ld.cholesky_p, "potrf")
 def lower_cholesky(outs, ins, in_avals, out_avals):
     stack = _stack(in_avals[0].shape)
     return [f"_lapack_cholesky({ins[0]}.reshape({stack}), {outs[0]}.reshape({stack}))"]
 
 
-@_lapack_rule(ld.triangular_solve_p, nonempty=2)
+@_lapack_rule(ld.triangular_solve_p, "trsm", nonempty=2)
 def lower_triangular_solve(outs, ins, in_avals, out_avals, *, left_side, lower,
                            transpose_a, conjugate_a, unit_diagonal):
-    # conjugate_a changes nothing for real matrices.
+    conjugate = conjugate_a and np.dtype(in_avals[0].dtype).kind == "c"
+    if conjugate and not transpose_a:
+        return None  # ?trsm conjugates only with the transpose
     return [f"_blas_trsm({ins[0]}.reshape({_stack(in_avals[0].shape)}), "
             f"{ins[1]}.reshape({_stack(in_avals[1].shape)}), "
             f"{outs[0]}.reshape({_stack(in_avals[1].shape)}), {_flag(left_side)}, "
-            f"{_flag(lower)}, {_flag(transpose_a)}, {_flag(unit_diagonal)})"]
+            f"{_flag(lower)}, {_flag(transpose_a)}, {_flag(conjugate)}, "
+            f"{_flag(unit_diagonal)})"]
 
 
-@_lapack_rule(ls.eigh_p)
+@_lapack_rule(ls.eigh_p, "syevd")
 def lower_eigh(outs, ins, in_avals, out_avals, *, lower, sort_eigenvalues):
     shape = in_avals[0].shape
     v, w = outs
@@ -117,7 +127,7 @@ def lower_eigh(outs, ins, in_avals, out_avals, *, lower, sort_eigenvalues):
         f"{w}.reshape(({_batch(shape)}, {int(shape[-1])})), {_flag(lower)})"]
 
 
-@_lapack_rule(ls.qr_p)
+@_lapack_rule(ls.qr_p, "geqrf", "orgqr")
 def lower_qr(outs, ins, in_avals, out_avals, *, full_matrices):
     q, r = outs
     return [f"_lapack_qr({ins[0]}.reshape({_stack(in_avals[0].shape)}), "
@@ -130,7 +140,7 @@ def _untouched(dtype) -> str:
     return f"_empty((1, 1, 1), {dtype_ctor(dtype)})"
 
 
-@_lapack_rule(ls.svd_p)
+@_lapack_rule(ls.svd_p, "gesdd")
 def lower_svd(outs, ins, in_avals, out_avals, *, full_matrices, compute_uv):
     shape = in_avals[0].shape
     k = min(int(shape[-2]), int(shape[-1]))
@@ -143,7 +153,7 @@ def lower_svd(outs, ins, in_avals, out_avals, *, full_matrices, compute_uv):
             f"{outs[0]}.reshape(({_batch(shape)}, {k})), {u}, {vt}, {_flag(compute_uv)})"]
 
 
-@_lapack_rule(ls.eig_p)
+@_lapack_rule(ls.eig_p, "geev")
 def lower_eig(outs, ins, in_avals, out_avals, *, compute_eigenvectors):
     shape = in_avals[0].shape
     v = f"{outs[1]}.reshape({_stack(shape)})" if compute_eigenvectors else \
@@ -153,7 +163,7 @@ def lower_eig(outs, ins, in_avals, out_avals, *, compute_eigenvectors):
             f"{_flag(compute_eigenvectors)})"]
 
 
-@_lapack_rule(lsc.schur_p)
+@_lapack_rule(lsc.schur_p, "gees")
 def lower_schur(outs, ins, in_avals, out_avals, *, output):
     stack = _stack(in_avals[0].shape)
     t, z = (f"{o}.reshape({stack})" for o in outs)
@@ -167,7 +177,7 @@ def lower_schur(outs, ins, in_avals, out_avals, *, output):
             f"_complex_schur({tr}, {zr}, {t}, {z})"]
 
 
-@_lapack_rule(lsc.hessenberg_p)
+@_lapack_rule(lsc.hessenberg_p, "gehrd", "orghr")
 def lower_hessenberg(outs, ins, in_avals, out_avals):
     stack = _stack(in_avals[0].shape)
     h, q = (f"{o}.reshape({stack})" for o in outs)

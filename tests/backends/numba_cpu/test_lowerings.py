@@ -307,6 +307,62 @@ def test_schur_and_hessenberg_in_loop_bodies_are_compiled_lapack_calls(dtype):
             assert (np.tril(tc, -1) == 0).all()
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, pytest.param(np.complex128,
+                                                              marks=pytest.mark.slow)])
+def test_complex_factorizations_in_loop_bodies_are_compiled_lapack_calls(dtype):
+    """lu, cholesky, triangular_solve (each side, transposed and conjugated), qr and
+    hessenberg of complex matrices inside loop bodies: the complex LAPACK routines
+    (``?getrf``, ``?potrf``, ``?trsm``, ``?geqrf`` + ``?ungqr``, ``?gehrd`` +
+    ``?unghr``), no object mode, agreeing with the NumPy reference; a NaN poisons its
+    own matrix only. Conjugating without transposing, which ``?trsm`` cannot do, stays
+    correct through the host call."""
+    import absjit.scipy.linalg as asl
+    absjit.config.update("enable_x64", dtype == np.complex128)  # reset by a fixture
+    rng = np.random.default_rng(10)
+    tol = dict(rtol=5e-4, atol=5e-4) if dtype == np.complex64 else dict(rtol=1e-10,
+                                                                       atol=1e-10)
+
+    def cplx(*shape):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    m, b = cplx(3, 5, 5), cplx(3, 5, 2)
+    spd = m @ np.conj(np.swapaxes(m, 1, 2)) + 5 * np.eye(5, dtype=dtype)
+    m[1, 3, 2] = np.nan
+
+    def forms(m, p, b):
+        t = jnp.tril(p)
+        return (*lax.linalg.lu(m), lax.linalg.cholesky(p),
+                lax.linalg.triangular_solve(t, b, left_side=True, lower=True,
+                                            transpose_a=True, conjugate_a=True),
+                lax.linalg.triangular_solve(t, jnp.swapaxes(b, 1, 2), left_side=False,
+                                            lower=True),
+                *jnp.linalg.qr(m), *asl.hessenberg(m, calc_q=True),
+                jnp.linalg.solve(m, b))
+
+    def conj_only(p, b):
+        return lax.linalg.triangular_solve(jnp.tril(p), b, left_side=True, lower=True,
+                                           conjugate_a=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no object-mode fallback
+        compiled = absjit.jit(_in_loop_body(lambda a: forms(*a)), backend="cpu").lower(
+            (m, spd, b)).compile()
+    assert "objmode" not in compiled.as_text()
+    got = compiled((m, spd, b))
+    want = absjit.jit(lambda a: forms(*a), backend="interpret")((m, spd, b))
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype
+        if g.dtype.kind in "iu":
+            np.testing.assert_array_equal(g, w)
+            continue
+        bad = np.isnan(w).reshape(len(w), -1).any(axis=1)
+        assert np.isnan(g[bad]).any(axis=(1, 2)).all() and not np.isnan(g[~bad]).any()
+        assert_close(g[~bad], w[~bad], **tol)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # its object-mode block
+        assert_close(absjit.jit(_in_loop_body(lambda a: conj_only(*a)), backend="cpu")(
+            (spd, b)), conj_only(spd, b), **tol)
+
+
 FFT_CASES = [  # (name, absjit function, NumPy function, operand shape, complex operand)
     ("fft", jnp.fft.fft, np.fft.fft, (3, 16), True),          # radix 2
     ("ifft", jnp.fft.ifft, np.fft.ifft, (2, 12), True),       # Bluestein
