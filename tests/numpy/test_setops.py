@@ -43,6 +43,14 @@ def _padded(values, size, fill, dtype):
     return out
 
 
+def _eager(mode) -> bool:
+    """Whether ``mode`` is eager: JAX's answer does not depend on the mode, so it is
+    asked once, there (each new shape costs JAX a compile); the other modes are held to
+    NumPy's answer padded as JAX pads."""
+    f = lambda: None  # noqa: E731
+    return mode(f) is f
+
+
 def _jax_or_none(fn, *args, **kwargs):
     """JAX's result, or None without JAX (or where JAX itself fails on the input)."""
     if jax_numpy is None:
@@ -78,7 +86,7 @@ def test_unique_sized_matches_numpy_and_jax(mode, compiling, data, equal_nan):
     assert_close(got, expected)
     want = _jax_or_none("unique", x, return_index=True, return_inverse=True,
                         return_counts=True, equal_nan=equal_nan, size=size,
-                        fill_value=fill_value)
+                        fill_value=fill_value) if _eager(mode) else None
     if want is not None and x.size:  # JAX returns empty index/counts for empty input
         assert_close(got, tuple(np.asarray(w) for w in want))
 
@@ -180,7 +188,8 @@ def test_set_ops_sized(mode, compiling, name, data):
     got = mode(lambda p, q: f(p, q, size=size, fill_value=fill_value))(a, b)
     expected = _expected_setop(name, a, b, size, fill_value, False)
     assert_close(got, expected)
-    want = _jax_or_none(name, a, b, size=size, fill_value=fill_value) if size else None
+    want = _jax_or_none(name, a, b, size=size, fill_value=fill_value) \
+        if size and _eager(mode) else None
     # (JAX pads inconsistently when an input is empty, e.g. intersect1d([], [1], size=1)
     # gives [1]; absjit pads as for any other empty result)
     # (JAX's setdiff1d pads an all-NaN result with NaN, e.g. setdiff1d([nan] * 6, [0],
