@@ -141,11 +141,28 @@ def _release_memory():
         pass
 
 
+def _resident_bytes() -> int:
+    """This process's resident memory (0 where ``/proc`` does not tell)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+# A worker releases memory after a test module once it holds more than this; releasing
+# after every module costs about a second each time (JAX's cache clear alone is half
+# of it), some 150 s of a whole run.
+RELEASE_ABOVE_BYTES = int(float(os.environ.get("ABSJIT_TEST_RELEASE_ABOVE_GB", "1.2"))
+                          * (1 << 30))
+
 if os.environ.get("ABSJIT_TEST_RELEASE_MEMORY", "1") != "0":
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_teardown(item, nextitem):
         if nextitem is None or nextitem.path != item.path:
-            _release_memory()
+            resident = _resident_bytes()
+            if resident == 0 or resident > RELEASE_ABOVE_BYTES:
+                _release_memory()
 
 
 # -- the slow tier's list of heavier variants -------------------------------------------
