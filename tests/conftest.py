@@ -153,7 +153,7 @@ def _resident_bytes() -> int:
 # A worker releases memory after a test module once it holds more than this; releasing
 # after every module costs about a second each time (JAX's cache clear alone is half
 # of it), some 150 s of a whole run.
-RELEASE_ABOVE_BYTES = int(float(os.environ.get("ABSJIT_TEST_RELEASE_ABOVE_GB", "1.2"))
+RELEASE_ABOVE_BYTES = int(float(os.environ.get("ABSJIT_TEST_RELEASE_ABOVE_GB", "2"))
                           * (1 << 30))
 
 if os.environ.get("ABSJIT_TEST_RELEASE_MEMORY", "1") != "0":

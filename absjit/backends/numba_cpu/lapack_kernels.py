@@ -31,7 +31,8 @@ from .lapack_symbols import ROUTINES, symbols
 
 __all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",
            "_lapack_svd", "_lapack_eig", "_lapack_schur", "_complex_schur",
-           "_lapack_hessenberg"]
+           "_lapack_hessenberg", "_lapack_eigh_complex", "_lapack_svd_complex",
+           "_lapack_eig_complex", "_lapack_schur_complex"]
 
 # Pointers are passed as ``arr.ctypes`` (converted to void*): that object holds a
 # reference to the array for the duration of the call, so no buffer can be freed early.
@@ -64,9 +65,57 @@ def _routine(name: str):
     return namespace[f"_{name}"]
 
 
-_getrf, _potrf, _trsm, _syevd, _geqrf, _orgqr, _gesdd, _geev, _gees, _gehrd, _orghr = (
-    _routine(name) for name in ("getrf", "potrf", "trsm", "syevd", "geqrf", "orgqr",
-                                "gesdd", "geev", "gees", "gehrd", "orghr"))
+(_getrf, _potrf, _trsm, _syevd, _heevd, _geqrf, _orgqr, _gesdd, _gesdd_complex, _geev,
+ _geev_complex, _gees, _gees_complex, _gehrd, _orghr) = (
+    _routine(name) for name in ("getrf", "potrf", "trsm", "syevd", "heevd", "geqrf",
+                                "orgqr", "gesdd", "gesdd_complex", "geev", "geev_complex",
+                                "gees", "gees_complex", "gehrd", "orghr"))
+
+
+#: Matrices up to this order are factored and solved by loops compiled into the kernel
+#: (:func:`_small_lu`, :func:`_small_trsm`): a LAPACK call's fixed costs (workspace,
+#: the column-major copies) outweigh an 8x8 factorization (Newton steps in a loop).
+SMALL_ORDER = 16
+
+
+@numba.njit(cache=False)
+def _pivot_size(v):
+    """|re| + |im|, the size LAPACK's ``i?amax`` compares pivots by (|v| for reals)."""
+    return abs(v.real) + abs(v.imag)
+
+
+@numba.njit(cache=False, error_model="numpy")
+def _small_lu(a, lu, piv, perm):
+    """LAPACK's unblocked ``?getf2`` on one (m, n) matrix ``a``, into ``lu``: the first
+    row of largest pivot size (or the first NaN, as SciPy's OpenBLAS picks it) becomes
+    each pivot; a zero pivot leaves its column unscaled (the factorization goes on, as
+    LAPACK's does)."""
+    m, n = a.shape
+    for i in range(m):
+        perm[i] = i
+        for j in range(n):
+            lu[i, j] = a[i, j]
+    for j in range(min(m, n)):
+        p = j
+        best = _pivot_size(lu[j, j])
+        for r in range(j + 1, m):
+            size = _pivot_size(lu[r, j])
+            if size > best or (size != size and best == best):  # NaN wins, as in getrf
+                best = size
+                p = r
+        piv[j] = p
+        if p != j:
+            for c in range(n):
+                lu[j, c], lu[p, c] = lu[p, c], lu[j, c]
+            perm[j], perm[p] = perm[p], perm[j]
+        d = lu[j, j]
+        if d != 0:
+            for r in range(j + 1, m):
+                lu[r, j] /= d
+        for r in range(j + 1, m):
+            f = lu[r, j]
+            for c in range(j + 1, n):
+                lu[r, c] -= f * lu[j, c]
 
 
 @read_only_inputs(0)
@@ -75,9 +124,14 @@ def _lapack_lu(x, lu, piv, perm):
     """LU with partial pivoting of each (m, n) matrix of ``x`` (B, m, n): ``lu`` holds L
     below the diagonal (unit diagonal implied) and U on and above it, ``piv`` the 0-based
     row swaps, ``perm`` the permutation they make. A singular matrix is factored anyway
-    (zeros on U's diagonal), NaN propagates: no exception, as in JAX."""
+    (zeros on U's diagonal), NaN propagates: no exception, as in JAX. Matrices up to
+    :data:`SMALL_ORDER` are factored by :func:`_small_lu`, others by ``?getrf``."""
     nb, m, n = x.shape
     k = min(m, n)
+    if m <= SMALL_ORDER and n <= SMALL_ORDER:
+        for b in range(nb):
+            _small_lu(x[b], lu[b], piv[b], perm[b])
+        return
     buf = np.empty((n, m), x.dtype)  # Fortran order: buf[j, i] is element (i, j)
     ints = np.empty(4, np.int32)
     ipiv = np.empty(max(k, 1), np.int32)
@@ -140,7 +194,8 @@ def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, conjugate_a, unit_dia
     an error.
 
     Fortran sees each C matrix transposed: ``op(A) X = B`` is ``X^T op(A)^T = B^T``, so
-    the side and the triangle flip and the transpose flag stays."""
+    the side and the triangle flip and the transpose flag stays. Triangles up to
+    :data:`SMALL_ORDER` are solved by :func:`_small_trsm` instead."""
     nb, m, n = rhs.shape
     k = a.shape[1]
     for b in range(nb):
@@ -148,6 +203,11 @@ def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, conjugate_a, unit_dia
             for j in range(n):
                 out[b, i, j] = rhs[b, i, j]
     if m == 0 or n == 0:
+        return
+    if k <= SMALL_ORDER:
+        for b in range(nb):
+            _small_trsm(a[b], out[b], left_side, lower, transpose_a, conjugate_a,
+                        unit_diagonal)
         return
     chars = np.empty(4, np.uint8)
     chars[0] = 82 if left_side else 76       # side: 'R' / 'L'
@@ -166,6 +226,35 @@ def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, conjugate_a, unit_dia
         _trsm(out, chars[0:].ctypes, chars[1:].ctypes, chars[2:].ctypes, chars[3:].ctypes,
               ints[0:].ctypes, ints[1:].ctypes, alpha.ctypes, ab.ctypes, ints[2:].ctypes,
               ob.ctypes, ints[3:].ctypes)
+
+
+@numba.njit(cache=False, error_model="numpy")  # a zero on the diagonal gives inf/NaN
+def _small_trsm(a, out, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    """:func:`_blas_trsm` on one triangle ``a`` (k, k), in place on ``out`` (m, n), by
+    substitution. Every case is one of solving ``S y = c`` for vectors ``y``: the
+    columns of ``out`` with ``S = op(a)`` (left side), or its rows with ``S = op(a)^T``
+    (right side); ``S[i, j]`` is ``a[j, i]`` when exactly one of the two transposes."""
+    m, n = out.shape
+    flip = transpose_a != (not left_side)
+    s_lower = lower != flip
+    size = m if left_side else n
+    for v in range(n if left_side else m):
+        for step in range(size):
+            i = step if s_lower else size - 1 - step
+            acc = out[i, v] if left_side else out[v, i]
+            lo, hi = (0, i) if s_lower else (i + 1, size)
+            for j in range(lo, hi):
+                sij = a[j, i] if flip else a[i, j]
+                if conjugate_a:
+                    sij = np.conj(sij)
+                acc -= sij * (out[j, v] if left_side else out[v, j])
+            if not unit_diagonal:
+                d = a[i, i]
+                acc /= np.conj(d) if conjugate_a else d
+            if left_side:
+                out[i, v] = acc
+            else:
+                out[v, i] = acc
 
 
 @numba.njit(cache=False)
@@ -482,9 +571,9 @@ def _complex_schur(t, z, tc, zc):
 @read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_hessenberg(x, h, q):
-    """``x = q h q^H`` for each (n, n) matrix of ``x`` (B, n, n): ``h`` zero below
-    the first subdiagonal, ``q`` orthogonal (unitary), as ``scipy.linalg.hessenberg`` gives them
-    (without balancing; a matrix of order 2 or less is its own form, with ``q = I``)."""
+    """``x = q h q^H`` for each (n, n) matrix of ``x`` (B, n, n): ``h`` zero below the
+    first subdiagonal, ``q`` orthogonal (unitary), as ``scipy.linalg.hessenberg`` gives
+    them (without balancing; a matrix of order 2 or less is its own form, ``q = I``)."""
     nb, n, _ = x.shape
     if n <= 2:
         for b in range(nb):
@@ -526,3 +615,196 @@ def _lapack_hessenberg(x, h, q):
         for i in range(n):
             for j in range(n):
                 q[b, i, j] = np.nan if bad else buf[j, i]
+
+
+# -- complex routines whose arguments differ from the real ones' -----------------------
+@read_only_inputs(0)
+@numba.njit(cache=False)
+def _lapack_eigh_complex(x, v, w, lower):
+    """:func:`_lapack_eigh` for Hermitian complex matrices (``?heevd``): eigenvectors
+    ``v`` (complex), ascending real eigenvalues ``w``."""
+    nb, n, _ = x.shape
+    buf = np.empty((n, n), x.dtype)
+    chars = np.empty(2, np.uint8)
+    chars[0] = 86                     # jobz 'V'
+    chars[1] = 76 if lower else 85    # uplo: 'L' / 'U' (buf holds the matrix itself)
+    ints = np.empty(6, np.int32)      # n, lda, lwork, lrwork, liwork, info
+    ints[0] = n
+    ints[1] = max(n, 1)
+    wb = np.empty(n, w.dtype)
+    query = np.empty(1, x.dtype)
+    rquery = np.empty(1, w.dtype)
+    iquery = np.empty(1, np.int32)
+    ints[2] = -1
+    ints[3] = -1
+    ints[4] = -1
+    _heevd(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+           ints[1:].ctypes, wb.ctypes, query.ctypes, ints[2:].ctypes, rquery.ctypes,
+           ints[3:].ctypes, iquery.ctypes, ints[4:].ctypes, ints[5:].ctypes)
+    lwork = max(int(query[0].real), 2 * n + n * n, 1)
+    lrwork = max(int(rquery[0]), 1 + 5 * n + 2 * n * n)
+    liwork = max(int(iquery[0]), 3 + 5 * n)
+    work = np.empty(lwork, x.dtype)
+    rwork = np.empty(lrwork, w.dtype)
+    iwork = np.empty(liwork, np.int32)
+    for b in range(nb):
+        bad = False
+        for i in range(n):
+            for j in range(n):
+                e = x[b, i, j]
+                if (j <= i) == lower or i == j:
+                    bad |= e != e
+                buf[j, i] = e
+        ints[2] = lwork
+        ints[3] = lrwork
+        ints[4] = liwork
+        ints[5] = 0
+        if not bad:
+            _heevd(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+                   ints[1:].ctypes, wb.ctypes, work.ctypes, ints[2:].ctypes, rwork.ctypes,
+                   ints[3:].ctypes, iwork.ctypes, ints[4:].ctypes, ints[5:].ctypes)
+        failed = bad or ints[5] != 0
+        for i in range(n):
+            w[b, i] = np.nan if failed else wb[i]
+            for j in range(n):
+                v[b, i, j] = np.nan if failed else buf[j, i]
+
+
+@read_only_inputs(0)
+@numba.njit(cache=False)
+def _lapack_svd_complex(x, s, u, vt, compute_uv):
+    """:func:`_lapack_svd` for complex matrices (``?gesdd`` with its real workspace):
+    real singular values ``s``, complex ``u`` and ``vt`` (``x = u s vt``)."""
+    nb, m, n = x.shape
+    k = min(m, n)
+    mu = u.shape[2]
+    nv = vt.shape[1]
+    buf = np.empty((n, m), x.dtype)
+    ub = np.empty((max(mu, 1), m), x.dtype)     # column-major m x mu
+    vb = np.empty((n, max(nv, 1)), x.dtype)     # column-major nv x n
+    sb = np.empty(max(k, 1), s.dtype)
+    chars = np.empty(1, np.uint8)
+    chars[0] = 78 if not compute_uv else (65 if mu == m and nv == n and m != n else 83)
+    if compute_uv and m == n:
+        chars[0] = 83                           # 'S' and 'A' agree on square matrices
+    ints = np.empty(7, np.int32)                # m, n, lda, ldu, ldvt, lwork, info
+    ints[0] = m
+    ints[1] = n
+    ints[2] = max(m, 1)
+    ints[3] = max(m, 1)
+    ints[4] = max(nv, 1)
+    iwork = np.empty(8 * max(k, 1), np.int32)
+    lrwork = max(k * max(5 * k + 7, 2 * max(m, n) + 2 * k + 1), 7 * k, 1)
+    rwork = np.empty(lrwork, s.dtype)
+    query = np.empty(1, x.dtype)
+    ints[5] = -1
+    _gesdd_complex(x, chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes,
+                   ints[2:].ctypes, sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes,
+                   ints[4:].ctypes, query.ctypes, ints[5:].ctypes, rwork.ctypes,
+                   iwork.ctypes, ints[6:].ctypes)
+    lwork = max(int(query[0].real), 1)
+    work = np.empty(lwork, x.dtype)
+    for b in range(nb):
+        bad = _fortran_copy(x[b], buf)
+        ints[5] = lwork
+        ints[6] = 0
+        if not bad:
+            _gesdd_complex(x, chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes,
+                           ints[2:].ctypes, sb.ctypes, ub.ctypes, ints[3:].ctypes,
+                           vb.ctypes, ints[4:].ctypes, work.ctypes, ints[5:].ctypes,
+                           rwork.ctypes, iwork.ctypes, ints[6:].ctypes)
+        failed = bad or ints[6] != 0
+        for i in range(k):
+            s[b, i] = np.nan if failed else sb[i]
+        if compute_uv:
+            for i in range(m):
+                for j in range(mu):
+                    u[b, i, j] = np.nan if failed else ub[j, i]
+            for i in range(nv):
+                for j in range(n):
+                    vt[b, i, j] = np.nan if failed else vb[j, i]
+
+
+@read_only_inputs(0)
+@numba.njit(cache=False)
+def _lapack_eig_complex(x, w, v, compute_v):
+    """:func:`_lapack_eig` for complex matrices (``?geev``): eigenvalues ``w`` and, with
+    ``compute_v``, unit-norm right eigenvectors ``v``, in LAPACK's order."""
+    nb, n, _ = x.shape
+    buf = np.empty((n, n), x.dtype)
+    vr = np.empty((n, n), x.dtype)           # column-major: vr[j, i] is VR(i, j)
+    vl = np.empty(1, x.dtype)
+    wb = np.empty(n, x.dtype)
+    rwork = np.empty(max(2 * n, 1), vl.real.dtype)
+    chars = np.empty(2, np.uint8)
+    chars[0] = 78                            # jobvl 'N'
+    chars[1] = 86 if compute_v else 78       # jobvr 'V' / 'N'
+    ints = np.empty(6, np.int32)             # n, lda, ldvl, ldvr, lwork, info
+    ints[0] = n
+    ints[1] = max(n, 1)
+    ints[2] = 1
+    ints[3] = max(n, 1)
+    query = np.empty(1, x.dtype)
+    ints[4] = -1
+    _geev_complex(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+                  ints[1:].ctypes, wb.ctypes, vl.ctypes, ints[2:].ctypes, vr.ctypes,
+                  ints[3:].ctypes, query.ctypes, ints[4:].ctypes, rwork.ctypes,
+                  ints[5:].ctypes)
+    lwork = max(int(query[0].real), 2 * n, 1)
+    work = np.empty(lwork, x.dtype)
+    for b in range(nb):
+        bad = _fortran_copy(x[b], buf)
+        ints[4] = lwork
+        ints[5] = 0
+        if not bad:
+            _geev_complex(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes,
+                          buf.ctypes, ints[1:].ctypes, wb.ctypes, vl.ctypes,
+                          ints[2:].ctypes, vr.ctypes, ints[3:].ctypes, work.ctypes,
+                          ints[4:].ctypes, rwork.ctypes, ints[5:].ctypes)
+        failed = bad or ints[5] != 0
+        for j in range(n):
+            w[b, j] = complex(np.nan, np.nan) if failed else wb[j]
+            if compute_v:
+                for i in range(n):
+                    v[b, i, j] = complex(np.nan, np.nan) if failed else vr[j, i]
+
+
+@read_only_inputs(0)
+@numba.njit(cache=False)
+def _lapack_schur_complex(x, t, z):
+    """The Schur form ``x = z t z^H`` of each complex (n, n) matrix (``?gees``,
+    unsorted): ``t`` upper triangular, ``z`` unitary."""
+    nb, n, _ = x.shape
+    buf = np.empty((n, n), x.dtype)
+    vs = np.empty((n, n), x.dtype)           # column-major: vs[j, i] is VS(i, j)
+    wb = np.empty(n, x.dtype)
+    rwork = np.empty(max(n, 1), wb.real.dtype)
+    bwork = np.empty(max(n, 1), np.int32)    # not referenced without sorting
+    chars = np.empty(2, np.uint8)
+    chars[0] = 86                            # jobvs 'V'
+    chars[1] = 78                            # sort 'N' (select is not referenced)
+    ints = np.empty(5, np.int32)             # n, lda (= ldvs), sdim, lwork, info
+    ints[0] = n
+    ints[1] = max(n, 1)
+    query = np.empty(1, x.dtype)
+    ints[3] = -1
+    _gees_complex(x, chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
+                  buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wb.ctypes, vs.ctypes,
+                  ints[1:].ctypes, query.ctypes, ints[3:].ctypes, rwork.ctypes,
+                  bwork.ctypes, ints[4:].ctypes)
+    lwork = max(int(query[0].real), 2 * n, 1)
+    work = np.empty(lwork, x.dtype)
+    for b in range(nb):
+        bad = _fortran_copy(x[b], buf)
+        ints[3] = lwork
+        ints[4] = 0
+        if not bad:
+            _gees_complex(x, chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes,
+                          ints[0:].ctypes, buf.ctypes, ints[1:].ctypes, ints[2:].ctypes,
+                          wb.ctypes, vs.ctypes, ints[1:].ctypes, work.ctypes,
+                          ints[3:].ctypes, rwork.ctypes, bwork.ctypes, ints[4:].ctypes)
+        failed = bad or ints[4] != 0
+        for i in range(n):
+            for j in range(n):
+                t[b, i, j] = complex(np.nan, np.nan) if failed else buf[j, i]
+                z[b, i, j] = complex(np.nan, np.nan) if failed else vs[j, i]

@@ -20,24 +20,34 @@ __all__ = ["ensure_symbols", "LAPACK_DTYPES", "COMPLEX_DTYPES", "ROUTINES", "sym
 LAPACK_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 COMPLEX_DTYPES = frozenset((np.dtype(np.complex64), np.dtype(np.complex128)))
 
-# routine -> (SciPy module, argument count, the name of the complex routine taking the
-# same arguments, or None). Each comes as s (float32) and d (float64), and c
-# (complex64) and z (complex128) where it has a complex name.
-ROUTINES = {"getrf": ("cython_lapack", 6, "getrf"), "potrf": ("cython_lapack", 5, "potrf"),
-            "trsm": ("cython_blas", 11, "trsm"), "syevd": ("cython_lapack", 11, None),
-            "geqrf": ("cython_lapack", 8, "geqrf"), "orgqr": ("cython_lapack", 9, "ungqr"),
-            "gesdd": ("cython_lapack", 14, None), "geev": ("cython_lapack", 14, None),
-            "gees": ("cython_lapack", 15, None), "gehrd": ("cython_lapack", 9, "gehrd"),
-            "orghr": ("cython_lapack", 9, "unghr")}
+# routine -> (SciPy module, argument count, the name of its real routine, the name of
+# its complex routine taking the same arguments): s (float32) and d (float64) where it
+# has a real name, c (complex64) and z (complex128) where it has a complex one.
+ROUTINES = {"getrf": ("cython_lapack", 6, "getrf", "getrf"),
+            "potrf": ("cython_lapack", 5, "potrf", "potrf"),
+            "trsm": ("cython_blas", 11, "trsm", "trsm"),
+            "syevd": ("cython_lapack", 11, "syevd", None),
+            "heevd": ("cython_lapack", 13, None, "heevd"),
+            "geqrf": ("cython_lapack", 8, "geqrf", "geqrf"),
+            "orgqr": ("cython_lapack", 9, "orgqr", "ungqr"),
+            "gesdd": ("cython_lapack", 14, "gesdd", None),
+            "gesdd_complex": ("cython_lapack", 15, None, "gesdd"),
+            "geev": ("cython_lapack", 14, "geev", None),
+            "geev_complex": ("cython_lapack", 14, None, "geev"),
+            "gees": ("cython_lapack", 15, "gees", None),
+            "gees_complex": ("cython_lapack", 15, None, "gees"),
+            "gehrd": ("cython_lapack", 9, "gehrd", "gehrd"),
+            "orghr": ("cython_lapack", 9, "orghr", "unghr")}
 
 
 def symbols(name: str) -> dict:
     """``{prefix: (symbol absjit binds, SciPy's routine)}`` for routine ``name`` of
     :data:`ROUTINES`, one per element type it comes in."""
-    complex_name = ROUTINES[name][2]
-    out = {p: (f"absjit_{p}{name}", p + name) for p in "sd"}
-    if complex_name is not None:
-        out.update((p, (f"absjit_{p}{complex_name}", p + complex_name)) for p in "cz")
+    _, _, real_name, complex_name = ROUTINES[name]
+    out = {}
+    for prefixes, routine in (("sd", real_name), ("cz", complex_name)):
+        if routine is not None:
+            out.update((p, (f"absjit_{p}{routine}", p + routine)) for p in prefixes)
     return out
 
 
@@ -45,7 +55,10 @@ def dtypes_of(*names) -> frozenset:
     """The element types every routine of ``names`` comes in."""
     out = LAPACK_DTYPES | COMPLEX_DTYPES
     for name in names:
-        if ROUTINES[name][2] is None:
+        _, _, real_name, complex_name = ROUTINES[name]
+        if real_name is None:
+            out = out & COMPLEX_DTYPES
+        if complex_name is None:
             out = out & LAPACK_DTYPES
     return out
 
@@ -75,7 +88,7 @@ def ensure_symbols() -> None:
             return
         import importlib
         from llvmlite import binding
-        for name, (mod, _, _) in ROUTINES.items():
+        for name, (mod, _, _, _) in ROUTINES.items():
             capi = importlib.import_module(f"scipy.linalg.{mod}").__pyx_capi__
             for symbol, routine in symbols(name).values():
                 binding.add_symbol(symbol, _capsule_address(capi[routine]))

@@ -1,18 +1,16 @@
 """``lu``, ``cholesky``, ``triangular_solve``, ``eigh``, ``qr``, ``svd``, ``eig``,
-``schur`` and ``hessenberg`` lowered to calls
-of LAPACK/BLAS from the kernel (:mod:`.lapack_kernels`; symbols bound by
-:mod:`.lapack_symbols`): compiled code, also inside loop and branch bodies, one routine
-call per matrix of a stack.
+``schur`` and ``hessenberg`` lowered to calls of LAPACK/BLAS from the kernel
+(:mod:`.lapack_kernels`; symbols bound by :mod:`.lapack_symbols`): compiled code, also
+inside loop and branch bodies, one routine call per matrix of a stack.
 
 At the top level of a program all but the first three still run between compiled
-pieces (:data:`.lower_arrays.TOP_LEVEL_ON_HOST`): NumPy's batched call is as fast there and costs no
-compile; these rules serve loop and branch bodies, where the alternative is an
-object-mode block.
+pieces (:data:`.lower_arrays.TOP_LEVEL_ON_HOST`): NumPy's batched call is as fast there
+and costs no compile; these rules serve loop and branch bodies, where the alternative
+is an object-mode block.
 
-Matrices with static shapes, of float32/float64 and, for ``lu``, ``cholesky``,
-``triangular_solve``, ``qr`` and ``hessenberg``, complex64/complex128; other operands
-(complex ones of the other routines, symbolic sizes) keep the object-mode call of the
-NumPy implementation (:func:`.lower_host.host_rule`).
+Matrices with static shapes, of float32/float64/complex64/complex128; symbolic sizes
+(and a triangular solve conjugating without transposing, which ``?trsm`` cannot do)
+keep the object-mode call of the NumPy implementation (:func:`.lower_host.host_rule`).
 """
 from __future__ import annotations
 
@@ -67,13 +65,16 @@ def _alloc(outs, out_avals) -> list:
             for o, a in zip(outs, out_avals)]
 
 
-def _lapack_rule(prim, *routines, nonempty=1):
-    """The rule of ``prim``, computed by the LAPACK ``routines``: where
-    :func:`_compiled` allows (operands of an element type every routine comes in), the
+def _lapack_rule(prim, *routines, nonempty=1, complex_routines=()):
+    """The rule of ``prim``, computed by the LAPACK ``routines`` (by
+    ``complex_routines`` instead for complex operands, where given): where
+    :func:`_compiled` allows (operands of an element type the routines come in), the
     results allocated and then the routine call ``render(outs, ins, in_avals,
     out_avals, **params)`` gives (source lines, or None for an operand it does not
     serve); elsewhere the host call of the NumPy implementation."""
     dtypes = dtypes_of(*routines)
+    if complex_routines:
+        dtypes = dtypes | dtypes_of(*complex_routines)
 
     def wrap(render):
         def rule(ctx, outs, ins, in_avals, out_avals, **params):
@@ -118,12 +119,19 @@ def lower_triangular_solve(outs, ins, in_avals, out_avals, *, left_side, lower,
             f"{_flag(unit_diagonal)})"]
 
 
-@_lapack_rule(ls.eigh_p, "syevd")
+def _kernel(name, aval) -> str:
+    """The kernel of :mod:`.lapack_kernels` for an operand of ``aval``'s element type:
+    ``name``, or its ``_complex`` variant (whose routine takes other arguments)."""
+    return name + ("_complex" if np.dtype(aval.dtype).kind == "c" else "")
+
+
+@_lapack_rule(ls.eigh_p, "syevd", complex_routines=("heevd",))
 def lower_eigh(outs, ins, in_avals, out_avals, *, lower, sort_eigenvalues):
     shape = in_avals[0].shape
     v, w = outs
-    return [   # ?syevd sorts ascending either way
-        f"_lapack_eigh({ins[0]}.reshape({_stack(shape)}), {v}.reshape({_stack(shape)}), "
+    return [   # ?syevd and ?heevd sort ascending either way
+        f"{_kernel('_lapack_eigh', in_avals[0])}({ins[0]}.reshape({_stack(shape)}), "
+        f"{v}.reshape({_stack(shape)}), "
         f"{w}.reshape(({_batch(shape)}, {int(shape[-1])})), {_flag(lower)})"]
 
 
@@ -140,7 +148,7 @@ def _untouched(dtype) -> str:
     return f"_empty((1, 1, 1), {dtype_ctor(dtype)})"
 
 
-@_lapack_rule(ls.svd_p, "gesdd")
+@_lapack_rule(ls.svd_p, "gesdd", complex_routines=("gesdd_complex",))
 def lower_svd(outs, ins, in_avals, out_avals, *, full_matrices, compute_uv):
     shape = in_avals[0].shape
     k = min(int(shape[-2]), int(shape[-1]))
@@ -149,24 +157,26 @@ def lower_svd(outs, ins, in_avals, out_avals, *, full_matrices, compute_uv):
         vt = f"{outs[2]}.reshape({_stack(out_avals[2].shape)})"
     else:
         u = vt = _untouched(in_avals[0].dtype)
-    return [f"_lapack_svd({ins[0]}.reshape({_stack(shape)}), "
+    return [f"{_kernel('_lapack_svd', in_avals[0])}({ins[0]}.reshape({_stack(shape)}), "
             f"{outs[0]}.reshape(({_batch(shape)}, {k})), {u}, {vt}, {_flag(compute_uv)})"]
 
 
-@_lapack_rule(ls.eig_p, "geev")
+@_lapack_rule(ls.eig_p, "geev", complex_routines=("geev_complex",))
 def lower_eig(outs, ins, in_avals, out_avals, *, compute_eigenvectors):
     shape = in_avals[0].shape
     v = f"{outs[1]}.reshape({_stack(shape)})" if compute_eigenvectors else \
         _untouched(out_avals[0].dtype)
-    return [f"_lapack_eig({ins[0]}.reshape({_stack(shape)}), "
+    return [f"{_kernel('_lapack_eig', in_avals[0])}({ins[0]}.reshape({_stack(shape)}), "
             f"{outs[0]}.reshape(({_batch(shape)}, {int(shape[-1])})), {v}, "
             f"{_flag(compute_eigenvectors)})"]
 
 
-@_lapack_rule(lsc.schur_p, "gees")
+@_lapack_rule(lsc.schur_p, "gees", complex_routines=("gees_complex",))
 def lower_schur(outs, ins, in_avals, out_avals, *, output):
     stack = _stack(in_avals[0].shape)
     t, z = (f"{o}.reshape({stack})" for o in outs)
+    if np.dtype(in_avals[0].dtype).kind == "c":
+        return [f"_lapack_schur_complex({ins[0]}.reshape({stack}), {t}, {z})"]
     if np.dtype(out_avals[0].dtype).kind != "c":
         return [f"_lapack_schur({ins[0]}.reshape({stack}), {t}, {z})"]
     # the real form first, then made complex (as the NumPy implementation does)

@@ -363,6 +363,59 @@ def test_complex_factorizations_in_loop_bodies_are_compiled_lapack_calls(dtype):
             (spd, b)), conj_only(spd, b), **tol)
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, pytest.param(np.complex128,
+                                                              marks=pytest.mark.slow)])
+def test_complex_spectral_decompositions_in_loop_bodies_are_compiled(dtype):
+    """eigh (either triangle), eig, svd and schur of complex matrices inside loop
+    bodies: ``?heevd``, ``?geev``, ``?gesdd`` and ``?gees`` with their real workspaces,
+    no object mode; values as the NumPy reference's up to each vector's phase (LAPACK
+    builds may choose another), the Schur form checked by its defining properties."""
+    import absjit.scipy.linalg as asl
+    absjit.config.update("enable_x64", dtype == np.complex128)  # reset by a fixture
+    rng = np.random.default_rng(12)
+    tol = dict(rtol=5e-4, atol=5e-4) if dtype == np.complex64 else dict(rtol=1e-9,
+                                                                       atol=1e-9)
+    shape = (3, 5, 5)
+    m = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    m[1, 2, 3] = np.nan
+
+    def forms(m):
+        h = m + jnp.conj(jnp.swapaxes(m, 1, 2))
+        return (*lax.linalg.eigh(h, lower=True, symmetrize_input=False),
+                *lax.linalg.eigh(h, lower=False, symmetrize_input=False),
+                *jnp.linalg.eig(m), *jnp.linalg.svd(m), jnp.linalg.svd(m, compute_uv=False),
+                *asl.schur(m))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no object-mode fallback
+        compiled = absjit.jit(_in_loop_body(forms), backend="cpu").lower(m).compile()
+    text = compiled.as_text()
+    assert "objmode" not in text
+    for name in ("_lapack_eigh_complex(", "_lapack_eig_complex(", "_lapack_svd_complex(",
+                 "_lapack_schur_complex("):
+        assert name in text
+    got = [np.asarray(g) for g in compiled(m)]
+    want = [np.asarray(w) for w in absjit.jit(forms, backend="interpret")(m)]
+    ok = np.ones(3, bool)
+    ok[1] = False
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        assert np.isnan(g[1]).any() and not np.isnan(g[ok]).any()
+    fix_rows = lambda a: np.swapaxes(_fix_phases(np.swapaxes(a, 1, 2)), 1, 2)  # noqa: E731
+    v1, w1, v2, w2, ew, ev, u, s, vt, s_only, t, z = (a[ok] for a in got)
+    rv1, rw1, rv2, rw2, rew, rev, ru, rs, rvt, rs_only = (a[ok] for a in want[:10])
+    for a, b in ((w1, rw1), (w2, rw2), (ew, rew), (s, rs), (s_only, rs)):
+        assert_close(a, b, **tol)
+    for a, b in ((v1, rv1), (v2, rv2), (ev, rev), (u, ru)):
+        assert_close(_fix_phases(a), _fix_phases(b), **tol)
+    assert_close(fix_rows(vt), fix_rows(rvt), **tol)
+    zh = np.conj(np.swapaxes(z, 1, 2))
+    assert_close(z @ t @ zh, m[ok], **tol)
+    assert_close(z @ zh, np.broadcast_to(np.eye(5, dtype=dtype), z.shape), **tol)
+    assert (np.tril(t, -1) == 0).all()
+    assert_close(np.sort_complex(np.diagonal(t, axis1=1, axis2=2)), np.sort_complex(rew),
+                 **tol)
+
+
 FFT_CASES = [  # (name, absjit function, NumPy function, operand shape, complex operand)
     ("fft", jnp.fft.fft, np.fft.fft, (3, 16), True),          # radix 2
     ("ifft", jnp.fft.ifft, np.fft.ifft, (2, 12), True),       # Bluestein

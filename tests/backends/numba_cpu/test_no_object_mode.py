@@ -1,7 +1,7 @@
 """Every whole-array primitive compiles inside a loop body: the cpu backend renders it
 into the loop's kernel, with no object-mode block (a round trip through Python at every
-iteration), for float32 operands. (Complex operands of eigh, eig, svd and schur still
-take object mode in loops.) The primitives that must call Python, or that never reach a
+iteration), for float32 operands (``test_lowerings.py`` checks the LAPACK routines for
+the other float and complex types). The primitives that must call Python, or that never reach a
 backend, are listed with the reason; one that is neither listed nor covered here fails
 the test.
 
@@ -121,11 +121,13 @@ def test_no_object_mode_in_a_loop_body():
 
 
 def test_the_check_sees_an_object_mode_block():
-    """An operand the compiled call does not serve (a complex matrix's eigenvalues)
-    does render an object-mode block, which the test above would report by name."""
+    """An operand the compiled call does not serve (a complex triangular solve that
+    conjugates without transposing, which ``?trsm`` cannot do) does render an
+    object-mode block, which the test above would report by name."""
     before = set(HOST_CALLS)
-    src = _loop_source({"eigh": lambda s, *rest: jnp.linalg.eigh(
-        s.astype(np.complex64))}, ARGS)
+    src = _loop_source({"triangular_solve": lambda s, t, *rest: lax.linalg.triangular_solve(
+        t.astype(np.complex64), s.astype(np.complex64), left_side=True, lower=True,
+        conjugate_a=True)}, ARGS)
     assert "objmode" in src
     assert {HOST_CALLS[key][0].name for key in set(HOST_CALLS) - before if key in src} \
-        == {"eigh"}
+        == {"triangular_solve"}
