@@ -20,6 +20,7 @@ import numpy as np
 from ..core.jaxpr import Literal
 from ..core.primitive import impl_rules
 from ..core.specialize import bind_arguments, is_symbolic_jaxpr, specialize
+from ..ops._select import blend_into
 from ..ops.call import store_results
 from .base import Backend, CompileOptions, Executable, register_backend
 
@@ -81,7 +82,10 @@ _FRESH_RESULTS = frozenset({"select_n", "dot_general", "reduce_sum", "reduce_max
 
 def _select_into(which, case0, case1, out):
     """``select_n(which, case0, case1)`` for a boolean ``which``, into ``out`` (which
-    must not be ``case1``'s buffer: case 0 is written first)."""
+    must not be ``case1``'s buffer: case 0 is written first where the blend does not
+    apply)."""
+    if blend_into(which, case0, case1, out) is not None:
+        return out
     np.copyto(out, case0)
     np.copyto(out, case1, where=which)
     return out
