@@ -250,7 +250,10 @@ def _small_trsm(a, out, left_side, lower, transpose_a, conjugate_a, unit_diagona
                 acc -= sij * (out[j, v] if left_side else out[v, j])
             if not unit_diagonal:
                 d = a[i, i]
-                acc /= np.conj(d) if conjugate_a else d
+                if d == 0:  # inf/NaN as ?trsm gives (Numba's complex division raises)
+                    acc = acc * (1.0 / d.real)
+                else:
+                    acc /= np.conj(d) if conjugate_a else d
             if left_side:
                 out[i, v] = acc
             else:

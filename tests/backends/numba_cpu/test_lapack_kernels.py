@@ -104,9 +104,10 @@ def test_small_trsm_solves_every_case_as_trsm(dtype, k):
                          **_tol(dtype))
 
 
-def test_small_trsm_zero_diagonal_gives_inf_not_an_error():
-    a = np.array([[[0.0, 0.0], [1.0, 2.0]]])
-    rhs = np.array([[[1.0], [1.0]]])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_small_trsm_zero_diagonal_gives_inf_not_an_error(dtype):
+    a = np.array([[[0.0, 0.0], [1.0, 2.0]]], dtype)
+    rhs = np.array([[[1.0], [1.0]]], dtype)
     out = np.empty_like(rhs)
     with np.errstate(all="ignore"):
         lk._blas_trsm(a, rhs, out, np.bool_(True), np.bool_(True), np.bool_(False),
