@@ -285,26 +285,29 @@ def test_schur_and_hessenberg_in_loop_bodies_are_compiled_lapack_calls(dtype):
     stacks = [rng.standard_normal((3, 6, 6)), rotation[None], rng.standard_normal((2, 2, 2)),
               rng.standard_normal((1, 1, 1))]
     stacks[0][1, 4, 2] = np.nan
+    stacks = [x.astype(dtype) for x in stacks]
+
+    def every_form(xs):  # one program (one compile) for every stack
+        return [forms(x) for x in xs]
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # no object-mode fallback
-        for x in stacks:
-            x = x.astype(dtype)
-            compiled = absjit.jit(_in_loop_body(forms), backend="cpu").lower(x).compile()
-            assert "objmode" not in compiled.as_text()
-            assert "_complex_schur(" in compiled.as_text()
-            got = compiled(x)
-            want = absjit.jit(forms, backend="interpret")(x)
-            for g, w in zip(got, want):
-                g, w = np.asarray(g), np.asarray(w)
-                assert g.shape == w.shape and g.dtype == w.dtype
-                bad = np.isnan(w).reshape(len(w), -1).any(axis=1)
-                assert np.isnan(g[bad]).all() and not np.isnan(g[~bad]).any()
-                assert_close(g[~bad], w[~bad], **tol)
-            t, z, tc, zc = (np.asarray(r)[~np.isnan(np.asarray(r)).any(axis=(1, 2))]
-                            for r in got[:4])
-            assert_close(zc @ tc @ np.conj(np.swapaxes(zc, 1, 2)),
-                         x[~np.isnan(x).any(axis=(1, 2))], check_dtype=False, **tol)
-            assert (np.tril(tc, -1) == 0).all()
+        compiled = absjit.jit(_in_loop_body(every_form), backend="cpu").lower(
+            stacks).compile()
+    assert "objmode" not in compiled.as_text()
+    assert "_complex_schur(" in compiled.as_text()
+    for x, got, want in zip(stacks, compiled(stacks),
+                            absjit.jit(every_form, backend="interpret")(stacks)):
+        for g, w in zip(got, want):
+            g, w = np.asarray(g), np.asarray(w)
+            assert g.shape == w.shape and g.dtype == w.dtype
+            bad = np.isnan(w).reshape(len(w), -1).any(axis=1)
+            assert np.isnan(g[bad]).all() and not np.isnan(g[~bad]).any()
+            assert_close(g[~bad], w[~bad], **tol)
+        t, z, tc, zc = (np.asarray(r)[~np.isnan(np.asarray(r)).any(axis=(1, 2))]
+                        for r in got[:4])
+        assert_close(zc @ tc @ np.conj(np.swapaxes(zc, 1, 2)),
+                     x[~np.isnan(x).any(axis=(1, 2))], check_dtype=False, **tol)
+        assert (np.tril(tc, -1) == 0).all()
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, pytest.param(np.complex128,
