@@ -195,7 +195,8 @@ def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, conjugate_a, unit_dia
 
     Fortran sees each C matrix transposed: ``op(A) X = B`` is ``X^T op(A)^T = B^T``, so
     the side and the triangle flip and the transpose flag stays. Triangles up to
-    :data:`SMALL_ORDER` are solved by :func:`_small_trsm` instead."""
+    :data:`SMALL_ORDER` with a few right-hand sides are solved by :func:`_small_trsm`
+    instead."""
     nb, m, n = rhs.shape
     k = a.shape[1]
     for b in range(nb):
@@ -204,7 +205,7 @@ def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, conjugate_a, unit_dia
                 out[b, i, j] = rhs[b, i, j]
     if m == 0 or n == 0:
         return
-    if k <= SMALL_ORDER:
+    if k <= SMALL_ORDER and m * n <= 4 * SMALL_ORDER * SMALL_ORDER:  # few right sides
         for b in range(nb):
             _small_trsm(a[b], out[b], left_side, lower, transpose_a, conjugate_a,
                         unit_diagonal)

@@ -79,15 +79,15 @@ def _getrf(a):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("k", [5, lk.SMALL_ORDER + 2])
-def test_small_trsm_solves_every_case_as_trsm(dtype, k):
+@pytest.mark.parametrize("k,nrhs", [(5, 3), (lk.SMALL_ORDER + 2, 3), (5, 300)])
+def test_small_trsm_solves_every_case_as_trsm(dtype, k, nrhs):
     rng = np.random.default_rng(1)
     a = _random(rng, (2, k, k), dtype) + 4 * np.eye(k, dtype=dtype)
     complex_ = np.dtype(dtype).kind == "c"
     for left, lower, trans, conj, unit in itertools.product([True, False], repeat=5):
         if conj and not (trans and complex_):
             continue  # ?trsm conjugates only with the transpose (and reals ignore it)
-        rhs = _random(rng, (2, k, 3) if left else (2, 3, k), dtype)
+        rhs = _random(rng, (2, k, nrhs) if left else (2, nrhs, k), dtype)
         out = np.empty_like(rhs)
         lk._blas_trsm(a, rhs, out, np.bool_(left), np.bool_(lower), np.bool_(trans),
                       np.bool_(conj), np.bool_(unit))
