@@ -184,13 +184,14 @@ def scalar_loop(lib, steps=20_000):
 
 
 def selu(lib, n=1_000_000):
-    """The README's first example (seed 000)."""
+    """The README's first example (seed 000), on normally distributed values as there
+    (a sorted input would make the ``where`` mask two runs, which flatters tier 0)."""
     jnp = lib.numpy
 
     @lib.jit
     def f(x, alpha=1.67, lmbda=1.05):
         return lmbda * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
-    return f, (np.arange(n, dtype=np.float32) / n - 0.5,)
+    return f, (np.random.default_rng(0).standard_normal(n).astype(np.float32),)
 
 
 PROGRAMS = {f.__name__: f for f in (mlp, transformer, rnn, sampling, rk45, gp, stencil,
