@@ -1,11 +1,13 @@
 """LAPACK and BLAS called from compiled kernels: ``lu`` (``?getrf``), ``cholesky``
 (``?potrf``), ``triangular_solve`` (``?trsm``), ``eigh`` (``?syevd``), ``qr``
 (``?geqrf`` + ``?orgqr``), ``svd`` (``?gesdd``), ``eig`` (``?geev``), ``schur``
-(``?gees``) and ``hessenberg`` (``?gehrd`` + ``?orghr``) for float32/float64 (and
-complex64/complex128 for ``lu``, ``cholesky``, ``triangular_solve``, ``qr`` and
-``hessenberg``, whose complex routines take the same arguments), one call per matrix
-of a stack, in a compiled loop (no object mode, so they run inside loop bodies). Each
-kernel is written once: :func:`_routine` picks the routine for the element type.
+(``?gees``) and ``hessenberg`` (``?gehrd`` + ``?orghr``) for float32, float64,
+complex64 and complex128, one call per matrix of a stack, in a compiled loop (no object
+mode, so they run inside loop bodies). Each kernel is written once: :func:`_routine`
+picks the routine for the element type. Where a complex routine takes other arguments
+(a real workspace: ``?heevd``, ``?gesdd``, ``?geev``, ``?gees``), the kernel has a
+``_complex`` twin. Matrices up to :data:`SMALL_ORDER` are factored and solved by loops
+in the kernel instead (:func:`_small_lu`, :func:`_small_trsm`).
 
 The kernels call SciPy's routines by symbol name (``absjit_sgetrf`` …, Numba
 ``ExternalFunction``s), bound to this process's addresses by
