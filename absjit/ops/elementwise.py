@@ -24,7 +24,7 @@ from ..core.fusion import COSTLY, Elementwise, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
 from ..interpreters import ad, batching
-from ._select import blend_into
+from ._select import MIN_ELEMENTS as BLEND_MIN_ELEMENTS, blend_into
 from ._util import (binop_shape, check_dtype_kind, same_dtypes, standard_naryop_abstract)
 from .structural import broadcast_in_dim
 
@@ -690,10 +690,10 @@ def _select_n_impl(which, *cases):
     if len(cases) == 1:
         return [cases[0]]
     if which.dtype == np.bool_:
-        dt = np.result_type(*cases)
-        out = np.empty(np.shape(which), dt)
-        if blend_into(which, cases[0], cases[1], out) is not None:
-            return [out]  # (large arrays: no branch per element)
+        if which.size >= BLEND_MIN_ELEMENTS:  # no branch per element
+            out = np.empty(which.shape, np.result_type(*cases))
+            if blend_into(which, cases[0], cases[1], out) is not None:
+                return [out]
         return [np.where(which, cases[1], cases[0])]
     idx = np.clip(which, 0, len(cases) - 1)
     return [np.choose(idx, np.broadcast_arrays(*cases))]
