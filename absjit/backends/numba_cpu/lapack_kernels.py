@@ -4,10 +4,11 @@
 (``?gees``) and ``hessenberg`` (``?gehrd`` + ``?orghr``) for float32, float64,
 complex64 and complex128, one call per matrix of a stack, in a compiled loop (no object
 mode, so they run inside loop bodies). Each kernel is written once: :func:`_routine`
-picks the routine for the element type. Where a complex routine takes other arguments
-(a real workspace: ``?heevd``, ``?gesdd``, ``?geev``, ``?gees``), the kernel has a
-``_complex`` twin. Matrices up to :data:`SMALL_ORDER` are factored and solved by loops
-in the kernel instead (:func:`_small_lu`, :func:`_small_trsm`).
+picks the routine for the element type, and :func:`_by_kind` the real or the complex
+one where their arguments differ (a complex routine's real workspace: ``?heevd``,
+``?gesdd``, ``?gees``); ``eig``, whose outputs differ too, has a ``_complex`` twin.
+Matrices up to :data:`SMALL_ORDER` are factored and solved by loops in the kernel
+instead (:func:`_small_lu`, :func:`_small_trsm`).
 
 The kernels call SciPy's routines by symbol name (``absjit_sgetrf`` …, Numba
 ``ExternalFunction``s), bound to this process's addresses by
@@ -27,14 +28,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba.core import types
+from numba.extending import overload
 
 from .helper_jit import read_only_inputs
 from .lapack_symbols import ROUTINES, symbols
 
 __all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",
            "_lapack_svd", "_lapack_eig", "_lapack_schur", "_complex_schur",
-           "_lapack_hessenberg", "_lapack_eigh_complex", "_lapack_svd_complex",
-           "_lapack_eig_complex", "_lapack_schur_complex"]
+           "_lapack_hessenberg", "_lapack_eig_complex"]
 
 # Pointers are passed as ``arr.ctypes`` (converted to void*): that object holds a
 # reference to the array for the duration of the call, so no buffer can be freed early.
@@ -48,7 +49,6 @@ def _routine(name: str):
     float32 … ``zgetrf`` for complex128; ``orgqr`` is ``ungqr`` for complex types),
     called with ``pointers``. The choice is made while Numba types the call, so one
     kernel serves every element type the routine comes in."""
-    from numba.extending import overload
     nargs = ROUTINES[name][1]
     external = {p: types.ExternalFunction(symbol, types.void(*([types.voidptr] * nargs)))
                 for p, (symbol, _) in symbols(name).items()}
@@ -72,6 +72,52 @@ def _routine(name: str):
     _routine(name) for name in ("getrf", "potrf", "trsm", "syevd", "heevd", "geqrf",
                                 "orgqr", "gesdd", "gesdd_complex", "geev", "geev_complex",
                                 "gees", "gees_complex", "gehrd", "orghr"))
+
+
+def _by_kind(real, complex_, params, real_only=(), complex_only=()):
+    """``call(x, *params)`` for compiled code: the routine ``real`` for a real ``x``
+    (without the ``complex_only`` parameters), ``complex_`` for a complex one (without
+    the ``real_only`` ones), so one kernel serves both though their arguments differ
+    (a complex routine's real workspace, a real one's split eigenvalues)."""
+    names = params.split()
+    every = ", ".join(names)
+    real_args = ", ".join(n for n in names if n not in complex_only)
+    complex_args = ", ".join(n for n in names if n not in real_only)
+    namespace = {"real": real, "complex_": complex_, "types": types}
+    exec(f"def call(x, {every}):\n"  # noqa: S102 - the arity, spelled out for Numba
+         f"    raise TypeError('only compiled code calls this')\n"
+         f"def typer(x, {every}):\n"
+         f"    if isinstance(getattr(x, 'dtype', None), types.Complex):\n"
+         f"        def impl(x, {every}):\n"
+         f"            complex_(x, {complex_args})\n"
+         f"    else:\n"
+         f"        def impl(x, {every}):\n"
+         f"            real(x, {real_args})\n"
+         f"    return impl\n", namespace)
+    overload(namespace["call"])(namespace["typer"])
+    return namespace["call"]
+
+
+_evd = _by_kind(_syevd, _heevd, "jobz uplo n a lda w work lwork rwork lrwork iwork liwork "
+                "info", complex_only=("rwork", "lrwork"))
+_svd_dd = _by_kind(_gesdd, _gesdd_complex, "jobz m n a lda s u ldu vt ldvt work lwork "
+                   "rwork iwork info", complex_only=("rwork",))
+_schur = _by_kind(_gees, _gees_complex, "jobvs sort select n a lda sdim wr wi w vs ldvs "
+                  "work lwork rwork bwork info", real_only=("wr", "wi"),
+                  complex_only=("w", "rwork"))
+
+
+def _is_complex(x):
+    """Whether the array ``x`` holds complex numbers (a constant in compiled code)."""
+    return np.iscomplexobj(x)
+
+
+def _is_complex_typer(x):
+    answer = isinstance(x.dtype, types.Complex)
+    return lambda x: answer
+
+
+overload(_is_complex)(_is_complex_typer)
 
 
 #: Matrices up to this order are factored and solved by loops compiled into the kernel
@@ -280,27 +326,33 @@ def _fortran_copy(src, buf):
 @read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_eigh(x, v, w, lower):
-    """Eigenvectors (columns of ``v``) and ascending eigenvalues ``w`` of each symmetric
-    (n, n) matrix of ``x`` (B, n, n), reading its lower (``lower``) or upper triangle."""
+    """Eigenvectors (columns of ``v``) and ascending real eigenvalues ``w`` of each
+    symmetric or Hermitian (n, n) matrix of ``x`` (B, n, n), reading its lower
+    (``lower``) or upper triangle (``?syevd``, ``?heevd``)."""
     nb, n, _ = x.shape
+    complex_ = _is_complex(x)
     buf = np.empty((n, n), x.dtype)
     chars = np.empty(2, np.uint8)
     chars[0] = 86                     # jobz 'V'
     chars[1] = 76 if lower else 85    # uplo: 'L' / 'U' (buf holds the matrix itself)
-    ints = np.empty(5, np.int32)      # n, lda, lwork, liwork, info
+    ints = np.empty(6, np.int32)      # n, lda, lwork, lrwork, liwork, info
     ints[0] = n
     ints[1] = max(n, 1)
-    wb = np.empty(n, x.dtype)
+    wb = np.empty(n, w.dtype)
     query = np.empty(1, x.dtype)
+    rquery = np.ones(1, w.dtype)      # (a real routine leaves it)
     iquery = np.empty(1, np.int32)
     ints[2] = -1
     ints[3] = -1
-    _syevd(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-           ints[1:].ctypes, wb.ctypes, query.ctypes, ints[2:].ctypes, iquery.ctypes,
-           ints[3:].ctypes, ints[4:].ctypes)
-    lwork = max(int(query[0].real), 1 + 6 * n + 2 * n * n)
+    ints[4] = -1
+    _evd(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+         ints[1:].ctypes, wb.ctypes, query.ctypes, ints[2:].ctypes, rquery.ctypes,
+         ints[3:].ctypes, iquery.ctypes, ints[4:].ctypes, ints[5:].ctypes)
+    lwork = max(int(query[0].real), 2 * n + n * n if complex_ else 1 + 6 * n + 2 * n * n, 1)
+    lrwork = max(int(rquery[0]), 1 + 5 * n + 2 * n * n) if complex_ else 1
     liwork = max(int(iquery[0]), 3 + 5 * n)
     work = np.empty(lwork, x.dtype)
+    rwork = np.empty(lrwork, w.dtype)
     iwork = np.empty(liwork, np.int32)
     for b in range(nb):
         bad = False
@@ -311,13 +363,14 @@ def _lapack_eigh(x, v, w, lower):
                     bad |= e != e
                 buf[j, i] = e
         ints[2] = lwork
-        ints[3] = liwork
-        ints[4] = 0
+        ints[3] = lrwork
+        ints[4] = liwork
+        ints[5] = 0
         if not bad:
-            _syevd(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-                   ints[1:].ctypes, wb.ctypes, work.ctypes, ints[2:].ctypes, iwork.ctypes,
-                   ints[3:].ctypes, ints[4:].ctypes)
-        failed = bad or ints[4] != 0
+            _evd(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
+                 ints[1:].ctypes, wb.ctypes, work.ctypes, ints[2:].ctypes, rwork.ctypes,
+                 ints[3:].ctypes, iwork.ctypes, ints[4:].ctypes, ints[5:].ctypes)
+        failed = bad or ints[5] != 0
         for i in range(n):
             w[b, i] = np.nan if failed else wb[i]
             for j in range(n):
@@ -373,9 +426,10 @@ def _lapack_qr(x, q, r):
 @read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_svd(x, s, u, vt, compute_uv):
-    """Singular values ``s`` (B, k) in descending order of each (m, n) matrix of ``x``
-    (B, m, n) and, with ``compute_uv``, ``u`` (B, m, mu) and ``vt`` (B, nv, n); ``mu,
-    nv`` are ``m, n`` (full) or ``k, k``."""
+    """Real singular values ``s`` (B, k) in descending order of each (m, n) matrix of
+    ``x`` (B, m, n) and, with ``compute_uv``, ``u`` (B, m, mu) and ``vt`` (B, nv, n)
+    (``x = u s vt``); ``mu, nv`` are ``m, n`` (full) or ``k, k`` (``?gesdd``, with a
+    real workspace for complex matrices)."""
     nb, m, n = x.shape
     k = min(m, n)
     mu = u.shape[2]
@@ -383,7 +437,7 @@ def _lapack_svd(x, s, u, vt, compute_uv):
     buf = np.empty((n, m), x.dtype)
     ub = np.empty((max(mu, 1), m), x.dtype)     # column-major m x mu
     vb = np.empty((n, max(nv, 1)), x.dtype)     # column-major nv x n
-    sb = np.empty(max(k, 1), x.dtype)
+    sb = np.empty(max(k, 1), s.dtype)
     chars = np.empty(1, np.uint8)
     chars[0] = 78 if not compute_uv else (65 if mu == m and nv == n and m != n else 83)
     if compute_uv and m == n:
@@ -395,11 +449,14 @@ def _lapack_svd(x, s, u, vt, compute_uv):
     ints[3] = max(m, 1)
     ints[4] = max(nv, 1)
     iwork = np.empty(8 * max(k, 1), np.int32)
+    lrwork = max(k * max(5 * k + 7, 2 * max(m, n) + 2 * k + 1), 7 * k, 1) \
+        if _is_complex(x) else 1
+    rwork = np.empty(lrwork, s.dtype)
     query = np.empty(1, x.dtype)
     ints[5] = -1
-    _gesdd(x, chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
-           sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes, ints[4:].ctypes, query.ctypes,
-           ints[5:].ctypes, iwork.ctypes, ints[6:].ctypes)
+    _svd_dd(x, chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes, ints[2:].ctypes,
+            sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes, ints[4:].ctypes,
+            query.ctypes, ints[5:].ctypes, rwork.ctypes, iwork.ctypes, ints[6:].ctypes)
     lwork = max(int(query[0].real), 1)
     work = np.empty(lwork, x.dtype)
     for b in range(nb):
@@ -407,10 +464,10 @@ def _lapack_svd(x, s, u, vt, compute_uv):
         ints[5] = lwork
         ints[6] = 0
         if not bad:
-            _gesdd(x, chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes,
-                   ints[2:].ctypes, sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes,
-                   ints[4:].ctypes, work.ctypes, ints[5:].ctypes, iwork.ctypes,
-                   ints[6:].ctypes)
+            _svd_dd(x, chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes,
+                    ints[2:].ctypes, sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes,
+                    ints[4:].ctypes, work.ctypes, ints[5:].ctypes, rwork.ctypes,
+                    iwork.ctypes, ints[6:].ctypes)
         failed = bad or ints[6] != 0
         for i in range(k):
             s[b, i] = np.nan if failed else sb[i]
@@ -480,15 +537,19 @@ def _lapack_eig(x, w, v, compute_v):
 @read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_schur(x, t, z):
-    """The real Schur form ``x = z t z^T`` of each real (n, n) matrix of ``x`` (B, n, n):
-    ``t`` upper quasi-triangular (a 2x2 block on the diagonal for each complex pair,
-    in LAPACK's standard form), ``z`` orthogonal; unsorted, as ``scipy.linalg.schur``
-    gives them."""
+    """The Schur form ``x = z t z^H`` of each (n, n) matrix of ``x`` (B, n, n), unsorted,
+    as ``scipy.linalg.schur`` gives it (``?gees``): for a real matrix the real form, ``t``
+    upper quasi-triangular (a 2x2 block on the diagonal for each complex pair, in
+    LAPACK's standard form) and ``z`` orthogonal; for a complex one ``t`` triangular and
+    ``z`` unitary."""
     nb, n, _ = x.shape
     buf = np.empty((n, n), x.dtype)
     vs = np.empty((n, n), x.dtype)           # column-major: vs[j, i] is VS(i, j)
-    wr = np.empty(n, x.dtype)
-    wi = np.empty(n, x.dtype)
+    query = np.empty(1, x.dtype)
+    wr = np.empty(n, query.real.dtype)       # a real routine's eigenvalues
+    wi = np.empty(n, query.real.dtype)
+    w = np.empty(n, x.dtype)                 # a complex routine's, and its workspace
+    rwork = np.empty(max(n, 1) if _is_complex(x) else 1, query.real.dtype)
     bwork = np.empty(max(n, 1), np.int32)    # not referenced without sorting
     chars = np.empty(2, np.uint8)
     chars[0] = 86                            # jobvs 'V'
@@ -496,11 +557,11 @@ def _lapack_schur(x, t, z):
     ints = np.empty(5, np.int32)             # n, lda (= ldvs), sdim, lwork, info
     ints[0] = n
     ints[1] = max(n, 1)
-    query = np.empty(1, x.dtype)
     ints[3] = -1
-    _gees(x, chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes, buf.ctypes,
-          ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes, vs.ctypes,
-          ints[1:].ctypes, query.ctypes, ints[3:].ctypes, bwork.ctypes, ints[4:].ctypes)
+    _schur(x, chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
+           buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes, w.ctypes,
+           vs.ctypes, ints[1:].ctypes, query.ctypes, ints[3:].ctypes, rwork.ctypes,
+           bwork.ctypes, ints[4:].ctypes)
     lwork = max(int(query[0].real), 3 * n, 1)
     work = np.empty(lwork, x.dtype)
     for b in range(nb):
@@ -508,10 +569,10 @@ def _lapack_schur(x, t, z):
         ints[3] = lwork
         ints[4] = 0
         if not bad:
-            _gees(x, chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
-                  buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes,
-                  vs.ctypes, ints[1:].ctypes, work.ctypes, ints[3:].ctypes, bwork.ctypes,
-                  ints[4:].ctypes)
+            _schur(x, chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
+                   buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wr.ctypes, wi.ctypes,
+                   w.ctypes, vs.ctypes, ints[1:].ctypes, work.ctypes, ints[3:].ctypes,
+                   rwork.ctypes, bwork.ctypes, ints[4:].ctypes)
         failed = bad or ints[4] != 0
         for i in range(n):
             for j in range(n):
@@ -623,114 +684,7 @@ def _lapack_hessenberg(x, h, q):
                 q[b, i, j] = np.nan if bad else buf[j, i]
 
 
-# -- complex routines whose arguments differ from the real ones' -----------------------
-@read_only_inputs(0)
-@numba.njit(cache=False)
-def _lapack_eigh_complex(x, v, w, lower):
-    """:func:`_lapack_eigh` for Hermitian complex matrices (``?heevd``): eigenvectors
-    ``v`` (complex), ascending real eigenvalues ``w``."""
-    nb, n, _ = x.shape
-    buf = np.empty((n, n), x.dtype)
-    chars = np.empty(2, np.uint8)
-    chars[0] = 86                     # jobz 'V'
-    chars[1] = 76 if lower else 85    # uplo: 'L' / 'U' (buf holds the matrix itself)
-    ints = np.empty(6, np.int32)      # n, lda, lwork, lrwork, liwork, info
-    ints[0] = n
-    ints[1] = max(n, 1)
-    wb = np.empty(n, w.dtype)
-    query = np.empty(1, x.dtype)
-    rquery = np.empty(1, w.dtype)
-    iquery = np.empty(1, np.int32)
-    ints[2] = -1
-    ints[3] = -1
-    ints[4] = -1
-    _heevd(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-           ints[1:].ctypes, wb.ctypes, query.ctypes, ints[2:].ctypes, rquery.ctypes,
-           ints[3:].ctypes, iquery.ctypes, ints[4:].ctypes, ints[5:].ctypes)
-    lwork = max(int(query[0].real), 2 * n + n * n, 1)
-    lrwork = max(int(rquery[0]), 1 + 5 * n + 2 * n * n)
-    liwork = max(int(iquery[0]), 3 + 5 * n)
-    work = np.empty(lwork, x.dtype)
-    rwork = np.empty(lrwork, w.dtype)
-    iwork = np.empty(liwork, np.int32)
-    for b in range(nb):
-        bad = False
-        for i in range(n):
-            for j in range(n):
-                e = x[b, i, j]
-                if (j <= i) == lower or i == j:
-                    bad |= e != e
-                buf[j, i] = e
-        ints[2] = lwork
-        ints[3] = lrwork
-        ints[4] = liwork
-        ints[5] = 0
-        if not bad:
-            _heevd(x, chars[0:].ctypes, chars[1:].ctypes, ints[0:].ctypes, buf.ctypes,
-                   ints[1:].ctypes, wb.ctypes, work.ctypes, ints[2:].ctypes, rwork.ctypes,
-                   ints[3:].ctypes, iwork.ctypes, ints[4:].ctypes, ints[5:].ctypes)
-        failed = bad or ints[5] != 0
-        for i in range(n):
-            w[b, i] = np.nan if failed else wb[i]
-            for j in range(n):
-                v[b, i, j] = np.nan if failed else buf[j, i]
-
-
-@read_only_inputs(0)
-@numba.njit(cache=False)
-def _lapack_svd_complex(x, s, u, vt, compute_uv):
-    """:func:`_lapack_svd` for complex matrices (``?gesdd`` with its real workspace):
-    real singular values ``s``, complex ``u`` and ``vt`` (``x = u s vt``)."""
-    nb, m, n = x.shape
-    k = min(m, n)
-    mu = u.shape[2]
-    nv = vt.shape[1]
-    buf = np.empty((n, m), x.dtype)
-    ub = np.empty((max(mu, 1), m), x.dtype)     # column-major m x mu
-    vb = np.empty((n, max(nv, 1)), x.dtype)     # column-major nv x n
-    sb = np.empty(max(k, 1), s.dtype)
-    chars = np.empty(1, np.uint8)
-    chars[0] = 78 if not compute_uv else (65 if mu == m and nv == n and m != n else 83)
-    if compute_uv and m == n:
-        chars[0] = 83                           # 'S' and 'A' agree on square matrices
-    ints = np.empty(7, np.int32)                # m, n, lda, ldu, ldvt, lwork, info
-    ints[0] = m
-    ints[1] = n
-    ints[2] = max(m, 1)
-    ints[3] = max(m, 1)
-    ints[4] = max(nv, 1)
-    iwork = np.empty(8 * max(k, 1), np.int32)
-    lrwork = max(k * max(5 * k + 7, 2 * max(m, n) + 2 * k + 1), 7 * k, 1)
-    rwork = np.empty(lrwork, s.dtype)
-    query = np.empty(1, x.dtype)
-    ints[5] = -1
-    _gesdd_complex(x, chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes,
-                   ints[2:].ctypes, sb.ctypes, ub.ctypes, ints[3:].ctypes, vb.ctypes,
-                   ints[4:].ctypes, query.ctypes, ints[5:].ctypes, rwork.ctypes,
-                   iwork.ctypes, ints[6:].ctypes)
-    lwork = max(int(query[0].real), 1)
-    work = np.empty(lwork, x.dtype)
-    for b in range(nb):
-        bad = _fortran_copy(x[b], buf)
-        ints[5] = lwork
-        ints[6] = 0
-        if not bad:
-            _gesdd_complex(x, chars.ctypes, ints[0:].ctypes, ints[1:].ctypes, buf.ctypes,
-                           ints[2:].ctypes, sb.ctypes, ub.ctypes, ints[3:].ctypes,
-                           vb.ctypes, ints[4:].ctypes, work.ctypes, ints[5:].ctypes,
-                           rwork.ctypes, iwork.ctypes, ints[6:].ctypes)
-        failed = bad or ints[6] != 0
-        for i in range(k):
-            s[b, i] = np.nan if failed else sb[i]
-        if compute_uv:
-            for i in range(m):
-                for j in range(mu):
-                    u[b, i, j] = np.nan if failed else ub[j, i]
-            for i in range(nv):
-                for j in range(n):
-                    vt[b, i, j] = np.nan if failed else vb[j, i]
-
-
+# -- eig of complex matrices: its eigenvalues and vectors come whole, not in pairs -----
 @read_only_inputs(0)
 @numba.njit(cache=False)
 def _lapack_eig_complex(x, w, v, compute_v):
@@ -773,44 +727,3 @@ def _lapack_eig_complex(x, w, v, compute_v):
             if compute_v:
                 for i in range(n):
                     v[b, i, j] = complex(np.nan, np.nan) if failed else vr[j, i]
-
-
-@read_only_inputs(0)
-@numba.njit(cache=False)
-def _lapack_schur_complex(x, t, z):
-    """The Schur form ``x = z t z^H`` of each complex (n, n) matrix (``?gees``,
-    unsorted): ``t`` upper triangular, ``z`` unitary."""
-    nb, n, _ = x.shape
-    buf = np.empty((n, n), x.dtype)
-    vs = np.empty((n, n), x.dtype)           # column-major: vs[j, i] is VS(i, j)
-    wb = np.empty(n, x.dtype)
-    rwork = np.empty(max(n, 1), wb.real.dtype)
-    bwork = np.empty(max(n, 1), np.int32)    # not referenced without sorting
-    chars = np.empty(2, np.uint8)
-    chars[0] = 86                            # jobvs 'V'
-    chars[1] = 78                            # sort 'N' (select is not referenced)
-    ints = np.empty(5, np.int32)             # n, lda (= ldvs), sdim, lwork, info
-    ints[0] = n
-    ints[1] = max(n, 1)
-    query = np.empty(1, x.dtype)
-    ints[3] = -1
-    _gees_complex(x, chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes, ints[0:].ctypes,
-                  buf.ctypes, ints[1:].ctypes, ints[2:].ctypes, wb.ctypes, vs.ctypes,
-                  ints[1:].ctypes, query.ctypes, ints[3:].ctypes, rwork.ctypes,
-                  bwork.ctypes, ints[4:].ctypes)
-    lwork = max(int(query[0].real), 2 * n, 1)
-    work = np.empty(lwork, x.dtype)
-    for b in range(nb):
-        bad = _fortran_copy(x[b], buf)
-        ints[3] = lwork
-        ints[4] = 0
-        if not bad:
-            _gees_complex(x, chars[0:].ctypes, chars[1:].ctypes, bwork.ctypes,
-                          ints[0:].ctypes, buf.ctypes, ints[1:].ctypes, ints[2:].ctypes,
-                          wb.ctypes, vs.ctypes, ints[1:].ctypes, work.ctypes,
-                          ints[3:].ctypes, rwork.ctypes, bwork.ctypes, ints[4:].ctypes)
-        failed = bad or ints[4] != 0
-        for i in range(n):
-            for j in range(n):
-                t[b, i, j] = complex(np.nan, np.nan) if failed else buf[j, i]
-                z[b, i, j] = complex(np.nan, np.nan) if failed else vs[j, i]

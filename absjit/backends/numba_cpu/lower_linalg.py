@@ -119,18 +119,12 @@ def lower_triangular_solve(outs, ins, in_avals, out_avals, *, left_side, lower,
             f"{_flag(unit_diagonal)})"]
 
 
-def _kernel(name, aval) -> str:
-    """The kernel of :mod:`.lapack_kernels` for an operand of ``aval``'s element type:
-    ``name``, or its ``_complex`` variant (whose routine takes other arguments)."""
-    return name + ("_complex" if np.dtype(aval.dtype).kind == "c" else "")
-
-
 @_lapack_rule(ls.eigh_p, "syevd", complex_routines=("heevd",))
 def lower_eigh(outs, ins, in_avals, out_avals, *, lower, sort_eigenvalues):
     shape = in_avals[0].shape
     v, w = outs
     return [   # ?syevd and ?heevd sort ascending either way
-        f"{_kernel('_lapack_eigh', in_avals[0])}({ins[0]}.reshape({_stack(shape)}), "
+        f"_lapack_eigh({ins[0]}.reshape({_stack(shape)}), "
         f"{v}.reshape({_stack(shape)}), "
         f"{w}.reshape(({_batch(shape)}, {int(shape[-1])})), {_flag(lower)})"]
 
@@ -157,7 +151,7 @@ def lower_svd(outs, ins, in_avals, out_avals, *, full_matrices, compute_uv):
         vt = f"{outs[2]}.reshape({_stack(out_avals[2].shape)})"
     else:
         u = vt = _untouched(in_avals[0].dtype)
-    return [f"{_kernel('_lapack_svd', in_avals[0])}({ins[0]}.reshape({_stack(shape)}), "
+    return [f"_lapack_svd({ins[0]}.reshape({_stack(shape)}), "
             f"{outs[0]}.reshape(({_batch(shape)}, {k})), {u}, {vt}, {_flag(compute_uv)})"]
 
 
@@ -166,7 +160,9 @@ def lower_eig(outs, ins, in_avals, out_avals, *, compute_eigenvectors):
     shape = in_avals[0].shape
     v = f"{outs[1]}.reshape({_stack(shape)})" if compute_eigenvectors else \
         _untouched(out_avals[0].dtype)
-    return [f"{_kernel('_lapack_eig', in_avals[0])}({ins[0]}.reshape({_stack(shape)}), "
+    kernel = "_lapack_eig_complex" if np.dtype(in_avals[0].dtype).kind == "c" else \
+        "_lapack_eig"  # (a complex matrix's eigenvalues come whole, not in pairs)
+    return [f"{kernel}({ins[0]}.reshape({_stack(shape)}), "
             f"{outs[0]}.reshape(({_batch(shape)}, {int(shape[-1])})), {v}, "
             f"{_flag(compute_eigenvectors)})"]
 
@@ -175,9 +171,7 @@ def lower_eig(outs, ins, in_avals, out_avals, *, compute_eigenvectors):
 def lower_schur(outs, ins, in_avals, out_avals, *, output):
     stack = _stack(in_avals[0].shape)
     t, z = (f"{o}.reshape({stack})" for o in outs)
-    if np.dtype(in_avals[0].dtype).kind == "c":
-        return [f"_lapack_schur_complex({ins[0]}.reshape({stack}), {t}, {z})"]
-    if np.dtype(out_avals[0].dtype).kind != "c":
+    if np.dtype(in_avals[0].dtype).kind == "c" or np.dtype(out_avals[0].dtype).kind != "c":
         return [f"_lapack_schur({ins[0]}.reshape({stack}), {t}, {z})"]
     # the real form first, then made complex (as the NumPy implementation does)
     real = dtype_ctor(in_avals[0].dtype)

@@ -114,14 +114,12 @@ __all__ += ["_sort_lt_float", "_sort_lt_complex", "_top_k_rows"]
 # LAPACK/BLAS by symbol (bound to SciPy's routines when a kernel using them is rendered).
 from .lapack_kernels import (_blas_trsm, _complex_schur, _lapack_cholesky,  # noqa: E402
                              _lapack_eig, _lapack_eig_complex, _lapack_eigh,
-                             _lapack_eigh_complex, _lapack_hessenberg, _lapack_lu,
-                             _lapack_qr, _lapack_schur, _lapack_schur_complex, _lapack_svd,
-                             _lapack_svd_complex)
+                             _lapack_hessenberg, _lapack_lu, _lapack_qr, _lapack_schur,
+                             _lapack_svd)
 
 __all__ += ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",
             "_lapack_svd", "_lapack_eig", "_lapack_schur", "_complex_schur",
-            "_lapack_hessenberg", "_lapack_eigh_complex", "_lapack_svd_complex",
-            "_lapack_eig_complex", "_lapack_schur_complex"]
+            "_lapack_hessenberg", "_lapack_eig_complex"]
 
 # FFTs for loop bodies (at the top level DUCC's run between pieces).
 from .fft_kernels import _fft_c2c_axis, _fft_c2r_last, _fft_r2c_last  # noqa: E402
