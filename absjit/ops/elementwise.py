@@ -455,7 +455,14 @@ def _pow_abstract(x, y):
 
 def _pow_impl(x, y):
     with _quiet():
-        return [np.power(x, y).astype(x.dtype)]
+        out = np.power(x, y).astype(x.dtype)
+        if dtypes.is_float(x.dtype) and not dtypes.is_integer(np.result_type(y)) and np.any(y == 0.5):
+            # NumPy takes a power of one half as a square root, which gives NaN at -inf
+            # and -0 at -0; IEEE pow (and JAX) give +inf and +0.
+            half = np.asarray(y) == 0.5
+            out = np.where(half & (x == -np.inf), np.inf,
+                           np.where(half & (x == 0), 0, out)).astype(x.dtype)
+    return [out]
 
 
 abstract_eval_rules[pow_p] = _pow_abstract

@@ -3,6 +3,8 @@ JAX (the semantics absjit follows) and NumPy, over mixed dtypes, broadcasting sh
 Python scalars; errors where JAX raises."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -223,6 +225,23 @@ def test_integer_division_follows_jax(mode):
     q, r = jnp.divmod(x[:4], y[:4])
     np.testing.assert_array_equal(q, [3, -4, -4, 3])
     np.testing.assert_array_equal(r, [1, 1, -1, -1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_power_of_one_half_follows_ieee(mode, dtype):
+    # C's pow and JAX: pow(-inf, 0.5) = +inf, pow(-0, 0.5) = +0. NumPy and LLVM take a
+    # power of one half as a square root (NaN and -0 there).
+    x = np.array([-np.inf, -0.0, 0.0, -4.0, 4.0, np.inf, np.nan], dtype)
+    with np.errstate(invalid="ignore"):
+        expected = np.array([math.inf, 0.0, 0.0, math.nan, 2.0, math.inf, math.nan], dtype)
+    for y in (dtype(0.5), np.full(x.shape, 0.5, dtype)):
+        got = np.asarray(mode(jnp.power)(x, y))
+        np.testing.assert_array_equal(got, expected)
+        assert not np.signbit(got[1]) and not np.signbit(got[2])
+    mixed = np.asarray(mode(jnp.power)(x, np.array([0.5, 0.5, 2, 0.5, 3, 0.5, 1], dtype)))
+    np.testing.assert_array_equal(mixed, np.array([np.inf, 0, 0, np.nan, 64, np.inf, np.nan], dtype))
+    if jax_numpy is not None:
+        np.testing.assert_array_equal(np.asarray(jax_numpy.power(x, dtype(0.5))), expected)
 
 
 def test_power_rules():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import dtypes
 from ...ops import elementwise as ew
 from ...ops.fma import fma_p
 from ...ops.threefry import threefry2x32_p
@@ -246,7 +247,12 @@ def _shift(kind):
 
 
 def lower_pow(args, in_avals, out_aval, **params):
-    return f"({args[0]} ** {args[1]})"
+    x, y = args
+    if not dtypes.is_float(in_avals[0].dtype) or _is_int(in_avals[1].dtype):
+        return f"({x} ** {y})"
+    # IEEE pow(x, 0.5) is +inf at -inf and +0 at -0; LLVM and SVML evaluate a power of
+    # one half as a square root, which gives NaN and -0 there.
+    return f"(({x} ** {y}) if {y} != 0.5 else (abs({x} ** {y}) if {x} != -np.inf else np.inf))"
 
 
 def _power_by_squaring(x: str, n: int) -> str:
