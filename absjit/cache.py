@@ -41,7 +41,9 @@ def info() -> dict:
     Returns
     -------
     dict
-        ``directory``, ``enabled``, ``kernels`` (modules on disk), ``files``, ``bytes``,
+        ``directory``, ``enabled``, ``kernels`` (generated modules on disk), ``helpers``
+        (the LAPACK, FFT, sort and math functions kernels call, each an entry compiled
+        once per machine), ``files``, ``bytes``,
         and the process counters ``compiles``, ``disk_hits``, ``memory_hits``,
         ``compile_seconds``, ``fallbacks``.
 

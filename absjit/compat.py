@@ -13,7 +13,7 @@ import os
 import sys
 
 __all__ = ["numba_versions", "preload_scipy_blas", "host_cpu_name", "dispatcher_cache_counts", "num_threads",
-           "pin_disk_cache", "pinned_locator", "kernel_opt_level", "numba_opt_level"]
+           "pin_disk_cache", "pinned_cache", "pinned_locator", "kernel_opt_level", "numba_opt_level"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -197,20 +197,32 @@ def pinned_locator(caching, directory: str):
 
 
 def pin_disk_cache(dispatcher, directory: str) -> None:
-    """Make ``dispatcher`` keep its Numba cache files in ``directory`` only.
+    """Make ``dispatcher`` keep its Numba cache files in ``directory`` only
+    (:func:`pinned_cache`)."""
+    dispatcher._cache = pinned_cache(dispatcher.py_func, directory)
+
+
+def pinned_cache(py_func, directory: str, filename_base: str | None = None):
+    """Numba's disk cache for ``py_func``, its files in ``directory`` only.
 
     Numba picks a cache directory with a list of locators (next to the source, then
     ``~/.cache/numba``…); absjit authenticates its cache entries itself, so Numba must
     never read or write anywhere else. Relies on ``numba.core.caching`` internals
     (``FunctionCache``, ``CompileResultCacheImpl._locator_classes``, stable from Numba
-    0.50 to 0.68).
+    0.50 to 0.68). ``filename_base`` names its files (``<base>.nbi``, ``<base>.<n>.nbc``).
     """
     from numba.core import caching
 
     _Pinned = pinned_locator(caching, directory)
+    base = filename_base
 
     class _Impl(caching.CompileResultCacheImpl):
         _locator_classes = [_Pinned]
+
+        if base is not None:  # the files' names, instead of module.qualname
+            @property
+            def filename_base(self):
+                return base
 
     class _Cache(caching.FunctionCache):
         _impl_class = _Impl
@@ -225,7 +237,7 @@ def pin_disk_cache(dispatcher, directory: str) -> None:
             with self._guard_against_spurious_io_errors():
                 return self._load_overload(sig, target_context)
 
-    dispatcher._cache = _Cache(dispatcher.py_func)
+    return _Cache(py_func)
 
 
 def save_rebuilt(dispatcher, sig, cres, payload) -> None:

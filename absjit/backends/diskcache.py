@@ -50,11 +50,13 @@ import warnings
 
 __all__ = ["cache_root", "kernel_dir", "numba_dir", "enabled", "usable", "write_module",
            "cache_files", "verify_or_purge", "record_mac", "purge", "clear", "info",
-           "max_bytes", "evict", "BACKEND_DIR", "DEFAULT_MAX_BYTES"]
+           "max_bytes", "evict", "BACKEND_DIR", "DEFAULT_MAX_BYTES", "HELPER_PREFIX"]
 
 log = logging.getLogger("absjit.diskcache")
 
 BACKEND_DIR = "numba_cpu"  # the directory of the default (cpu) backend
+#: Entries of helpers generated kernels call (compiled once per machine), not kernels.
+HELPER_PREFIX = "absjit_k_helper_"
 _SECRET = ".secret"
 _MAX_ENTRY_BYTES = 1 << 28  # a Numba cache file larger than this is not ours
 #: The default cap on one backend's cache directory (``ABSJIT_CACHE_MAX_BYTES``).
@@ -473,6 +475,7 @@ def info() -> dict:
             size += os.lstat(p).st_size
         except OSError:
             pass
-    modules = [p for p in files if p.endswith(".py")]
-    return {"directory": root, "kernels": len(modules), "files": len(files), "bytes": size,
-            "max_bytes": max_bytes()}
+    modules = [os.path.basename(p) for p in files if p.endswith(".py")]
+    helpers = sum(m.startswith(HELPER_PREFIX) for m in modules)
+    return {"directory": root, "kernels": len(modules) - helpers, "helpers": helpers,
+            "files": len(files), "bytes": size, "max_bytes": max_bytes()}

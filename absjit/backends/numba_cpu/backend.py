@@ -691,8 +691,10 @@ class NumbaCPUBackend(Backend):
         versions = self.version_key()  # first: it imports Numba as a compiler step
         if parallel:
             threads.configure_layer()  # a fork-safe layer, before Numba starts one
+        # Python calls the kernels and pieces (through their CPython entry points) and
+        # compiled pieces call outlined loop bodies natively: no C entry points.
         flags = {"parallel": bool(parallel), "fastmath": options.numba_fastmath,
-                 "error_model": "numpy", "boundscheck": False}
+                 "error_model": "numpy", "boundscheck": False, "no_cfunc_wrapper": True}
         if nogil:
             flags["nogil"] = True
         key_text = "\n".join([repr(versions), repr(sorted(flags.items())),

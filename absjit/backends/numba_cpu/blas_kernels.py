@@ -21,7 +21,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .alloc_kernels import _empty
-from .helper_jit import read_only_inputs
+from .helper_jit import disk_cached, read_only_inputs
 
 __all__ = ["_bgemm", "_pgemm_pool", "_pgemm_prange", "_gemm_rows"]
 
@@ -69,6 +69,7 @@ def _gemm(typingctx, ta, tb, m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta):
     return sig, codegen
 
 
+@disk_cached
 @numba.njit(error_model="numpy")
 def _no_product(out, k):
     """Whether ``out`` needs no BLAS call: it is empty, or ``k == 0`` (BLAS refuses a
@@ -84,6 +85,7 @@ def _no_product(out, k):
 
 
 @read_only_inputs(0, 1)
+@disk_cached
 @numba.njit(error_model="numpy")
 def _bgemm(a, b, out, ta, tb):
     """``out[q] = op(a[q]) @ op(b[q])`` for every ``q``: ``a`` is C-contiguous
@@ -102,6 +104,7 @@ def _bgemm(a, b, out, ta, tb):
 
 
 @read_only_inputs(0)
+@disk_cached
 @numba.njit(error_model="numpy")
 def _blocked(a, out, ta, nblk):
     """``(nb, m, n, k, lda, width, blocks)`` of a blocked product into ``out``: its
@@ -218,6 +221,7 @@ def _pgemm_pool(a, b, out, ta, tb, nblk):
 
 
 @read_only_inputs(3, 6)
+@disk_cached
 @numba.njit(error_model="numpy")
 def _gemm_rows(m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta):
     """Row-major ``C = A @ B + beta * C``: ``A`` the ``m x k`` matrix at ``a[oa:]`` (rows

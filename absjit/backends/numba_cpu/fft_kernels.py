@@ -19,9 +19,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .helper_jit import disk_cached
+
 __all__ = ["_fft_c2c_axis", "_fft_r2c_last", "_fft_c2r_last"]
 
 
+@disk_cached
 @numba.njit(cache=False, error_model="numpy")
 def _radix2(a, inverse):
     """In-place radix-2 transform of the complex128 vector ``a`` (length a power of 2),
@@ -51,6 +54,7 @@ def _radix2(a, inverse):
         size <<= 1
 
 
+@disk_cached
 @numba.njit(cache=False, error_model="numpy")
 def _transform_line(line, inverse, chirp, bfilt, work):
     """Unnormalised DFT of the complex128 vector ``line`` in place. ``chirp``, ``bfilt``
@@ -73,6 +77,7 @@ def _transform_line(line, inverse, chirp, bfilt, work):
         line[i] = work[i] * chirp[i] / m
 
 
+@disk_cached
 @numba.njit(cache=False, error_model="numpy")
 def _bluestein_tables(n, inverse):
     """``(chirp, bfilt, work)`` for length ``n``: the chirp ``exp(-+i pi k^2 / n)``, the
@@ -98,6 +103,7 @@ def _bluestein_tables(n, inverse):
     return chirp, bfilt, np.empty(m, np.complex128)
 
 
+@disk_cached
 @numba.njit(cache=False, error_model="numpy")
 def _fft_c2c_axis(x, out, inverse):
     """``out`` = the transform of ``x`` along the middle axis of ``(outer, n, inner)``
@@ -117,6 +123,7 @@ def _fft_c2c_axis(x, out, inverse):
                 out[o, k, i] = line[k] * scale
 
 
+@disk_cached
 @numba.njit(cache=False, error_model="numpy")
 def _fft_r2c_last(x, out):
     """``out`` (rows, n // 2 + 1) = the non-negative frequencies of the transform of
@@ -134,6 +141,7 @@ def _fft_r2c_last(x, out):
             out[r, k] = line[k]
 
 
+@disk_cached
 @numba.njit(cache=False, error_model="numpy")
 def _fft_c2r_last(x, out):
     """``out`` (rows, n) = the real inverse transform (divided by ``n``) of each row of

@@ -4,8 +4,9 @@
 ``numba.njit(inline="always")`` inlines a function at Numba's own IR level: every
 kernel that calls it types and lowers the whole body again, once per call site (for
 kernels calling sin, exp or tanh, most of their compile time). :func:`helper`
-compiles a function the ordinary way instead — once per process and argument types —
-and marks the compiled LLVM function ``alwaysinline``. A kernel that calls it links
+compiles a function the ordinary way instead — once per machine and argument types,
+kept in absjit's disk cache (:func:`disk_cached`) — and marks the compiled LLVM
+function ``alwaysinline``. A kernel that calls it links
 that code, and LLVM inlines it into the calling loop before optimising, so the loop
 vectoriser sees the same code as before; another call site, or another kernel, costs
 a call to type, not the body.
@@ -15,6 +16,10 @@ the calling kernel's: a kernel compiled with ``fastmath`` does not apply it to a
 helper's arithmetic (whose range reductions and error-free sums rely on IEEE
 rounding). They are compiled without a Python entry point (half the cost of compiling
 a small one), so they can only be called from ``njit`` code.
+
+The larger kernels (LAPACK, BLAS, FFT, ``top_k``) are plain ``numba.njit`` functions
+under :func:`disk_cached`: 0.3-0.7 s each to compile, they were most of the compile
+time of a program with a decomposition, paid again in every process.
 """
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ import logging
 
 import numba
 
-__all__ = ["helper", "read_only_inputs"]
+__all__ = ["helper", "read_only_inputs", "disk_cached"]
 
 log = logging.getLogger("absjit")
 
@@ -46,9 +51,10 @@ def helper(fn=None, **flags):
         add_overload(cres)
 
     # Numba calls ``add_overload`` with each new compile result, after finalising its
-    # library and before any kernel links it.
+    # library and before any kernel links it (or the disk cache saves it: a helper
+    # loaded from there links code that already carries the mark).
     disp.add_overload = add_marked
-    return disp
+    return disk_cached(disp)
 
 
 def _mark_alwaysinline(cres) -> None:
@@ -58,9 +64,14 @@ def _mark_alwaysinline(cres) -> None:
     helpers out of line, and loops calling them are not vectorised."""
     try:
         name = cres.fndesc.llvm_func_name
-        for f in cres.library._final_module.functions:
+        library = cres.library
+        # a library loaded from the disk cache links its ``_shared_module``, saved
+        # with the mark
+        module = library._shared_module or library._final_module
+        for f in module.functions:
             if f.name == name and not f.is_declaration:
-                f.add_function_attribute("alwaysinline")
+                if "alwaysinline" not in str(f.attributes):
+                    f.add_function_attribute("alwaysinline")
                 return
     except Exception:  # noqa: BLE001 - a newer Numba's internals
         pass
@@ -100,3 +111,76 @@ def read_only_inputs(*positions):
         disp.compile = compile_read_only
         return disp
     return wrap
+
+
+def disk_cached(disp):
+    """Keep ``disp``'s compiled versions in absjit's disk cache, as generated kernels
+    are: a helper that takes a second or so to compile (the LAPACK, BLAS, FFT and sort
+    kernels) then compiles once per machine and argument types, not once per process.
+
+    Each helper is one cache entry, ``absjit_k_helper_<module>_<name>``: its Numba files
+    are authenticated before Numba reads them and signed after it writes them, like a
+    kernel's (:mod:`absjit.backends.diskcache`). The entry's module file records the
+    backend's version key, so a new absjit, Numba or CPU (or another optimisation level)
+    starts the entry afresh; Numba's own index also checks the helper's source file and
+    bytecode. Without a usable disk cache it compiles in every process, as before."""
+    disp._cache = _HelperCache(disp)
+    return disp
+
+
+class _HelperCache:
+    """What a Numba dispatcher asks of its cache (``load_overload``, ``save_overload``,
+    ``flush``), answered from absjit's disk cache directory of the moment (tests and
+    users may point it elsewhere while a process runs)."""
+
+    def __init__(self, disp):
+        fn = disp.py_func
+        self._disp = disp
+        from ..diskcache import HELPER_PREFIX
+        self._unit = f"{HELPER_PREFIX}{fn.__module__.rsplit('.', 1)[-1]}_{fn.__qualname__}"
+        self._pinned: dict = {}  # numba directory -> Numba's cache object pinned there
+
+    def _cache(self):
+        from .. import diskcache
+        if not diskcache.usable():
+            return None
+        directory = diskcache.numba_dir()
+        cache = self._pinned.get(directory)
+        if cache is None:
+            from ...compat import pinned_cache
+            from ..base import get_backend
+            versions = get_backend("cpu").version_key()
+            text = f"# absjit helper {self._unit}\n# {versions!r}\n"
+            diskcache.write_module(self._unit, text)  # a new text purges the old files
+            cache = pinned_cache(self._disp.py_func, directory, filename_base=self._unit)
+            self._pinned[directory] = cache
+        return cache
+
+    def load_overload(self, sig, target_context):
+        from .. import diskcache
+        try:
+            cache = self._cache()
+            if cache is None or not diskcache.verify_or_purge(self._unit):
+                return None
+            return cache.load_overload(sig, target_context)
+        except Exception:  # noqa: BLE001 - unreadable or vanished files: compile
+            log.debug("helper %s: disk cache not read", self._unit, exc_info=True)
+            return None
+
+    def save_overload(self, sig, cres):
+        from .. import diskcache
+        try:
+            cache = self._cache()
+            if cache is not None:
+                cache.save_overload(sig, cres)
+                diskcache.record_mac(self._unit)
+        except Exception:  # noqa: BLE001 - the helper runs; it is just not saved
+            log.debug("helper %s: not saved to the disk cache", self._unit, exc_info=True)
+
+    @property
+    def cache_path(self):  # what ``Dispatcher.stats`` reports
+        from .. import diskcache
+        return diskcache.numba_dir(create=False)
+
+    def flush(self):
+        self._pinned.clear()

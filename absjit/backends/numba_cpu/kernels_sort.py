@@ -7,7 +7,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .helper_jit import helper, read_only_inputs
+from .helper_jit import disk_cached, helper, read_only_inputs
 
 __all__ = ["_sort_lt_float", "_sort_lt_complex", "_top_k_rows"]
 
@@ -32,6 +32,7 @@ def _sort_lt_complex(a, b):
     return br != br
 
 
+@disk_cached
 @numba.njit(cache=False)
 def _top_k_sift(hk, hi, size, pos):
     """Restore the heap below ``pos``: every parent ranks at or below its children
@@ -51,6 +52,7 @@ def _top_k_sift(hk, hi, size, pos):
 
 
 @read_only_inputs(0, 1)
+@disk_cached
 @numba.njit(cache=False)
 def _top_k_rows(x, keys, flip, neg_mask, vals, idx):
     """``top_k`` of every row of the 2-D ``x`` into ``vals``/``idx`` (rows × k).

@@ -30,7 +30,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-from .helper_jit import read_only_inputs
+from .helper_jit import disk_cached, read_only_inputs
 from .lapack_symbols import ROUTINES, symbols
 
 __all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",
@@ -126,12 +126,14 @@ overload(_is_complex)(_is_complex_typer)
 SMALL_ORDER = 16
 
 
+@disk_cached
 @numba.njit(cache=False)
 def _pivot_size(v):
     """|re| + |im|, the size LAPACK's ``i?amax`` compares pivots by (|v| for reals)."""
     return abs(v.real) + abs(v.imag)
 
 
+@disk_cached
 @numba.njit(cache=False, error_model="numpy")
 def _small_lu(a, lu, piv, perm):
     """LAPACK's unblocked ``?getf2`` on one (m, n) matrix ``a``, into ``lu``: the first
@@ -167,6 +169,7 @@ def _small_lu(a, lu, piv, perm):
 
 
 @read_only_inputs(0)
+@disk_cached
 @numba.njit(cache=False)
 def _lapack_lu(x, lu, piv, perm):
     """LU with partial pivoting of each (m, n) matrix of ``x`` (B, m, n): ``lu`` holds L
@@ -203,6 +206,7 @@ def _lapack_lu(x, lu, piv, perm):
 
 
 @read_only_inputs(0)
+@disk_cached
 @numba.njit(cache=False)
 def _lapack_cholesky(x, out):
     """Lower Cholesky factor of each (n, n) matrix of ``x`` (B, n, n), reading its lower
@@ -233,6 +237,7 @@ def _lapack_cholesky(x, out):
 
 
 @read_only_inputs(0, 1)
+@disk_cached
 @numba.njit(cache=False)
 def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     """Solve ``op(a) x = rhs`` (``left_side``) or ``x op(a) = rhs`` for each triangular
@@ -277,6 +282,7 @@ def _blas_trsm(a, rhs, out, left_side, lower, transpose_a, conjugate_a, unit_dia
               ob.ctypes, ints[3:].ctypes)
 
 
+@disk_cached
 @numba.njit(cache=False, error_model="numpy")  # a zero on the diagonal gives inf/NaN
 def _small_trsm(a, out, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     """:func:`_blas_trsm` on one triangle ``a`` (k, k), in place on ``out`` (m, n), by
@@ -309,6 +315,7 @@ def _small_trsm(a, out, left_side, lower, transpose_a, conjugate_a, unit_diagona
                 out[v, i] = acc
 
 
+@disk_cached
 @numba.njit(cache=False)
 def _fortran_copy(src, buf):
     """``buf[j, i] = src[i, j]``: the C matrix ``src`` laid out column-major in ``buf``.
@@ -324,6 +331,7 @@ def _fortran_copy(src, buf):
 
 
 @read_only_inputs(0)
+@disk_cached
 @numba.njit(cache=False)
 def _lapack_eigh(x, v, w, lower):
     """Eigenvectors (columns of ``v``) and ascending real eigenvalues ``w`` of each
@@ -378,6 +386,7 @@ def _lapack_eigh(x, v, w, lower):
 
 
 @read_only_inputs(0)
+@disk_cached
 @numba.njit(cache=False)
 def _lapack_qr(x, q, r):
     """``x = q r`` for each (m, n) matrix of ``x`` (B, m, n): ``q`` (B, m, kq) with
@@ -424,6 +433,7 @@ def _lapack_qr(x, q, r):
 
 
 @read_only_inputs(0)
+@disk_cached
 @numba.njit(cache=False)
 def _lapack_svd(x, s, u, vt, compute_uv):
     """Real singular values ``s`` (B, k) in descending order of each (m, n) matrix of
@@ -481,6 +491,7 @@ def _lapack_svd(x, s, u, vt, compute_uv):
 
 
 @read_only_inputs(0)
+@disk_cached
 @numba.njit(cache=False)
 def _lapack_eig(x, w, v, compute_v):
     """Eigenvalues ``w`` (B, n, complex) and, with ``compute_v``, right eigenvectors
@@ -535,6 +546,7 @@ def _lapack_eig(x, w, v, compute_v):
 
 
 @read_only_inputs(0)
+@disk_cached
 @numba.njit(cache=False)
 def _lapack_schur(x, t, z):
     """The Schur form ``x = z t z^H`` of each (n, n) matrix of ``x`` (B, n, n), unsorted,
@@ -580,6 +592,7 @@ def _lapack_schur(x, t, z):
                 z[b, i, j] = np.nan if failed else vs[j, i]
 
 
+@disk_cached
 @numba.njit(cache=False)
 def _complex_schur(t, z, tc, zc):
     """The complex Schur form ``(tc, zc)`` (triangular ``tc``, unitary ``zc``) made
@@ -636,6 +649,7 @@ def _complex_schur(t, z, tc, zc):
 
 
 @read_only_inputs(0)
+@disk_cached
 @numba.njit(cache=False)
 def _lapack_hessenberg(x, h, q):
     """``x = q h q^H`` for each (n, n) matrix of ``x`` (B, n, n): ``h`` zero below the
@@ -686,6 +700,7 @@ def _lapack_hessenberg(x, h, q):
 
 # -- eig of complex matrices: its eigenvalues and vectors come whole, not in pairs -----
 @read_only_inputs(0)
+@disk_cached
 @numba.njit(cache=False)
 def _lapack_eig_complex(x, w, v, compute_v):
     """:func:`_lapack_eig` for complex matrices (``?geev``): eigenvalues ``w`` and, with
