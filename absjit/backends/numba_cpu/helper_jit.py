@@ -144,14 +144,14 @@ class _HelperCache:
         from .. import diskcache
         if not diskcache.usable():
             return None
+        from ..base import get_backend
+        versions = get_backend("cpu").version_key()
+        # (again each time: a clear() may have removed it; a new text purges old files)
+        diskcache.write_module(self._unit, f"# absjit helper {self._unit}\n# {versions!r}\n")
         directory = diskcache.numba_dir()
         cache = self._pinned.get(directory)
         if cache is None:
             from ...compat import pinned_cache
-            from ..base import get_backend
-            versions = get_backend("cpu").version_key()
-            text = f"# absjit helper {self._unit}\n# {versions!r}\n"
-            diskcache.write_module(self._unit, text)  # a new text purges the old files
             cache = pinned_cache(self._disp.py_func, directory, filename_base=self._unit)
             self._pinned[directory] = cache
         return cache

@@ -81,3 +81,22 @@ def test_a_new_version_key_starts_the_entry_afresh(tmp_path):
     got = run(tmp_path, 20)
     assert got["ok"] and got["counts"]["lu"] == [0, 1]
     assert stub.read_text() == text
+
+
+def test_helpers_are_saved_again_after_the_cache_is_cleared(tmp_path):
+    env = dict(os.environ, ABSJIT_CACHE_DIR=str(tmp_path), ABSJIT_TIERING="0")
+    env.pop("ABSJIT_DISABLE_DISK_CACHE", None)
+    script = r"""
+import numpy as np, absjit, absjit.numpy as jnp, absjit.cache
+absjit.config.update("enable_x64", True)
+a = np.eye(20) * 2
+absjit.jit(jnp.linalg.solve)(a.astype(np.float32), np.ones((20, 1), np.float32))
+absjit.cache.clear()
+# the same helpers, for another element type: compiled after the clear
+absjit.jit(jnp.linalg.solve)(a, np.ones((20, 1)))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    entry = tmp_path / "numba_cpu" / "absjit_k_helper_lapack_kernels__lapack_lu"
+    assert entry.with_suffix(".py").exists() and entry.with_suffix(".mac").exists()
