@@ -42,7 +42,8 @@ def kernel_module(name, path, text, callees, flags):
     sys.modules.setdefault(name, module)
     module.__dict__.update(callees)  # outlined loop bodies this function calls
     exec(compile(text, path, "exec"), module.__dict__)  # noqa: S102 - our own source
-    chunk_flags = dict(flags, parallel=False)
+    # chunks run as tasks of the pool, called from compiled code only
+    chunk_flags = dict(flags, parallel=False, no_cpython_wrapper=True)
     for nm, obj in list(module.__dict__.items()):
         if nm.startswith("_loop") and isinstance(obj, types.FunctionType):
             module.__dict__[nm] = numba.njit(**chunk_flags)(obj)
