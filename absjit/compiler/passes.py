@@ -10,6 +10,11 @@ with :func:`~.ir.verify`, as jaxpr passes end with ``typecheck``.
                     buffer (a product's bias + relu epilogue runs in place).
 ``fuse_rows``       a reduction along the trailing axes and the nests and reductions that
                     consume it run row by row in one loop (:mod:`.rows`).
+``hoist_invariants`` scalars a loop nest's body computes without its loop variables
+                    (a scatter's row index, read once per row, not once per element)
+                    move before the nest. Not in :func:`optimize`: for renderers whose
+                    nests are loops in one function (the cpu backend), not kernel
+                    launches (cuda).
 
 Shape guards need no pass: only the program's entry checks its parameters (renderers
 emit them from ``Program.params``); loop bodies never do.
@@ -20,7 +25,8 @@ from ..core.shapes import IxVar
 from . import ir
 from .rows import fuse_rows
 
-__all__ = ["scalarize", "hoist_allocs", "reuse_dead", "fuse_rows", "optimize"]
+__all__ = ["scalarize", "hoist_allocs", "reuse_dead", "fuse_rows", "hoist_invariants",
+           "optimize"]
 
 
 def _map_blocks(block, fn):
@@ -169,6 +175,89 @@ def reuse_dead(program: ir.Program) -> ir.Program:
                 break
         return block
     program.body = _map_blocks(program.body, rewrite)
+    return ir.verify(program)
+
+
+# -- hoist_invariants ----------------------------------------------------------------
+def _nest_vars(expr) -> set:
+    """Loop variables a scalar expression's index expressions name."""
+    if isinstance(expr, ir.Load):
+        return set().union(*(ir.ix_vars(ix) for ix in expr.index))
+    if isinstance(expr, ir.IndexValue):
+        return ir.ix_vars(expr.ix)
+    return set()
+
+
+def _invariant_lets(nest, defs) -> list:
+    """The ``Let`` statements at the top of ``nest``'s body (before anything else runs)
+    whose value is the same at every iteration: no loop variable of the nest in their
+    indices, operands defined outside the nest or by an earlier invariant, a loaded
+    buffer the nest never writes, and a symbol defined there only (``defs``: how many
+    times the program defines each symbol). A nest that may run no iteration keeps
+    its body (a hoisted load would then run where none ran)."""
+    if not all(type(n) is int and n > 0 for n in nest.shape):
+        return []
+    inner = set(nest.vars)
+    written, defined = set(), {}
+    for stmt in ir.walk(nest.body):
+        for v in ir.stmt_defs(stmt):
+            if isinstance(v, ir.Buffer):
+                written.add(id(v))
+            else:
+                defined[id(v)] = defined.get(id(v), 0) + 1
+    hoisted, hoisted_syms = [], set()
+    for stmt in nest.body:
+        if not isinstance(stmt, ir.Let) or defs.get(id(stmt.sym)) != 1 \
+                or _nest_vars(stmt.expr) & inner:
+            break  # keep the order of everything from here on
+        ok = True
+        for v in ir.expr_values(stmt.expr):
+            if isinstance(v, ir.Buffer):
+                ok &= id(v) not in written
+            elif isinstance(v, ir.Sym):
+                ok &= id(v) not in defined or id(v) in hoisted_syms
+        if not ok:
+            break
+        hoisted.append(stmt)
+        hoisted_syms.add(id(stmt.sym))
+    return hoisted
+
+
+def hoist_invariants(program: ir.Program) -> ir.Program:
+    """Loop-invariant scalars at the top of a plain nest's body move before the nest.
+
+    A scatter-add row by row reads its row index inside the loop over the row's
+    elements (``for j in range(width): r = idx[i]; out[r, j] += src[s, j]``); LLVM
+    cannot move that load out, since the stores to ``out`` might change ``idx`` for
+    all it knows, and the row loop then runs unvectorised. Only statements before the
+    body's first other statement move (so reads keep their order with respect to
+    writes), and only out of ``Nest`` statements (not rows or reductions, whose bodies
+    other passes shape) outside rows loops."""
+    defs: dict = {}
+    for stmt in ir.walk(program.body):
+        if isinstance(stmt, ir.Let):
+            defs[id(stmt.sym)] = defs.get(id(stmt.sym), 0) + 1
+
+    def rewrite(block, in_rows):
+        out = []
+        for stmt in block:
+            if isinstance(stmt, (ir.Nest, ir.Reduce, ir.ForRange)):
+                stmt.body = rewrite(stmt.body, isinstance(stmt, ir.Rows))
+            elif isinstance(stmt, ir.Switch):
+                stmt.branches = [rewrite(b, False) for b in stmt.branches]
+            elif isinstance(stmt, ir.While):
+                stmt.cond_body = rewrite(stmt.cond_body, False)
+                stmt.body = rewrite(stmt.body, False)
+            # A rows loop holds nests and reductions only (a renderer may split it
+            # into whole-array loops again: ``rows.unfused``).
+            if type(stmt) is ir.Nest and stmt.body and not in_rows:
+                lets = _invariant_lets(stmt, defs)
+                if lets:
+                    out += lets
+                    stmt.body = stmt.body[len(lets):]
+            out.append(stmt)
+        return out
+    program.body = rewrite(program.body, False)
     return ir.verify(program)
 
 

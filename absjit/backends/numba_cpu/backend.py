@@ -31,6 +31,7 @@ import numpy as np
 
 from ... import __version__
 from ...compiler import Unsupported, compile_to_ir, ir
+from ...compiler.passes import hoist_invariants
 from ...compiler.pieces import outline_loops, split_program
 from ...core.primitive import impl_rules
 from ...errors import CompilationError
@@ -515,7 +516,8 @@ class NumbaCPUBackend(Backend):
         gc.disable()  # planning makes no garbage cycles: long programs plan ~30% faster
         try:
             closed_jaxpr = fold_dot_transposes(closed_jaxpr)
-            program = compile_to_ir(closed_jaxpr, options, loop_scatters=True)
+            program = hoist_invariants(compile_to_ir(closed_jaxpr, options,
+                                                     loop_scatters=True))
             program, half_views = lower_half(program, options)
             par = options.parallel
             parallel_ok = (not _calls_blas(program)) if par is None else bool(par)
