@@ -118,10 +118,10 @@ def disk_cached(disp):
     are: a helper that takes a second or so to compile (the LAPACK, BLAS, FFT and sort
     kernels) then compiles once per machine and argument types, not once per process.
 
-    Each helper is one cache entry, ``absjit_k_helper_<module>_<name>``: its Numba files
-    are authenticated before Numba reads them and signed after it writes them, like a
-    kernel's (:mod:`absjit.backends.diskcache`). The entry's module file records the
-    backend's version key, so a new absjit, Numba or CPU (or another optimisation level)
+    Each helper and signature is one cache entry (``absjit_k_helper_<module>_<name>_<hash>``):
+    its Numba files are authenticated before Numba reads them and signed after it
+    writes them, like a kernel's (:mod:`absjit.backends.diskcache`). The entry's module
+    file records the backend's version key, so a new absjit, Numba or CPU (or another optimisation level)
     starts the entry afresh; Numba's own index also checks the helper's source file and
     bytecode. Without a usable disk cache it compiles in every process, as before."""
     disp._cache = _HelperCache(disp)
@@ -131,51 +131,62 @@ def disk_cached(disp):
 class _HelperCache:
     """What a Numba dispatcher asks of its cache (``load_overload``, ``save_overload``,
     ``flush``), answered from absjit's disk cache directory of the moment (tests and
-    users may point it elsewhere while a process runs)."""
+    users may point it elsewhere while a process runs).
+
+    Each signature is an entry of its own (``<helper>_<hash of the signature>``): Numba
+    keeps a function's signatures in one index and numbers their data files, and two
+    processes saving different signatures at once would both take the same number (one
+    index would then name the other's code). Saves of one signature by two processes
+    write equivalent files, and the MAC is rewritten until it matches them."""
 
     def __init__(self, disp):
         fn = disp.py_func
         self._disp = disp
         from ..diskcache import HELPER_PREFIX
-        self._unit = f"{HELPER_PREFIX}{fn.__module__.rsplit('.', 1)[-1]}_{fn.__qualname__}"
-        self._pinned: dict = {}  # numba directory -> Numba's cache object pinned there
+        self._base = f"{HELPER_PREFIX}{fn.__module__.rsplit('.', 1)[-1]}_{fn.__qualname__}"
+        self._pinned: dict = {}  # (numba directory, entry) -> Numba's cache object
 
-    def _cache(self):
+    def _cache(self, sig):
+        """``(entry name, Numba's cache object for it)``, or None without a usable disk
+        cache."""
         from .. import diskcache
         if not diskcache.usable():
             return None
+        import hashlib
         from ..base import get_backend
+        unit = f"{self._base}_{hashlib.sha256(str(sig).encode()).hexdigest()[:16]}"
         versions = get_backend("cpu").version_key()
         # (again each time: a clear() may have removed it; a new text purges old files)
-        diskcache.write_module(self._unit, f"# absjit helper {self._unit}\n# {versions!r}\n")
+        diskcache.write_module(unit, f"# absjit helper {self._base}\n# signature {sig}\n"
+                               f"# {versions!r}\n")
         directory = diskcache.numba_dir()
-        cache = self._pinned.get(directory)
+        cache = self._pinned.get((directory, unit))
         if cache is None:
             from ...compat import pinned_cache
-            cache = pinned_cache(self._disp.py_func, directory, filename_base=self._unit)
-            self._pinned[directory] = cache
-        return cache
+            cache = pinned_cache(self._disp.py_func, directory, filename_base=unit)
+            self._pinned[(directory, unit)] = cache
+        return unit, cache
 
     def load_overload(self, sig, target_context):
         from .. import diskcache
         try:
-            cache = self._cache()
-            if cache is None or not diskcache.verify_or_purge(self._unit):
+            got = self._cache(sig)
+            if got is None or not diskcache.verify_or_purge(got[0]):
                 return None
-            return cache.load_overload(sig, target_context)
+            return got[1].load_overload(sig, target_context)
         except Exception:  # noqa: BLE001 - unreadable or vanished files: compile
-            log.debug("helper %s: disk cache not read", self._unit, exc_info=True)
+            log.debug("helper %s: disk cache not read", self._base, exc_info=True)
             return None
 
     def save_overload(self, sig, cres):
         from .. import diskcache
         try:
-            cache = self._cache()
-            if cache is not None:
-                cache.save_overload(sig, cres)
-                diskcache.record_mac(self._unit)
+            got = self._cache(sig)
+            if got is not None:
+                got[1].save_overload(sig, cres)
+                diskcache.record_mac(got[0])
         except Exception:  # noqa: BLE001 - the helper runs; it is just not saved
-            log.debug("helper %s: not saved to the disk cache", self._unit, exc_info=True)
+            log.debug("helper %s: not saved to the disk cache", self._base, exc_info=True)
 
     @property
     def cache_path(self):  # what ``Dispatcher.stats`` reports

@@ -7,6 +7,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -31,6 +32,12 @@ counts = {name: [sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.valu
           for name, d in helpers.items()}
 print(json.dumps({"ok": ok, "counts": counts, "info": absjit.cache.info()}))
 """
+
+
+def entry(tmp_path, helper, suffix):
+    """The files of a helper's entries (one per signature) with ``suffix``."""
+    return [pathlib.Path(p) for p in sorted(glob.glob(
+        str(tmp_path / "numba_cpu" / f"absjit_k_helper_{helper}_*{suffix}")))]
 
 
 def run(tmp_path, order, program="exp"):
@@ -60,14 +67,14 @@ def test_a_helper_entry_that_does_not_authenticate_is_never_read(tmp_path):
     assert run(tmp_path, 6)["counts"] == {"exp": [1, 0]}
     # Numba's files are intact and loadable; only their MAC is wrong (as if another
     # user had written them): they must not be read
-    mac = tmp_path / "numba_cpu" / "absjit_k_helper_fastmath_kernels__exp_float32.mac"
+    (mac,) = entry(tmp_path, "fastmath_kernels__exp_float32", ".mac")
     mac.write_text("0" * 64)
     got = run(tmp_path, 7)
     assert got["ok"] and got["counts"] == {"exp": [0, 1]}
     assert run(tmp_path, 8)["counts"] == {"exp": [1, 0]}  # rebuilt and signed
     # a damaged data file is dropped too, and the call still answers
     (data,) = glob.glob(str(tmp_path / "numba_cpu" / "__pycache__" /
-                            "absjit_k_helper_fastmath_kernels__exp_float32.*.nbc"))
+                            "absjit_k_helper_fastmath_kernels__exp_float32_*.nbc"))
     with open(data, "r+b") as fh:
         fh.seek(os.path.getsize(data) // 2)
         byte = fh.read(1)
@@ -79,7 +86,7 @@ def test_a_helper_entry_that_does_not_authenticate_is_never_read(tmp_path):
 
 def test_a_new_version_key_starts_the_entry_afresh(tmp_path):
     run(tmp_path, 5)
-    stub = tmp_path / "numba_cpu" / "absjit_k_helper_fastmath_kernels__exp_float32.py"
+    (stub,) = entry(tmp_path, "fastmath_kernels__exp_float32", ".py")
     text = stub.read_text()
     assert "absjit helper" in text and "numba_cpu" in text  # the backend's version key
     stub.write_text(text.replace("numba_cpu", "numba_cpu (another build)"))
@@ -103,5 +110,32 @@ assert np.array_equal(np.asarray(absjit.jit(jnp.sort)(x)), np.sort(x), equal_nan
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    entry = tmp_path / "numba_cpu" / "absjit_k_helper_kernels_sort__sort_lt_float"
-    assert entry.with_suffix(".py").exists() and entry.with_suffix(".mac").exists()
+    # the float64 entry, with its module file and MAC (the clear took float32's)
+    assert len(entry(tmp_path, "kernels_sort__sort_lt_float", ".py")) == 1
+    assert len(entry(tmp_path, "kernels_sort__sort_lt_float", ".mac")) == 1
+
+
+def test_each_signature_is_an_entry_of_its_own(tmp_path):
+    # Numba numbers a function's data files in one index: two processes saving two
+    # signatures at once would take the same number. One entry per signature cannot.
+    env = dict(os.environ, ABSJIT_CACHE_DIR=str(tmp_path), ABSJIT_TIERING="0")
+    env.pop("ABSJIT_DISABLE_DISK_CACHE", None)
+    script = r"""
+import json, os, numpy as np, absjit, absjit.numpy as jnp
+from absjit.backends.numba_cpu import kernels_sort as ks
+absjit.config.update("enable_x64", True)
+x = np.array([3.0, np.nan, -1.0, 2.0, -0.0, 5.0])[:int(os.environ["N"])]  # a new kernel
+for dt in (np.float32, np.float64):
+    assert np.array_equal(np.asarray(absjit.jit(jnp.sort)(x.astype(dt))),
+                          np.sort(x.astype(dt)), equal_nan=True)
+d = ks._sort_lt_float
+print(json.dumps([sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values())]))
+"""
+    counts = []
+    for n in (4, 6):
+        proc = subprocess.run([sys.executable, "-c", script], env=dict(env, N=str(n)),
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        counts.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert counts == [[0, 2], [2, 0]]
+    assert len(entry(tmp_path, "kernels_sort__sort_lt_float", ".mac")) == 2
