@@ -1,7 +1,7 @@
 """The Threefry-2x32 cipher for generated kernels (lowering ``threefry2x32``).
 
-One ``njit`` function compiled once per process; a kernel calls it and LLVM inlines
-it into the loop, where the literal rotation amounts become packed rotates and the
+One ``njit`` function compiled once per machine (kept in the disk cache,
+:func:`.helper_jit.disk_cached`); a kernel calls it and LLVM inlines it into the loop, where the literal rotation amounts become packed rotates and the
 loop vectorises. Numba types each kernel's call once instead of ~130 statements.
 """
 from __future__ import annotations
@@ -10,12 +10,14 @@ import numba
 import numpy as np
 
 from ...ops.threefry import KEY_PARITY
+from .helper_jit import disk_cached
 
 __all__ = ["_threefry2x32_x0", "_threefry2x32_x1", "_threefry2x32_xor"]
 
 _U = np.uint32
 
 
+@disk_cached
 @numba.njit(error_model="numpy")
 def _rotl(x, r):
     return _U(_U(x << _U(r)) | _U(x >> _U(32 - r)))
@@ -24,6 +26,7 @@ def _rotl(x, r):
 # A loop over the five groups of four rounds keeps the function small for Numba to
 # type (inlining 20 round helpers at Numba's level costs seconds); LLVM unrolls it,
 # so the rotation amounts are constants again in the machine code.
+@disk_cached
 @numba.njit(error_model="numpy")
 def _threefry2x32(k0, k1, x0, x1):
     k2 = _U(_U(k0 ^ k1) ^ _U(KEY_PARITY))
@@ -49,16 +52,19 @@ def _threefry2x32(k0, k1, x0, x1):
     return x0, x1
 
 
+@disk_cached
 @numba.njit(error_model="numpy")
 def _threefry2x32_x0(k0, k1, x0, x1):
     return _threefry2x32(k0, k1, x0, x1)[0]
 
 
+@disk_cached
 @numba.njit(error_model="numpy")
 def _threefry2x32_x1(k0, k1, x0, x1):
     return _threefry2x32(k0, k1, x0, x1)[1]
 
 
+@disk_cached
 @numba.njit(error_model="numpy")
 def _threefry2x32_xor(k0, k1, x0, x1):
     y0, y1 = _threefry2x32(k0, k1, x0, x1)
