@@ -456,12 +456,13 @@ def _pow_abstract(x, y):
 def _pow_impl(x, y):
     with _quiet():
         out = np.power(x, y).astype(x.dtype)
-        if dtypes.is_float(x.dtype) and not dtypes.is_integer(np.result_type(y)) and np.any(y == 0.5):
+        if dtypes.is_float(x.dtype) and not dtypes.is_integer(np.result_type(y)):
             # NumPy takes a power of one half as a square root, which gives NaN at -inf
             # and -0 at -0; IEEE pow (and JAX) give +inf and +0.
             half = np.asarray(y) == 0.5
-            out = np.where(half & (x == -np.inf), np.inf,
-                           np.where(half & (x == 0), 0, out)).astype(x.dtype)
+            if half.any():
+                out = np.where(half & (x == -np.inf), np.inf,
+                               np.where(half & (x == 0), 0, out)).astype(x.dtype)
     return [out]
 
 

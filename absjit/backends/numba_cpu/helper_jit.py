@@ -118,11 +118,12 @@ def disk_cached(disp):
     are: a helper that takes a second or so to compile (the LAPACK, BLAS, FFT and sort
     kernels) then compiles once per machine and argument types, not once per process.
 
-    Each helper and signature is one cache entry (``absjit_k_helper_<module>_<name>_<hash>``):
-    its Numba files are authenticated before Numba reads them and signed after it
-    writes them, like a kernel's (:mod:`absjit.backends.diskcache`). The entry's module
-    file records the backend's version key, so a new absjit, Numba or CPU (or another optimisation level)
-    starts the entry afresh; Numba's own index also checks the helper's source file and
+    Each helper and signature is one cache entry
+    (``absjit_k_helper_<module>_<name>_<hash>``): its Numba files are authenticated
+    before Numba reads them and signed after it writes them, like a kernel's
+    (:mod:`absjit.backends.diskcache`). The entry's module file records the backend's
+    version key, so a new absjit, Numba or CPU (or another optimisation level) starts
+    the entry afresh; Numba's own index also checks the helper's source file and
     bytecode. Without a usable disk cache it compiles in every process, as before."""
     disp._cache = _HelperCache(disp)
     return disp

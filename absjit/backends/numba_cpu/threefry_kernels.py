@@ -1,8 +1,9 @@
 """The Threefry-2x32 cipher for generated kernels (lowering ``threefry2x32``).
 
 One ``njit`` function compiled once per machine (kept in the disk cache,
-:func:`.helper_jit.disk_cached`); a kernel calls it and LLVM inlines it into the loop, where the literal rotation amounts become packed rotates and the
-loop vectorises. Numba types each kernel's call once instead of ~130 statements.
+:func:`.helper_jit.disk_cached`); a kernel calls it and LLVM inlines it into the loop,
+where the literal rotation amounts become packed rotates and the loop vectorises.
+Numba types each kernel's call once instead of ~130 statements.
 """
 from __future__ import annotations
 
