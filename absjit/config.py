@@ -76,13 +76,16 @@ class Config:
         # Background compiles run in a worker process (the caller's tier-0 calls keep
         # the GIL); off: in a thread of this process.
         self.compile_process: bool = _env_bool("ABSJIT_COMPILE_PROCESS", True)
+        # Tier 0 hands runs of elementwise equations to a compiled block evaluator
+        # (compiled once per machine); off: tier 0 is the NumPy interpreter alone.
+        self.tier0_evaluator: bool = _env_bool("ABSJIT_TIER0_EVALUATOR", True)
         self._listeners: list = []
 
     @property
     def _flags(self) -> tuple:
         return ("enable_x64", "explain_cache_misses", "disable_jit", "default_backend",
                 "recompile_warning_threshold", "traceback_filtering", "tiering",
-                "compile_process")
+                "compile_process", "tier0_evaluator")
 
     # What each flag accepts: a description and a check. Booleans must be real
     # bools: ``update("enable_x64", "no")`` must not turn x64 on.
@@ -98,6 +101,7 @@ class Config:
         "traceback_filtering": ("'auto' or 'off'", lambda v: v in ("auto", "off")),
         "tiering": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
         "compile_process": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
+        "tier0_evaluator": ("a bool", lambda v: isinstance(v, (bool, np.bool_))),
     }
 
     def _canonical_name(self, name) -> str:

@@ -31,15 +31,22 @@ class InterpretExecutable(Executable):
     """Runs the jaxpr on ``(*consts, *args)`` buffers with the impl rules, on the
     :class:`Schedule` made for it once (per sizes, at the ``ranked`` level)."""
 
-    __slots__ = ("jaxpr", "num_consts", "symbolic", "specialized", "schedule")
+    __slots__ = ("jaxpr", "num_consts", "symbolic", "specialized", "schedule",
+                 "make_schedule")
 
     def __init__(self, closed_jaxpr):
         self.jaxpr = closed_jaxpr.jaxpr
         self.num_consts = len(self.jaxpr.constvars)
         # Sizes of the ``ranked`` level: bound per call, one concrete copy per sizes.
         self.symbolic = is_symbolic_jaxpr(self.jaxpr)
-        self.specialized: dict = {}
-        self.schedule = None if self.symbolic else Schedule(self.jaxpr)
+        self.use_schedule(Schedule)
+
+    def use_schedule(self, make_schedule) -> None:
+        """Run with schedules ``make_schedule(jaxpr)`` from now on (a backend's tier 0
+        hands parts of them to compiled code)."""
+        self.make_schedule = make_schedule
+        self.specialized = {}
+        self.schedule = None if self.symbolic else make_schedule(self.jaxpr)
 
     def __call__(self, *buffers) -> list:
         n = self.num_consts
@@ -51,7 +58,8 @@ class InterpretExecutable(Executable):
             if schedule is None:
                 if len(self.specialized) > 64:
                     self.specialized.clear()
-                schedule = self.specialized[key] = Schedule(specialize(self.jaxpr, sizes))
+                schedule = self.specialized[key] = self.make_schedule(
+                    specialize(self.jaxpr, sizes))
         outs = schedule.run(buffers[:n], buffers[n:])
         # An output may be (a view of) an input buffer; when that input is writable
         # (a caller's NumPy array) the result must not alias it, since jit marks
@@ -242,6 +250,11 @@ class Schedule:
         # none (one context instead of one per transcendental).
         with np.errstate(all="ignore"):
             for eqn, rule, ufunc, slot, dead in self.steps:
+                if eqn is None:  # a step of several equations (a fused schedule's)
+                    rule(env)
+                    for v in dead:
+                        del env[v]
+                    continue
                 vals = [x.val if type(x) is Literal else env[x] for x in eqn.invars]
                 if slot is not None:
                     env[eqn.outvars[0]] = ufunc(*vals, out=slots[slot])

@@ -17,6 +17,7 @@
 """
 from __future__ import annotations
 
+import collections
 import gc
 import hashlib
 import importlib.util
@@ -497,7 +498,14 @@ class NumbaCPUBackend(Backend):
         return (pool.loops_enabled(),)  # ``ABSJIT_POOL_LOOPS``
 
     def interpreted(self, closed_jaxpr, options, compiling=lambda: False):
-        return threads.tier0_guard(super().interpreted(closed_jaxpr, options), compiling)
+        exe = super().interpreted(closed_jaxpr, options)
+        from ...config import config
+        if config.tier0_evaluator:
+            from .block_plan import FusingInterpreter, fusable_dtypes
+            dtypes = fusable_dtypes(closed_jaxpr.jaxpr)
+            if dtypes:
+                exe = FusingInterpreter(exe, dtypes)
+        return threads.tier0_guard(exe, compiling)
 
     def prepare_background_compiles(self, expected_seconds: float) -> None:
         # The worker's own start (Python, NumPy, Numba: ~0.5-1 s of a core) pays only
@@ -689,7 +697,11 @@ class NumbaCPUBackend(Backend):
 
     # -- one function: memory, disk, compile -----------------------------------------
     def _function(self, src, fn_name, sig, parallel, options, prims, callees=None,
-                  nogil=False):
+                  nogil=False, counted=True, only_from_disk=False):
+        """The dispatcher of generated function ``fn_name`` of ``src`` compiled for
+        ``sig``: from memory, the disk cache or a compile. ``counted=False`` leaves it out
+        of :attr:`stats` (absjit's own machinery, not a user's program);
+        ``only_from_disk`` returns None instead of compiling."""
         versions = self.version_key()  # first: it imports Numba as a compiler step
         if parallel:
             threads.configure_layer()  # a fork-safe layer, before Numba starts one
@@ -702,27 +714,31 @@ class NumbaCPUBackend(Backend):
         key_text = "\n".join([repr(versions), repr(sorted(flags.items())),
                               repr(sig), src])
         digest = _digest(key_text)[:32]
+        stats = self.stats if counted else collections.Counter()
         hit = self._functions.get(digest)
         if hit is not None:  # no lock for a hit: a background compile may hold it
-            self.stats["memory_hits"] += 1
+            stats["memory_hits"] += 1
             return hit
+        module_name = f"absjit_k_{digest}"
+        if only_from_disk and not (diskcache.usable() and
+                                   diskcache.verify_or_purge(module_name)):
+            return None
         with background.step(), self._lock:
             hit = self._functions.get(digest)
             if hit is not None:
-                self.stats["memory_hits"] += 1
+                stats["memory_hits"] += 1
                 return hit
             t0 = time.perf_counter()
-            module_name = f"absjit_k_{digest}"
             text = f"# absjit kernel {digest}\n# flags: {sorted(flags.items())}\n" + \
                 _HEADER + src
             disp, loaded = self._load(module_name, text, fn_name, flags, sig, src, prims,
                                       callees or {})
             seconds = time.perf_counter() - t0
             if loaded:
-                self.stats["disk_hits"] += 1
+                stats["disk_hits"] += 1
             else:
-                self.stats["compiles"] += 1
-                self.stats["compile_seconds"] += seconds
+                stats["compiles"] += 1
+                stats["compile_seconds"] += seconds
             self._functions[digest] = disp
         return disp
 

@@ -342,6 +342,11 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+#: Threads tier 0 may use now (the last count :func:`tier0_guard` chose): its block
+#: evaluator (:mod:`.block_plan`) splits large loops between them.
+TIER0 = {"threads": 1}
+
+
 def tier0_guard(executable, compiling):
     """``executable`` (the NumPy interpreter, whose products run in NumPy's BLAS) with
     BLAS at the policy's thread count, one fewer while ``compiling()`` (a background
@@ -358,6 +363,7 @@ def tier0_guard(executable, compiling):
         if state["n"] is None or monitor.due():
             busy = monitor.sample() if monitor.due() else monitor.others_busy
             state["n"] = max(1, choose_threads(cores, busy) - (1 if compiling() else 0))
+            TIER0["threads"] = state["n"]
             if state["setters"] is None:
                 state["setters"] = _blas_libraries()  # NumPy's, loaded already
         n = state["n"]

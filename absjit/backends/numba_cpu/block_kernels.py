@@ -1,0 +1,99 @@
+"""The parts of the block evaluator (:mod:`.block_vm`) its generated source imports:
+an address as a pointer, and the strided loads and stores of a block."""
+from __future__ import annotations
+
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
+
+from .helper_jit import helper
+
+__all__ = ["_address", "_gather", "_scatter"]
+
+
+@intrinsic
+def _address(typingctx, addr):
+    """The buffer at address ``addr`` (an integer) as a ``void*`` for ``numba.carray``."""
+    if not isinstance(addr, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+    return types.voidptr(addr), codegen
+
+@helper
+def _gather(r, src, off, t0, t1, t2, t3, s1, s2, s3, start, n):
+    end = start + n
+    pos = start
+    k = 0
+    i3 = start % s3  # the block's first index; later rows follow by carrying
+    q = start // s3
+    i2 = q % s2
+    q = q // s2
+    i1 = q % s1
+    i0 = q // s1
+    while pos < end:
+        base = off + i0 * t0 + i1 * t1 + i2 * t2
+        m = min(s3 - i3, end - pos)
+        rv = r[k:k + m]
+        if t3 == 0:
+            v = src[base]
+            for j in range(m):
+                rv[j] = v
+        elif t3 == 1:
+            sv = src[base + i3:base + i3 + m]
+            for j in range(m):
+                rv[j] = sv[j]
+        else:
+            b = base + i3 * t3
+            sa = src[b:b + (m - 1) * t3 + 1:t3]
+            for j in range(m):
+                rv[j] = sa[j]
+        k += m
+        pos += m
+        i3 = 0
+        i2 += 1
+        if i2 == s2:
+            i2 = 0
+            i1 += 1
+            if i1 == s1:
+                i1 = 0
+                i0 += 1
+
+@helper
+def _scatter(r, dst, off, t0, t1, t2, t3, s1, s2, s3, start, n, as_bool):
+    end = start + n
+    pos = start
+    k = 0
+    i3 = start % s3  # the block's first index; later rows follow by carrying
+    q = start // s3
+    i2 = q % s2
+    q = q // s2
+    i1 = q % s1
+    i0 = q // s1
+    while pos < end:
+        base = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
+        m = min(s3 - i3, end - pos)
+        rv = r[k:k + m]
+        if t3 == 1:
+            dv = dst[base:base + m]
+            if as_bool:
+                for j in range(m):
+                    dv[j] = rv[j] != 0
+            else:
+                for j in range(m):
+                    dv[j] = rv[j]
+        else:
+            da = dst[base:base + (m - 1) * t3 + 1:t3]
+            for j in range(m):
+                da[j] = (rv[j] != 0) if as_bool else rv[j]
+        k += m
+        pos += m
+        i3 = 0
+        i2 += 1
+        if i2 == s2:
+            i2 = 0
+            i1 += 1
+            if i1 == s1:
+                i1 = 0
+                i0 += 1
