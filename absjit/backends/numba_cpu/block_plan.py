@@ -17,6 +17,7 @@ its equations stay NumPy steps.
 """
 from __future__ import annotations
 
+import logging
 import threading
 
 import numpy as np
@@ -27,6 +28,8 @@ from ..interpret import _FRESH_RESULTS, Schedule
 from . import block_vm as vm
 from . import pool
 from .threads import TIER0
+
+log = logging.getLogger("absjit")
 
 __all__ = ["FusedSchedule", "FusingInterpreter", "fusable_dtypes", "MIN_OPS"]
 
@@ -94,7 +97,11 @@ def _classify(eqn, ops, T):
     if name in _VIEWS or name in _ALIASES or name in ("convert_element_type",
                                                        "dynamic_update_slice"):
         if any(type(v) is Literal for v in eqn.invars[:2]):
-            return None  # a constant's view or conversion: NumPy makes it once
+            # a broadcast constant fills a register; other views and conversions of a
+            # constant NumPy makes once
+            ok = name == "broadcast_in_dim" and np.size(eqn.invars[0].val) == 1 and \
+                odt in (T, _BOOL)
+            return "fill" if ok else None
     if name in _VIEWS:
         return "view" if odt in (T, _BOOL) else None
     if name in _ALIASES and not eqn.params:
@@ -254,6 +261,7 @@ class _Builder:
         self.view_of: dict = {}  # var -> _View (a value in memory)
         self.reg_of: dict = {}  # var -> (group, value): a value in a group's registers
         self.consts: list = []
+        self.constant_of: dict = {}  # var -> the Literal it holds everywhere
         self.n_ops = 0
 
     # buffers and views
@@ -266,6 +274,12 @@ class _Builder:
         got = self.view_of.get(v)
         if got is not None:
             return got
+        if v in self.constant_of:  # a broadcast constant: filled and stored
+            self.close()
+            group = self._open(_shape(v))
+            value = self.operand(group, v)
+            self.close()
+            self.reg_of[v] = (group, value)
         if v in self.reg_of:
             group, value = self.reg_of[v]
             buf = self._buffer("temp", _shape(v), _dtype(v), v)
@@ -300,6 +314,7 @@ class _Builder:
 
     def operand(self, group, v) -> int:
         """A value number of ``group`` holding operand ``v``."""
+        v = self.constant_of.get(v, v)
         if type(v) is Literal:
             c = vm.fill_value(v.val, self.T if _dtype(v) != _BOOL else _BOOL)
             got = group.fills.get(c)
@@ -339,6 +354,10 @@ class _Builder:
     # equations
     def add(self, eqn, kind):
         out = eqn.outvars[0]
+        if kind == "fill":
+            self.constant_of[out] = Literal(np.asarray(eqn.invars[0].val).reshape(()),
+                                            eqn.invars[0].aval)
+            return
         if kind == "view" and _identity(eqn):
             kind = "alias"
         if kind == "view":
@@ -421,7 +440,7 @@ class _Builder:
         self.close()
         for v in self.needed_after:
             view = self.view_of.get(v)
-            if v in self.reg_of and view is None:
+            if view is None and (v in self.reg_of or v in self.constant_of):
                 view = self.view(v)  # stores it from its group
             if view is None:
                 continue
@@ -643,7 +662,8 @@ class FusedSchedule(Schedule):
                       if v in outvars or last_read.get(v, -1) >= j]
             try:
                 step = _build(eqns[i:j], kinds, T, evaluators[T], needed, reusable)
-            except _NotFusable:
+            except Exception:  # noqa: BLE001 - NumPy runs what the planner cannot
+                log.debug("a run of %d equations stays on NumPy", j - i, exc_info=True)
                 steps.extend(self.steps[i:j])
                 continue
             dead = tuple(v for s in self.steps[i:j] for v in s[4] if v not in defined)
@@ -721,10 +741,6 @@ def _sink_views(jaxpr):
     return Jaxpr(jaxpr.constvars, jaxpr.invars, order, jaxpr.outvars)
 
 
-class _NotFusable(Exception):
-    pass
-
-
 def _build(eqns, kinds, T, evaluator, needed, reusable=lambda v: False):
     dispatcher, ops = evaluator
     builder = _Builder(T, ops, needed)
@@ -733,7 +749,7 @@ def _build(eqns, kinds, T, evaluator, needed, reusable=lambda v: False):
     builder.finish()
     code, n_registers = _encode(builder)
     if n_registers > 64:
-        raise _NotFusable
+        raise ValueError(f"{n_registers} registers")
     for b in builder.buffers:
         if b[0] == "out" and reusable(b[3]):
             b[0] = "kept"  # an output in memory kept from one call to the next
