@@ -22,16 +22,34 @@ def _address(typingctx, addr):
     return types.voidptr(addr), codegen
 
 @helper
+def _index(pos, s1, s2, s3):
+    """The index ``(i0, i1, i2, i3)`` of element ``pos`` of a row-major shape."""
+    i3 = pos % s3
+    q = pos // s3
+    i2 = q % s2
+    q = q // s2
+    return q // s1, q % s1, i2, i3
+
+
+@helper
+def _next_row(i0, i1, i2, s1, s2):
+    """The first index of the next row (by carrying, without a division)."""
+    i2 += 1
+    if i2 == s2:
+        i2 = 0
+        i1 += 1
+        if i1 == s1:
+            i1 = 0
+            i0 += 1
+    return i0, i1, i2
+
+
+@helper
 def _gather(r, src, off, t0, t1, t2, t3, s1, s2, s3, start, n):
     end = start + n
     pos = start
     k = 0
-    i3 = start % s3  # the block's first index; later rows follow by carrying
-    q = start // s3
-    i2 = q % s2
-    q = q // s2
-    i1 = q % s1
-    i0 = q // s1
+    i0, i1, i2, i3 = _index(start, s1, s2, s3)
     while pos < end:
         base = off + i0 * t0 + i1 * t1 + i2 * t2
         m = min(s3 - i3, end - pos)
@@ -52,25 +70,15 @@ def _gather(r, src, off, t0, t1, t2, t3, s1, s2, s3, start, n):
         k += m
         pos += m
         i3 = 0
-        i2 += 1
-        if i2 == s2:
-            i2 = 0
-            i1 += 1
-            if i1 == s1:
-                i1 = 0
-                i0 += 1
+        i0, i1, i2 = _next_row(i0, i1, i2, s1, s2)
+
 
 @helper
 def _scatter(r, dst, off, t0, t1, t2, t3, s1, s2, s3, start, n, as_bool):
     end = start + n
     pos = start
     k = 0
-    i3 = start % s3  # the block's first index; later rows follow by carrying
-    q = start // s3
-    i2 = q % s2
-    q = q // s2
-    i1 = q % s1
-    i0 = q // s1
+    i0, i1, i2, i3 = _index(start, s1, s2, s3)
     while pos < end:
         base = off + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3
         m = min(s3 - i3, end - pos)
@@ -90,10 +98,4 @@ def _scatter(r, dst, off, t0, t1, t2, t3, s1, s2, s3, start, n, as_bool):
         k += m
         pos += m
         i3 = 0
-        i2 += 1
-        if i2 == s2:
-            i2 = 0
-            i1 += 1
-            if i1 == s1:
-                i1 = 0
-                i0 += 1
+        i0, i1, i2 = _next_row(i0, i1, i2, s1, s2)

@@ -183,7 +183,8 @@ def _apply_view(view, eqn):
         return _View(view.buf, view.offset, keep, out_shape)
     if name == "reshape" and p.get("dimensions") is None:
         if view.contiguous():
-            return _View.whole(view.buf, out_shape)._moved(view.offset)
+            return _View(view.buf, view.offset, _View.whole(view.buf, out_shape).strides,
+                         out_shape)
         # dropping or adding dimensions of size 1 keeps the strides
         inner = [t for d, t in zip(view.shape, view.strides) if d != 1]
         if [d for d in view.shape if d != 1] == [d for d in out_shape if d != 1]:
@@ -211,14 +212,6 @@ def _identity(eqn) -> bool:
     return name == "squeeze"
 
 
-def _moved(self, offset):
-    self.offset += offset
-    return self
-
-
-_View._moved = _moved
-
-
 # -- groups: one iteration shape, computed a block at a time -----------------------------
 class _Ins:
     """One instruction of a group: ``kind`` is ``"load"``, ``"store"``, ``"fill"`` or
@@ -234,14 +227,13 @@ class _Ins:
 class _Group:
     def __init__(self, shape):
         self.shape = shape
-        self.instrs: list = []  # [opcode, dest value, operands..., words] symbolic
+        self.instrs: list = []  # _Ins, in order
         self.value_of: dict = {}  # jaxpr var -> value number, while the group is open
         self.loads: dict = {}  # view key -> value number
         self.fills: dict = {}  # constant -> value number
         self.writes: set = set()  # buffers it stores into
         self.reads: set = set()  # buffers it loads from
         self.n_values = 0
-        self.n_ops = 0
 
     def new_value(self) -> int:
         self.n_values += 1
@@ -262,7 +254,6 @@ class _Builder:
         self.reg_of: dict = {}  # var -> (group, value): a value in a group's registers
         self.consts: list = []
         self.constant_of: dict = {}  # var -> the Literal it holds everywhere
-        self.n_ops = 0
 
     # buffers and views
     def _buffer(self, kind, shape, dtype, var=None) -> int:
@@ -390,8 +381,6 @@ class _Builder:
         group.instrs.append(_Ins("op", self.ops[_op_key(eqn, self.T)], dest, args))
         group.value_of[out] = dest
         self.reg_of[out] = (group, dest)
-        group.n_ops += 1
-        self.n_ops += 1
 
     def _copy_to_temp(self, v):
         view = self.view(v)

@@ -233,8 +233,11 @@ def ready(dtypes) -> dict:
 def request(dtypes) -> None:
     """Load the evaluators for ``dtypes`` in the background: at once from the disk
     cache, or compiled after the work already queued (a program's own compile comes
-    first: the evaluator serves the next programs)."""
-    from .. import background
+    first: the evaluator serves the next programs). It compiles only where the disk
+    cache keeps it (it is worth ~10 s of a core once per machine, not per process), and
+    in the compile worker process when there is one: a script that exits meanwhile
+    does not wait for it."""
+    from .. import background, diskcache
     for T in map(np.dtype, dtypes):
         with _LOCK:
             if T in _STARTED or T not in (np.float32, np.float64):
@@ -242,9 +245,19 @@ def request(dtypes) -> None:
             _STARTED.add(T)
 
         def load(T=T):
-            if not _obtain(T, only_from_disk=True):
-                background.submit(lambda: _obtain(T, only_from_disk=False))
+            if not _obtain(T, only_from_disk=True) and diskcache.usable():
+                background.submit(lambda: _compile_aside(T))
         background.submit(load)
+
+
+def _compile_aside(T) -> None:
+    from . import compile_process
+    if compile_process.enabled():
+        try:
+            compile_process.start()
+        except compile_process.Unavailable:
+            pass  # in this thread, then
+    _obtain(T, only_from_disk=False)
 
 
 def obtain(dtype):
