@@ -293,3 +293,9 @@ def _obtain(T, only_from_disk) -> bool:
     (cres,) = disp.overloads.values()
     _READY[T] = (cres.entry_point, opcodes(T))
     return True
+
+
+if __name__ == "__main__":  # python -m absjit.backends.numba_cpu.block_vm: compile now
+    for _T in (np.float32, np.float64):
+        obtain(_T)
+        print(f"block evaluator for {np.dtype(_T)}: in absjit's disk cache")

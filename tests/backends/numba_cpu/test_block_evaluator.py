@@ -201,3 +201,13 @@ def test_tier0_uses_the_evaluator_once_loaded(evaluators, monkeypatch):
 def test_the_switch_takes_booleans_only():
     with pytest.raises(ConfigError, match="tier0_evaluator"):
         absjit.config.update("tier0_evaluator", "yes")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_both_float_types(dtype):
+    absjit.config.update("enable_x64", dtype == np.float64)  # (conftest restores it)
+    evaluators = {np.dtype(dtype): block_vm.obtain(dtype)}
+    x = rand(3000).astype(dtype)
+    got = run_both(evaluators, selu, x, rtol=1e-12 if dtype == np.float64 else 2e-6)[0]
+    assert got.dtype == dtype
+    run_both(evaluators, jacobi, rand(20, 20).astype(dtype), rand(20, 20).astype(dtype))
