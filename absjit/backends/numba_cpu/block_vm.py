@@ -14,8 +14,10 @@ Its program is an ``int64`` table, one row of :data:`WIDTH` words per instructio
 
 * ``GROUP total ninstr s0 s1 s2 s3 npro``: the next ``npro`` rows (the prologue:
   constants) run once, then the ``ninstr`` after them over the ``total`` elements of
-  the iteration shape ``(s0, s1, s2, s3)`` (row-major), block by block (the blocks
-  ``part`` of ``parts`` equal shares: a caller may run the shares on several threads);
+  the iteration shape ``(s0, s1, s2, s3)`` (row-major), block by block. The blocks of
+  all groups, numbered in order, are the iterations of one loop on absjit's thread
+  pool (:func:`.loop_kernels._pool_for`), each task with registers of its own: the
+  caller lets it use several threads only where no group reads what another writes;
 * ``LOAD_<dtype> reg buf offset t0 t1 t2 t3``: the block of buffer ``buf`` (an address
   in ``ptrs``, read as ``<dtype>``) at element ``offset + i0*t0 + i1*t1 + i2*t2 +
   i3*t3`` of each index of the iteration shape, converted to the element type (a
@@ -25,9 +27,10 @@ Its program is an ``int64`` table, one row of :data:`WIDTH` words per instructio
 * one opcode per elementwise operation and operand types (:func:`instances`), spelled
   by the cpu backend's own scalar rules, so a value computes as in the compiled tier.
 
-Booleans live in registers as 0 and 1 of the element type. The operation set is
-chosen for compile time: one evaluator compiles in a few seconds, once per machine
-(it is an entry of absjit's disk cache like any kernel).
+Booleans live in registers as 0 and 1 of the element type. An evaluator compiles in
+~11 s of a core (mostly LLVM on the one large function), once per machine and float
+type: it is an entry of absjit's disk cache like any kernel. Its loads and stores are
+in :mod:`.block_kernels`.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ import logging
 import threading
 
 import numpy as np
+
 from ...core.avals import ShapedArray
 from ...core.primitive import abstract_eval_rules, all_primitives
 from .lower_elementwise import dtype_ctor, scalar_rules
