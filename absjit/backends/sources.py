@@ -2,13 +2,14 @@
 cache key: :meth:`absjit.backends.base.Backend.version_key`).
 
 A backend's key covers its own package, the packages it names (the compiler), and the
-modules of *other* backends its modules import at their top level, followed
-transitively — not the whole of those backends. The cuda backend renders kernels with
-the cpu backend's renderer and scalar spellings, so a change there invalidates CUDA
-kernels; a change to the cpu backend's thread pool or math kernels does not.
+modules under ``absjit.backends`` outside its package that its modules import at
+their top level, followed transitively — not whole packages. Both Numba backends
+render with :mod:`absjit.backends.numba` (the loop-IR renderer and scalar spellings),
+so a change there invalidates both; a change to the cpu backend's thread pool or math
+kernels does not touch CUDA kernels.
 
 >>> files = source_files("absjit.backends.numba_cuda", also=("absjit.compiler",))
->>> any(f.endswith("numba_cpu/render.py") for f in files)
+>>> any(f.endswith("numba/render.py") for f in files)
 True
 >>> any(f.endswith("numba_cpu/pool.py") for f in files)
 False

@@ -12,14 +12,12 @@ def _names(package, also=()):
             for f in sources.source_files(package, also)}
 
 
-def test_the_cuda_key_covers_the_cpu_renderer_it_uses_and_not_the_cpu_runtime():
-    cuda = _names("absjit.backends.numba_cuda", ("absjit.compiler",))
-    for needed in ("numba_cuda/kernels.py", "numba_cpu/render.py",
-                   "numba_cpu/lower_elementwise.py", "compiler/lower.py"):
+def test_the_cuda_key_covers_the_shared_numba_package_and_not_the_cpu_backend():
+    cuda = _names("absjit.backends.numba_cuda", ("absjit.compiler", "absjit.backends.numba"))
+    for needed in ("numba_cuda/kernels.py", "numba/render.py", "numba/render_periodic.py",
+                   "numba/lower_elementwise.py", "numba/threefry.py", "compiler/lower.py"):
         assert "backends/" + needed in cuda or needed in cuda, needed
-    for unrelated in ("pool.py", "threads.py", "block_blas.py", "blas_kernels.py",
-                      "kernels_special.py", "backend.py", "__init__.py"):
-        assert f"backends/numba_cpu/{unrelated}" not in cuda, unrelated
+    assert not any(n.startswith("backends/numba_cpu/") for n in cuda)
 
 
 def test_the_cpu_key_covers_its_package_and_the_compiler():
@@ -28,6 +26,7 @@ def test_the_cpu_key_covers_its_package_and_the_compiler():
     own = {f"backends/numba_cpu/{n}" for n in os.listdir(os.path.join(here, "numba_cpu"))
            if n.endswith(".py")}
     assert own <= cpu and "compiler/plan.py" in cpu
+    assert {"backends/numba/render.py", "backends/numba/lower_elementwise.py"} <= cpu
     assert not any(n.startswith("backends/numba_cuda/") for n in cpu)
 
 

@@ -1,8 +1,8 @@
 """The ``cpu`` backend: the compiler's loop IR rendered for Numba.
 
-:mod:`.render` writes Python source from the IR (scalar spellings in
-:mod:`.lower_elementwise`, whole-array rules in :mod:`.lower_arrays`, helpers the
-kernels call in :mod:`.runtime`); :mod:`.backend` compiles it in content-addressed
+:mod:`.render` writes Python source from the IR (the renderer and scalar spellings
+shared with the cuda backend are in :mod:`absjit.backends.numba`; whole-array rules in
+:mod:`.lower_arrays`, helpers the kernels call in :mod:`.runtime`); :mod:`.backend` compiles it in content-addressed
 pieces. Importing this package does not import Numba; the first compile does.
 """
 from __future__ import annotations

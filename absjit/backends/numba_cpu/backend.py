@@ -44,8 +44,9 @@ from .lower_arrays import SYMBOLIC_SIZES, TOP_LEVEL_ON_HOST, array_rules, dot_pl
 from . import compile_process, pool, threads, tiers
 from .compile_worker import kernel_module
 from .half import lower_half
-from .lower_elementwise import scalar_rules
-from .render import FunctionRenderer, shape_text
+from ..numba.lower_elementwise import scalar_rules
+from ..numba.render import shape_text
+from .render import CpuRenderer
 from ...core.dims import Dim, code_name, entry_checks, is_symbolic
 
 logger = logging.getLogger("absjit")
@@ -436,7 +437,7 @@ def render_function(name, params, body, results, parallel_ok, guards=False,
     """Source of one function: ``(text, renderer)``; with ``lift_consts`` the function
     takes the scalar constants as trailing parameters (``renderer.consts``), then the
     symbolic sizes no parameter has (``renderer.size_params``)."""
-    r = FunctionRenderer(parallel_ok, lift_consts, parallel_blas,
+    r = CpuRenderer(parallel_ok, lift_consts, parallel_blas,
                          pool_loops=parallel_ok and pool.loops_enabled())
     r.call_piece = call_piece
     pnames = r.bind_params(params)
@@ -638,7 +639,7 @@ class NumbaCPUBackend(Backend):
                 consts.append(c)
             calls.append((fname, piece.params, cnames + sizes_k, piece.results))
         globals_.update((f"k{n}", c) for n, c in enumerate(consts))
-        r = FunctionRenderer(False)
+        r = CpuRenderer(False)
         pnames = r.bind_params(program.params)
         lines = [f"def kernel({', '.join(pnames)}):"]
         for n, (v, nm) in enumerate(zip(program.params, pnames)):

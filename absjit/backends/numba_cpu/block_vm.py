@@ -41,7 +41,7 @@ import numpy as np
 
 from ...core.avals import ShapedArray
 from ...core.primitive import abstract_eval_rules, all_primitives
-from .lower_elementwise import dtype_ctor, scalar_rules
+from ..numba.lower_elementwise import dtype_ctor, scalar_rules
 
 log = logging.getLogger("absjit")
 

@@ -43,7 +43,7 @@ from ...compiler.rows import unfused
 from ...core.primitive import impl_rules
 from ...core.shapes import IxVar, maybe_more_than, size_of
 from .lower_arrays import array_rules
-from .lower_elementwise import scalar_rules
+from ..numba.lower_elementwise import scalar_rules
 
 __all__ = ["lower_half", "HalfViews"]
 

@@ -1,6 +1,6 @@
 """Parallel loops on absjit's own thread pool (:mod:`.pool`).
 
-A loop nest the IR marks parallel is rendered (:meth:`.render.FunctionRenderer.pool_loop`)
+A loop nest the IR marks parallel is rendered (:meth:`.render.CpuRenderer.pool_loop`)
 as a *chunk function* at module level, ``_loop0(t_lo, t_hi, <values it reads>)``, which
 runs iterations ``[t_lo, t_hi)`` of the outermost loop, and a call in the kernel:
 
@@ -14,7 +14,7 @@ The kernel hands ``task`` and the record to ``absjit_pool_for`` (found by name, 
 kernel can be cached on disk), which cuts the loop into :data:`.pool.LOOP_TASKS` tasks
 per thread and runs them on the pool: the calling thread and sleeping workers take them
 one at a time. An alias (``b3 = b1``) reaches the chunk as one argument, rebound there
-(:meth:`.render.FunctionRenderer.pool_loop`): as two, an in-place update would fail
+(:meth:`.render.CpuRenderer.pool_loop`): as two, an in-place update would fail
 LLVM's overlap check and run unvectorised.
 
 Against Numba's ``prange`` on its threading layer: no parfor passes at compile time,

@@ -27,7 +27,7 @@ from ...ops import indexing as ix, linalg, reductions as red, structural as st
 from ...core.dims import Dim
 from ...core.shapes import size_code as _sz, size_of
 from . import lower_conv, lower_fft, lower_linalg, lower_sort
-from .lower_elementwise import dtype_ctor, lower_max, lower_min
+from ..numba.lower_elementwise import dtype_ctor, lower_max, lower_min
 from .lower_host import host_rule
 
 __all__ = ["array_rules", "array_rule", "dot_plan", "gemm_blocks", "DEBUG_FORMATS",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...core.dims import Dim
 from ...core.shapes import shape_code as _shape
 from ...ops.fft import FftType, fft_p
-from .lower_elementwise import dtype_ctor
+from ..numba.lower_elementwise import dtype_ctor
 from .lower_host import host_rule
 
 __all__ = ["RULES", "lower_fft"]

@@ -22,7 +22,7 @@ from ...ops import linalg_decomp as ld
 from ...ops import linalg_schur as lsc
 from ...ops import linalg_spectral as ls
 from .lapack_symbols import dtypes_of, ensure_symbols
-from .lower_elementwise import dtype_ctor
+from ..numba.lower_elementwise import dtype_ctor
 from .lower_host import host_rule
 
 __all__ = ["RULES", "lower_lu", "lower_cholesky", "lower_triangular_solve", "lower_eigh",

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops import indexing as ix, reductions as red, structural as st
-from ..numba_cpu.lower_elementwise import dtype_ctor, lower_max, lower_min
+from ..numba.lower_elementwise import dtype_ctor, lower_max, lower_min
 from . import runtime as rt
 
 __all__ = ["array_ops"]

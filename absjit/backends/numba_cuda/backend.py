@@ -48,7 +48,7 @@ from ..sources import source_hash
 SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
     np.uint64, np.float32, np.float64))
-from ..numba_cpu.render import FunctionRenderer, shape_text
+from ..numba.render import FunctionRenderer, shape_text
 from . import kernels as K
 from . import dot_epilogue as DE
 from . import loop_kernels as LK
@@ -60,10 +60,10 @@ __all__ = ["CudaBackend", "CudaExecutable", "render_driver"]
 
 
 def _package_hash() -> str:
-    """This backend's sources, the compiler's, and the cpu backend's modules it renders
-    with or compiles as device functions (:func:`absjit.backends.sources.source_hash`)."""
-    return source_hash(__package__, also=("absjit.compiler",
-                                          "absjit.backends.numba_cpu.threefry_kernels"))
+    """This backend's sources, the compiler's, and those shared by the Numba backends
+    (:mod:`absjit.backends.numba`: the renderer, scalar spellings, Threefry), as
+    :func:`absjit.backends.sources.source_hash`."""
+    return source_hash(__package__, also=("absjit.compiler", "absjit.backends.numba"))
 
 
 DISK_DIR = "numba_cuda"  # this backend's folder in the disk cache
@@ -234,7 +234,6 @@ class DriverRenderer(FunctionRenderer):
     """Writes the host driver. Scalar code runs as Python with the cpu spellings; array
     statements become calls of launch objects (``_k0`` …) held in the driver's globals."""
 
-    float_folds: dict = {}  # plain Python folds: no CPU fold helpers here
 
     def __init__(self, backend, fastmath=False):
         super().__init__(parallel_ok=False)

@@ -1,6 +1,6 @@
 """Scalar spellings for CUDA kernels: the cpu backend's table with device overrides.
 
-The shared table (:mod:`absjit.backends.numba_cpu.lower_elementwise`) spells each
+The shared table (:mod:`absjit.backends.numba.lower_elementwise`) spells each
 elementwise primitive as a Python expression for Numba. On the device a few spellings
 change:
 
@@ -33,7 +33,7 @@ import types
 import numpy as np
 
 from ...ops import elementwise as ew
-from ..numba_cpu.lower_elementwise import literal_expr, scalar_rules
+from ..numba.lower_elementwise import literal_expr, scalar_rules
 
 __all__ = ["device_scalar_rules", "DEVICE_OVERRIDES", "SIM_MATH", "LIBDEVICE_CALLS"]
 

@@ -26,8 +26,8 @@ import numpy as np
 
 from ...compiler import Unsupported, ir
 from ...core.shapes import IxAdd, IxScale, IxVar
-from ..numba_cpu.lower_elementwise import dtype_ctor, literal_expr, preserves_dtype
-from ..numba_cpu.render import FunctionRenderer, _Aval
+from ..numba.lower_elementwise import dtype_ctor, literal_expr, preserves_dtype
+from ..numba.render import FunctionRenderer, _Aval
 from .device_rules import device_scalar_rules
 
 __all__ = ["KernelRenderer", "free_values", "render_nest", "render_reduce",
@@ -116,7 +116,6 @@ class KernelRenderer(FunctionRenderer):
     """The cpu renderer with the device scalar table, no ``prange``, and reductions
     nested in a kernel folded by one thread."""
 
-    float_folds: dict = {}  # plain Python folds: no CPU fold helpers here
     reduce_in_parts = False  # no arrays of partials inside a device kernel
 
     def __init__(self):

@@ -318,21 +318,13 @@ def _sim_fma_float32(a, b, c):
 
 
 def _threefry_device_functions(cuda, inline) -> dict:
-    """``_threefry2x32_x0`` / ``_x1`` / ``_xor`` as device functions: the cpu backend's
-    Python functions, rebound to device versions of the helpers they call (plain Python
-    under the simulator)."""
-    import types
-
-    from ..numba_cpu import threefry_kernels as tk
-    scope = dict(tk._threefry2x32.py_func.__globals__)
-
-    def device(dispatcher):
-        fn = types.FunctionType(dispatcher.py_func.__code__, scope,
-                                dispatcher.py_func.__name__)
-        return fn if simulator() else cuda.jit(device=True, **inline)(fn)
-    scope["_rotl"] = device(tk._rotl)
-    scope["_threefry2x32"] = device(tk._threefry2x32)
-    return {name: device(getattr(tk, name)) for name in tk.__all__}
+    """``_threefry2x32_x0`` / ``_x1`` / ``_xor`` as device functions: the shared Python
+    functions (:mod:`absjit.backends.numba.threefry`) compiled for the device (plain
+    Python under the simulator)."""
+    from ..numba import threefry
+    made = threefry.compiled(lambda fn: fn if simulator() else
+                             cuda.jit(device=True, **inline)(fn))
+    return {name: made[name] for name in threefry._ENTRY_POINTS}
 
 
 def host_namespace() -> dict:

@@ -519,7 +519,7 @@ def test_float16_is_compiled():
 
 
 def test_numba_failure_is_a_compilation_error_naming_the_primitive(monkeypatch):
-    from absjit.backends.numba_cpu import lower_elementwise as le
+    from absjit.backends.numba import lower_elementwise as le
     from absjit.ops import elementwise as ew
     monkeypatch.setitem(le.scalar_rules, ew.cosh_p,
                         lambda args, in_avals, out_aval: f"np.linalg.inv({args[0]})")

@@ -10,7 +10,7 @@ pytest.importorskip("numba")
 
 import absjit  # noqa: E402
 import absjit.numpy as jnp  # noqa: E402
-from absjit.backends.numba_cpu import render_periodic  # noqa: E402
+from absjit.backends.numba import render_periodic  # noqa: E402
 from absjit.compiler import ir  # noqa: E402
 
 from tests.checks import assert_close  # noqa: E402

@@ -69,7 +69,7 @@ def test_every_scalar_spelling_calls_only_what_kernels_can_see():
     functions: each one must be in the kernels' namespace (fma's and Threefry's were
     not, and every random draw failed on the device)."""
     import re
-    from absjit.backends.numba_cpu.render import _Aval
+    from absjit.backends.numba.render import _Aval
     from absjit.backends.numba_cuda.device_rules import device_scalar_rules
     from absjit.core.fusion import Elementwise, fusion_kind
     from absjit.core.avals import ShapedArray

@@ -107,22 +107,31 @@ def test_cuda_and_test_extras_pin_a_numpy_numba_cuda_works_with():
     assert "2.4.6" in pin and "2.5.0" not in pin
 
 
-def test_gpu_kernels_are_disk_cached_inside_absjits_cache(tmp_path, monkeypatch):
+_DISK_CACHED_CHECK = """
+import sys
+from absjit.backends import diskcache
+from absjit.backends.numba_cuda import BACKEND, runtime
+runtime.simulator = lambda: False
+disp = BACKEND._load("absjit_cuda_0123", "def kernel(a):\\n    a[0] = 1\\n", False)
+assert disp.absjit_module == "absjit_cuda_0123"
+assert disp._cache._cache_path == diskcache.numba_dir("numba_cuda")
+assert sys.argv[1] in disp._cache._cache_path
+"""
+
+
+def test_gpu_kernels_are_disk_cached_inside_absjits_cache(tmp_path):
     # The disk-cache wiring of a real GPU, short of compiling: numba-cuda's kernel cache
-    # for a generated module is pinned to <cache root>/numba_cuda/__pycache__.
-    from absjit.backends import diskcache
-    monkeypatch.setenv("ABSJIT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(runtime, "simulator", lambda: False)
-    runtime.kernel_namespace.cache_clear()
-    try:
-        disp = BACKEND._load("absjit_cuda_0123", "def kernel(a):\n    a[0] = 1\n", False)
-    finally:
-        runtime.kernel_namespace.cache_clear()
-    module = tmp_path / "cache" / "numba_cuda" / "absjit_cuda_0123.py"
+    # for a generated module is pinned to <cache root>/numba_cuda/__pycache__. In a
+    # process of its own without the simulator (numba-cuda's real ``cuda.jit``, which
+    # compiles nothing before a launch), whatever this process's NUMBA_ENABLE_CUDASIM.
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env.update(ABSJIT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", _DISK_CACHED_CHECK, str(cache)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    module = cache / "numba_cuda" / "absjit_cuda_0123.py"
     assert module.read_text().endswith("def kernel(a):\n    a[0] = 1\n")
-    assert disp.absjit_module == "absjit_cuda_0123"
-    assert disp._cache._cache_path == diskcache.numba_dir("numba_cuda")
-    assert str(tmp_path / "cache") in disp._cache._cache_path
 
 
 def test_gpu_scripts_refuse_cleanly_without_a_gpu(tmp_path):
@@ -178,7 +187,7 @@ def test_host_drivers_know_every_cpu_kernel_name():
     vectorisable-kernel name the cpu table writes for a float op is bound there."""
     import numpy as np
 
-    from absjit.backends.numba_cpu.lower_elementwise import scalar_rules
+    from absjit.backends.numba.lower_elementwise import scalar_rules
     from absjit.core.avals import ShapedArray
     ns = runtime.host_namespace()
     seen = set()

@@ -142,7 +142,7 @@ def _fresh_cpu_warnings(monkeypatch):
 def _without_cpu_rule_for_cosh(monkeypatch):
     """Make ``cosh`` something the cpu backend cannot lower (its scalar rule removed):
     a stand-in for any primitive still without a lowering."""
-    from absjit.backends.numba_cpu.lower_elementwise import scalar_rules
+    from absjit.backends.numba.lower_elementwise import scalar_rules
     from absjit.ops.elementwise import cosh_p
     monkeypatch.delitem(scalar_rules, cosh_p)
 

@@ -252,7 +252,8 @@ def _flat_body(r, stmt, lay, base, k, depth):
 def _chunks(r, lay, base, k, body_fn, depth, parallel, pool=False):
     """``for c: base = c * L; for k in range(L): body`` and the partial last chunk.
     ``parallel()``: whether the loop over chunks is a ``prange`` loop; with ``pool`` it
-    runs on absjit's pool (:meth:`.render.FunctionRenderer.pool_loop`) where it can."""
+    runs on absjit's pool where it can
+    (:meth:`absjit.backends.numba_cpu.render.CpuRenderer.pool_loop`)."""
     c = r.fresh("_c")
 
     def chunk(d):
