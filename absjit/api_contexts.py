@@ -291,7 +291,7 @@ def library_versions() -> dict:
 def config_threading_layer() -> str:
     """The Numba threading layer absjit asked for, or 'not started'."""
     try:
-        from .backends.numba_cpu import threads
+        from .backends.numba_cpu.parallel import threads
     except ImportError:
         return "no cpu backend"
     return threads.info().get("layer_requested") or "not started"

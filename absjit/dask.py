@@ -27,7 +27,7 @@ Functions pickle to the workers by reference when they are importable and by val
 (``cloudpickle``) otherwise; each worker traces and compiles on its first block (or
 loads the kernel from the disk cache) and reuses that for every other block. Inside
 a worker, parallel kernels use at most the worker's share of its Dask ``nthreads``
-(see :mod:`absjit.backends.numba_cpu.threads`). :func:`stats` reports, per process,
+(see :mod:`absjit.backends.numba_cpu.parallel.threads`). :func:`stats` reports, per process,
 what absjit compiled for these kernels (``client.run(absjit.dask.stats)`` collects it
 from every worker).
 

@@ -61,7 +61,7 @@ def tier0_of(fun, args):
     (compiled first if this machine has none on disk)."""
     import absjit
     from absjit.backends.base import CompileOptions, get_backend
-    from absjit.backends.numba_cpu import block_plan, block_vm
+    from absjit.backends.numba_cpu.evaluator import block_plan, block_vm
     closed = absjit.make_jaxpr(fun)(*args)
     for dt in block_plan.fusable_dtypes(closed.jaxpr):
         block_vm.obtain(dt)

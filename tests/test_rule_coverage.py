@@ -9,7 +9,7 @@ import pytest
 
 import absjit  # noqa: F401 - registers every primitive
 from absjit.backends.numba import lower_elementwise
-from absjit.backends.numba_cpu import lower_arrays
+from absjit.backends.numba_cpu.lowering import lower_arrays
 from absjit.core.fusion import Call, ControlFlow, Elementwise, IndexMap, Opaque, Reduction, \
     Value, fusion_kind
 from absjit.core.primitive import abstract_eval_rules, all_primitives, impl_rules

@@ -11,7 +11,7 @@ kernels does not touch CUDA kernels.
 >>> files = source_files("absjit.backends.numba_cuda", also=("absjit.compiler",))
 >>> any(f.endswith("numba/render.py") for f in files)
 True
->>> any(f.endswith("numba_cpu/pool.py") for f in files)
+>>> any(f.endswith("numba_cpu/parallel/pool.py") for f in files)
 False
 """
 from __future__ import annotations
@@ -28,12 +28,23 @@ _ROOT = "absjit.backends"
 
 
 def _package_files(package: str) -> list:
-    """A package's modules, or a module's own file."""
+    """A package's modules, those of its sub-packages included, or a module's own file."""
     spec = importlib.util.find_spec(package)
     if spec.submodule_search_locations is None:
         return [spec.origin]
     here = os.path.dirname(spec.origin)
-    return sorted(os.path.join(here, n) for n in os.listdir(here) if n.endswith(".py"))
+    return sorted(os.path.join(folder, n) for folder, _, names in os.walk(here)
+                  for n in names if n.endswith(".py"))
+
+
+def _package_of(path: str, package: str) -> str:
+    """The package of module file ``path``, found under ``package`` (a sub-package's
+    modules belong to the sub-package)."""
+    spec = importlib.util.find_spec(package)
+    if spec.submodule_search_locations is None:
+        return package.rsplit(".", 1)[0]
+    rel = os.path.relpath(os.path.dirname(path), os.path.dirname(spec.origin))
+    return package if rel == "." else ".".join([package, *rel.split(os.sep)])
 
 
 def _module_file(module: str):
@@ -85,7 +96,8 @@ def source_files(package: str, also: tuple = ()) -> tuple:
     files = set()
     for p in (package,) + tuple(also):
         files.update(_package_files(p))
-    todo = [(f, p) for p in (package,) + tuple(also) for f in _package_files(p)]
+    todo = [(f, _package_of(f, p)) for p in (package,) + tuple(also)
+            for f in _package_files(p)]
     while todo:
         path, pkg = todo.pop()
         for name in _top_level_imports(path, pkg):
@@ -96,7 +108,8 @@ def source_files(package: str, also: tuple = ()) -> tuple:
             found = _module_file(name)
             if found is not None and found not in files:
                 files.add(found)
-                todo.append((found, name.rsplit(".", 1)[0]))
+                todo.append((found, name if found.endswith("__init__.py")
+                              else name.rsplit(".", 1)[0]))
     return tuple(sorted(files))
 
 

@@ -3,7 +3,7 @@
 backend and ``jax.jit``.
 
 On a machine whose cores are taken, a kernel that splits its work over every core waits
-for the slowest thread; absjit's thread policy (``absjit/backends/numba_cpu/threads.py``)
+for the slowest thread; absjit's thread policy (``absjit/backends/numba_cpu/parallel/threads.py``)
 uses the cores left free. ``python -m asv_bench.benchmarks.bench_contention`` (from the
 repository root) prints the table of medians and slowdowns, absjit and JAX interleaved.
 """

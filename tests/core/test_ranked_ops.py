@@ -142,7 +142,7 @@ def own_cold_tiers(monkeypatch):
 
 def test_tiers_of_pool_loops_agree(rng, own_cold_tiers):
     # loops on the native pool: the serial tier first, the pool's in the background
-    from absjit.backends.numba_cpu import pool
+    from absjit.backends.numba_cpu.parallel import pool
     if not pool.ensure():
         pytest.skip("no native pool on this platform")
     f = absjit.jit(lambda x: jnp.exp(x) * 3 - x, abstraction="ranked", backend="cpu")

@@ -5,7 +5,7 @@ import numpy as np
 
 import absjit
 import absjit.numpy as jnp
-from absjit.backends.numba_cpu import threads
+from absjit.backends.numba_cpu.parallel import threads
 
 
 def selu(x, alpha=1.67, lmbda=1.05):
@@ -51,7 +51,7 @@ def threads_in_task(n):
     prange loop, and report the thread counts the policy chose for them."""
     import os
 
-    from absjit.backends.numba_cpu import pool
+    from absjit.backends.numba_cpu.parallel import pool
     _parallel_selu(np.ones(n, np.float32)).block_until_ready()
     os.environ["ABSJIT_POOL_LOOPS"] = "0"  # a prange loop on Numba's threads
     try:

@@ -1,7 +1,7 @@
-"""The thread policy's Dask-worker share (absjit.backends.numba_cpu.threads)."""
+"""The thread policy's Dask-worker share (absjit.backends.numba_cpu.parallel.threads)."""
 import pytest
 
-from absjit.backends.numba_cpu import threads
+from absjit.backends.numba_cpu.parallel import threads
 
 
 @pytest.mark.parametrize("nthreads, executing, want", [

@@ -298,7 +298,7 @@ def test_low_precision_and_empty_features(mode):
 def test_large_convolution_runs_its_batch_in_parallel(rng, dn, groups, strides, dilation):
     """Above PARALLEL_MIN_MACS the cpu kernel runs batch elements in a prange loop, each
     with its own window matrix and BLAS product: same values as the NumPy reference."""
-    from absjit.backends.numba_cpu import lower_conv
+    from absjit.backends.numba_cpu.lowering import lower_conv
     n, c, o, size = 3, 32, 32, 28
     lhs = (n, c, size, size) if dn[0] == "NCHW" else (n, size, size, c)
     rhs = (o, c // groups, 3, 3) if dn[1] == "OIHW" else (3, 3, c // groups, o)
@@ -331,7 +331,7 @@ def test_stride_one_convolution_by_shifted_products(rng, lhs, rhs, padding, dila
                                                     dn):
     """Stride 1 with >= SHIFTED_MIN_FEATURES input features per group: one accumulating
     BLAS product per kernel offset over shifted views of the padded input."""
-    from absjit.backends.numba_cpu import lower_conv
+    from absjit.backends.numba_cpu.lowering import lower_conv
     x, w = _rand(rng, lhs, np.float32), _rand(rng, rhs, np.float32)
     strides = (1,) * (len(lhs) - 2)
 

@@ -55,7 +55,7 @@ def test_segment_sum_of_repeated_ids_is_one_compiled_scatter(rng):
     jaxpr = absjit.make_jaxpr(lambda d, i: ops.segment_sum(d, i, 3))(data, ids).jaxpr
     names = [e.primitive.name for e in jaxpr.eqns]
     assert "scatter-add" in names and "gather" not in names
-    from absjit.backends.numba_cpu import lower_arrays
+    from absjit.backends.numba_cpu.lowering import lower_arrays
     assert indexing.scatter_add_p in lower_arrays.array_rules  # a loop, not NumPy
 
 

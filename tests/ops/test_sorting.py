@@ -123,7 +123,7 @@ def test_top_k_is_a_selection_on_cpu():
     """``top_k`` is its own primitive (lowered as a per-row selection), not a sort."""
     jaxpr = absjit.make_jaxpr(lambda a: lax.top_k(a, 2))(np.ones((3, 5), np.float32))
     assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["top_k"]
-    from absjit.backends.numba_cpu import lower_arrays, lower_sort
+    from absjit.backends.numba_cpu.lowering import lower_arrays, lower_sort
     from absjit.ops.sorting import top_k_p
     assert lower_arrays.array_rules[top_k_p] is lower_sort.lower_top_k
 

@@ -39,11 +39,12 @@ from ...errors import CompilationError
 from .. import background, diskcache
 from ..sources import source_hash
 from ..base import Backend, Executable
-from .dot_fold import fold_dot_transposes
-from .lower_arrays import SYMBOLIC_SIZES, TOP_LEVEL_ON_HOST, array_rules, dot_plan
-from . import compile_process, pool, threads, tiers
+from .lowering.dot_fold import fold_dot_transposes
+from .lowering.lower_arrays import SYMBOLIC_SIZES, TOP_LEVEL_ON_HOST, array_rules, dot_plan
+from . import compile_process, tiers
+from .parallel import pool, threads
 from .compile_worker import kernel_module
-from .half import lower_half
+from .lowering.half import lower_half
 from ..numba.lower_elementwise import scalar_rules
 from ..numba.render import shape_text
 from .render import CpuRenderer
@@ -502,7 +503,7 @@ class NumbaCPUBackend(Backend):
         exe = super().interpreted(closed_jaxpr, options)
         from ...config import config
         if config.tier0_evaluator:
-            from .block_plan import FusingInterpreter, fusable_dtypes
+            from .evaluator.block_plan import FusingInterpreter, fusable_dtypes
             dtypes = fusable_dtypes(closed_jaxpr.jaxpr)
             if dtypes:
                 exe = FusingInterpreter(exe, dtypes)

@@ -54,7 +54,7 @@ def _compile(spec, done):
     import numba
 
     from ...compat import numba_opt_level
-    from . import pool, threads
+    from .parallel import pool, threads
     name = spec["module"]
     got = done.get(name)
     if got is not None:

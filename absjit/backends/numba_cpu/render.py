@@ -5,7 +5,7 @@ parallel nests run as tasks of absjit's thread pool (:mod:`.loop_kernels`)."""
 from __future__ import annotations
 
 from ..numba.render import FunctionRenderer, size_text
-from .lower_arrays import array_rule
+from .lowering.lower_arrays import array_rule
 
 __all__ = ["CpuRenderer"]
 

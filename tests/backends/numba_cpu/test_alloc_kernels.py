@@ -7,7 +7,7 @@ import pytest
 
 import absjit
 import absjit.numpy as jnp
-from absjit.backends.numba_cpu.alloc_kernels import _empty
+from absjit.backends.numba_cpu.kernels.alloc_kernels import _empty
 
 
 @numba.njit

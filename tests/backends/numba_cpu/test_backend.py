@@ -537,7 +537,7 @@ def test_fastmath_and_parallel_options():
     assert_close(got, absjit.jit(selu, backend="interpret")(x), rtol=1e-4)
     prog = program(selu, x, compiler_options={"parallel": True})
     assert all(n.parallel for n in stmts(prog, ir.Nest))
-    from absjit.backends.numba_cpu import pool
+    from absjit.backends.numba_cpu.parallel import pool
     parallel_loop = "_pool_for(" if pool.ensure() else "prange("
     assert parallel_loop in source(selu, x, compiler_options={"parallel": True})
     assert not any(n.parallel for n in stmts(program(selu, x), ir.Nest))  # small: serial

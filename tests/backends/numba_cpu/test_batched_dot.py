@@ -9,8 +9,8 @@ import pytest
 import absjit
 import absjit.numpy as jnp
 from absjit import lax
-from absjit.backends.numba_cpu import lower_arrays as la_
-from absjit.backends.numba_cpu.blas_kernels import _bgemm
+from absjit.backends.numba_cpu.lowering import lower_arrays as la_
+from absjit.backends.numba_cpu.kernels.blas_kernels import _bgemm
 from absjit.core.avals import ShapedArray
 
 from tests.checks import assert_close
@@ -209,7 +209,8 @@ def test_large_products_match_numpy(dtype, lshape, rshape, dn):
 @pytest.mark.parametrize("impl", ["_pgemm_pool", "_pgemm_prange"])
 @pytest.mark.parametrize("nblk", [1, 3, 7, 64])
 def test_pgemm_blocks_cover_every_column(impl, nblk):
-    from absjit.backends.numba_cpu import blas_kernels, pool, threads
+    from absjit.backends.numba_cpu.kernels import blas_kernels
+    from absjit.backends.numba_cpu.parallel import pool, threads
     threads.configure_layer()
     blas_kernels.prime()
     if impl == "_pgemm_pool" and not pool.ensure():

@@ -1,5 +1,5 @@
 """Which BLAS runs the blocks of a product on the pool
-(absjit/backends/numba_cpu/block_blas.py): both routes give the product."""
+(absjit/backends/numba_cpu/parallel/block_blas.py): both routes give the product."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 
 import absjit
 import absjit.numpy as jnp
-from absjit.backends.numba_cpu import block_blas, pool, threads
+from absjit.backends.numba_cpu.parallel import block_blas, pool, threads
 
 pytestmark = pytest.mark.skipif(not pool.available(),
                                 reason="the native pool runs on Linux x86-64/AArch64")

@@ -1,5 +1,5 @@
-"""Tier 0's block evaluator (:mod:`absjit.backends.numba_cpu.block_vm`) and the fused
-schedules that call it (:mod:`absjit.backends.numba_cpu.block_plan`): every program
+"""Tier 0's block evaluator (:mod:`absjit.backends.numba_cpu.evaluator.block_vm`) and the fused
+schedules that call it (:mod:`absjit.backends.numba_cpu.evaluator.block_plan`): every program
 is run by the NumPy interpreter's schedule and by the fused one, on the same inputs."""
 import numpy as np
 import pytest
@@ -10,7 +10,8 @@ import absjit
 import absjit.numpy as jnp
 from absjit import lax
 from absjit.backends.interpret import Schedule
-from absjit.backends.numba_cpu import block_plan, block_vm, threads
+from absjit.backends.numba_cpu.evaluator import block_plan, block_vm
+from absjit.backends.numba_cpu.parallel import threads
 from absjit.config import ConfigError
 
 F32 = np.dtype(np.float32)

@@ -8,7 +8,7 @@ import pytest
 import absjit
 import absjit.numpy as jnp
 from absjit import lax
-from absjit.backends.numba_cpu.dot_fold import fold_dot_transposes
+from absjit.backends.numba_cpu.lowering.dot_fold import fold_dot_transposes
 
 from tests.checks import assert_close
 

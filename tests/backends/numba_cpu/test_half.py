@@ -18,8 +18,9 @@ import pytest
 import absjit
 import absjit.numpy as jnp
 from absjit import lax
-from absjit.backends.numba_cpu import NumbaExecutable, half_kernels as hk
-from absjit.backends.numba_cpu.half import NARROW, QUANTIZE, WIDEN
+from absjit.backends.numba_cpu import NumbaExecutable
+from absjit.backends.numba_cpu.kernels import half_kernels as hk
+from absjit.backends.numba_cpu.lowering.half import NARROW, QUANTIZE, WIDEN
 from absjit.compiler import ir
 
 from tests.checks import assert_close, jax

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from absjit.backends.numba_cpu import lapack_kernels as lk
-from absjit.backends.numba_cpu.lapack_symbols import ensure_symbols
+from absjit.backends.numba_cpu.kernels import lapack_kernels as lk
+from absjit.backends.numba_cpu.kernels.lapack_symbols import ensure_symbols
 from tests.checks import assert_close
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]

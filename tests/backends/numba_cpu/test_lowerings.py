@@ -145,7 +145,7 @@ def test_lapack_lowerings_match_the_reference(dtype):
     solve with singular and non-finite matrices (NaN/inf, no exception): compiled calls
     of LAPACK agree with the NumPy reference."""
     import itertools
-    from absjit.backends.numba_cpu import lower_arrays, lower_linalg
+    from absjit.backends.numba_cpu.lowering import lower_arrays, lower_linalg
     from absjit.ops import linalg_decomp as ld
     assert all(lower_arrays.array_rules[p] is r for p, r in lower_linalg.RULES.items())
     absjit.config.update("enable_x64", dtype == np.float64)  # reset by a fixture
@@ -476,7 +476,7 @@ def test_ffts_in_loop_bodies_are_compiled(dtype):
 def test_lapack_kernels_are_rendered_without_addresses():
     """The kernel names LAPACK by symbol (bound per process), so its source — and the
     disk cache key made from it — holds no address."""
-    from absjit.backends.numba_cpu import lapack_symbols
+    from absjit.backends.numba_cpu.kernels import lapack_symbols
     src = absjit.jit(lambda m: lax.linalg.cholesky(m)).lower(
         np.eye(3, dtype=np.float32)).compile().as_text()
     assert "_lapack_cholesky(" in src and "0x" not in src
@@ -527,8 +527,8 @@ def test_convolve_and_correlate_as_tap_loops(mode, n, k):
     """1-D convolve/correlate take the per-tap axpy loops (no window matrix), blocked
     over output positions: every block edge, kernel longer than the signal, and
     inf/NaN inputs agree with the NumPy reference and with JAX."""
-    from absjit.backends.numba_cpu import lower_conv
-    from absjit.backends.numba_cpu.lower_conv import _axpy_applies, _Geometry
+    from absjit.backends.numba_cpu.lowering import lower_conv
+    from absjit.backends.numba_cpu.lowering.lower_conv import _axpy_applies, _Geometry
     rng = np.random.default_rng(3)
     x = rng.standard_normal(n).astype(np.float32)
     w = rng.standard_normal(k).astype(np.float32)

@@ -17,7 +17,7 @@ numba = pytest.importorskip("numba")
 
 import absjit  # noqa: E402
 import absjit.numpy as jnp  # noqa: E402
-from absjit.backends.numba_cpu.fastmath_kernels import (  # noqa: E402
+from absjit.backends.numba_cpu.kernels.fastmath_kernels import (  # noqa: E402
     _exp_float32, _exp_float64, _log_float32, _log_float64)
 
 from tests.checks import assert_close  # noqa: E402
@@ -285,7 +285,7 @@ def test_kernel_with_blas_dot_keeps_loops_serial_by_default():
 
     assert "prange(" not in _source(f, w, x) and "_pool_for(" not in _source(f, w, x)
     forced = absjit.jit(f, backend="cpu", compiler_options={"parallel": True})
-    from absjit.backends.numba_cpu import pool
+    from absjit.backends.numba_cpu.parallel import pool
     parallel_loop = "_pool_for(" if pool.ensure() else "prange("
     assert parallel_loop in forced.lower(w, x).compile().as_text()
     got, want = _both(f, w, x)

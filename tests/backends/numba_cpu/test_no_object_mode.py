@@ -20,8 +20,8 @@ import absjit.scipy.linalg as asl
 from absjit import lax
 from absjit.backends.base import CompileOptions
 from absjit.backends.numba_cpu.backend import render_program
-from absjit.backends.numba_cpu.half import lower_half
-from absjit.backends.numba_cpu.lower_host import HOST_CALLS
+from absjit.backends.numba_cpu.lowering.half import lower_half
+from absjit.backends.numba_cpu.lowering.lower_host import HOST_CALLS
 from absjit.compiler import compile_to_ir
 from absjit.core.fusion import Opaque, fusion_kind
 from absjit.core.primitive import all_primitives

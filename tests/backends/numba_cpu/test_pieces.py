@@ -290,7 +290,8 @@ def test_ffts_between_pieces_match_numpy(name, dt, fft_library):
     ("IFFT", (5,), (5,), (5,), np.complex64)])
 def test_host_fft_uses_the_policys_threads(fft_library, monkeypatch, fft_type, shape, lengths,
                                            out_shape, out_dt):
-    from absjit.backends.numba_cpu import backend, threads
+    from absjit.backends.numba_cpu import backend
+    from absjit.backends.numba_cpu.parallel import threads
     from absjit.core.avals import ShapedArray
     from absjit.ops.fft import _fft_impl, fft_p
     calls = []

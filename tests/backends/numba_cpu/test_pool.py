@@ -1,4 +1,4 @@
-"""The native task pool behind blocked products (absjit/backends/numba_cpu/pool.py)."""
+"""The native task pool behind blocked products (absjit/backends/numba_cpu/parallel/pool.py)."""
 from __future__ import annotations
 
 import ctypes
@@ -9,7 +9,7 @@ import pytest
 
 import absjit
 import absjit.numpy as jnp
-from absjit.backends.numba_cpu import pool, threads
+from absjit.backends.numba_cpu.parallel import pool, threads
 
 pytestmark = pytest.mark.skipif(not pool.available(),
                                 reason="the native pool runs on Linux x86-64/AArch64")

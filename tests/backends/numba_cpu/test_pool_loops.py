@@ -1,5 +1,5 @@
 """Parallel loops on absjit's own pool: chunk functions called through ``_pool_for``
-(absjit/backends/numba_cpu/loop_kernels.py, render.FunctionRenderer.pool_loop)."""
+(absjit/backends/numba_cpu/parallel/loop_kernels.py, render.FunctionRenderer.pool_loop)."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,7 @@ import pytest
 import absjit
 import absjit.numpy as jnp
 from absjit import lax
-from absjit.backends.numba_cpu import pool, threads
+from absjit.backends.numba_cpu.parallel import pool, threads
 from absjit.backends.numba_cpu.render import _free_names
 from tests.checks import assert_close
 
@@ -222,7 +222,7 @@ def test_a_failing_task_raises_after_the_loop_joins():
     # generated chunks can fail only to allocate a scratch array; the kernel raises
     # MemoryError instead of returning what the other tasks computed
     import numba
-    from absjit.backends.numba_cpu.loop_kernels import _pool_for
+    from absjit.backends.numba_cpu.parallel.loop_kernels import _pool_for
     assert pool.ensure()
 
     @numba.njit

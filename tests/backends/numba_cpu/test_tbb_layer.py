@@ -1,7 +1,7 @@
 """Numba's threads run on TBB wherever the ``tbb`` wheel is installed, a virtual
 environment included: the wheel puts ``libtbb.so.12`` in the environment's ``lib/``,
 which the dynamic loader does not search, and without TBB Numba picks ``omp``, whose
-forked children hang (``absjit.backends.numba_cpu.threads``)."""
+forked children hang (``absjit.backends.numba_cpu.parallel.threads``)."""
 from __future__ import annotations
 
 import importlib.metadata
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from absjit.backends.numba_cpu import threads
+from absjit.backends.numba_cpu.parallel import threads
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 

@@ -1,5 +1,5 @@
 """The cpu backend's threads: a fork-safe layer and a thread count that yields to other
-processes (``absjit/backends/numba_cpu/threads.py``)."""
+processes (``absjit/backends/numba_cpu/parallel/threads.py``)."""
 from __future__ import annotations
 
 import os
@@ -12,7 +12,7 @@ import pytest
 
 import absjit
 import absjit.numpy as jnp
-from absjit.backends.numba_cpu import threads
+from absjit.backends.numba_cpu.parallel import threads
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
@@ -115,7 +115,7 @@ def test_parallel_kernel_yields_to_busy_cores(busy_machine, monkeypatch):
 def test_pool_loops_keep_every_thread_on_busy_cores(busy_machine):
     # The pool's sleeping workers are put on a core when woken, busy or not: one per
     # core ran selu as fast with 1 or 2 busy processes as on an idle machine.
-    from absjit.backends.numba_cpu import pool
+    from absjit.backends.numba_cpu.parallel import pool
     if not pool.ensure():
         pytest.skip("no native pool on this platform")
     f = absjit.jit(lambda x: jnp.cos(x) * 2, compiler_options={"parallel": True})
@@ -140,7 +140,7 @@ def test_im2col_convolution_yields_to_busy_cores(busy_machine):
     runs before it as before a dot (an unguarded 2-thread product on a busy core was
     measured 18x slower)."""
     from absjit import lax
-    from absjit.backends.numba_cpu import lower_conv
+    from absjit.backends.numba_cpu.lowering import lower_conv
     x = np.ones((2, 8, 16, 16), np.float32)
     w = np.ones((8, 8, 3, 3), np.float32)
     assert 2 * 8 * 16 * 16 * 8 * 9 >= lower_conv.BLAS_MIN_MACS  # the im2col path

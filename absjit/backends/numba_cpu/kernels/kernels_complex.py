@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .helper_jit import helper
+from ..helper_jit import helper
 
 __all__ = ["_csinh", "_ccosh", "_ctanh", "_cacosh", "_csign", "_clt", "_cle", "_cdiv"]
 

@@ -39,9 +39,9 @@ import threading
 
 import numpy as np
 
-from ...core.avals import ShapedArray
-from ...core.primitive import abstract_eval_rules, all_primitives
-from ..numba.lower_elementwise import dtype_ctor, scalar_rules
+from ....core.avals import ShapedArray
+from ....core.primitive import abstract_eval_rules, all_primitives
+from ...numba.lower_elementwise import dtype_ctor, scalar_rules
 
 log = logging.getLogger("absjit")
 
@@ -133,8 +133,8 @@ def opcodes(dtype) -> dict:
 
 _PRELUDE = '''
 from numba import carray
-from absjit.backends.numba_cpu.block_kernels import _address, _gather, _scatter
-from absjit.backends.numba_cpu.loop_kernels import _pool_for
+from absjit.backends.numba_cpu.evaluator.block_kernels import _address, _gather, _scatter
+from absjit.backends.numba_cpu.parallel.loop_kernels import _pool_for
 
 '''
 
@@ -241,7 +241,7 @@ def request(dtypes) -> None:
     cache keeps it (it is worth ~10 s of a core once per machine, not per process), and
     in the compile worker process when there is one: a script that exits meanwhile
     does not wait for it."""
-    from .. import background, diskcache
+    from ... import background, diskcache
     for T in map(np.dtype, dtypes):
         with _LOCK:
             if T in _STARTED or T not in (np.float32, np.float64):
@@ -255,7 +255,7 @@ def request(dtypes) -> None:
 
 
 def _compile_aside(T) -> None:
-    from . import compile_process
+    from .. import compile_process
     if compile_process.enabled():
         try:
             compile_process.start()
@@ -279,7 +279,7 @@ def _obtain(T, only_from_disk) -> bool:
         return True
     import numba
 
-    from ..base import CompileOptions, get_backend
+    from ...base import CompileOptions, get_backend
     backend = get_backend("cpu")
     sig = (numba.int64[:, ::1], numba.float64[::1], numba.int64[::1], numba.int64[::1],
            numba.int64, numba.int64)
@@ -299,7 +299,7 @@ def _obtain(T, only_from_disk) -> bool:
     return True
 
 
-if __name__ == "__main__":  # python -m absjit.backends.numba_cpu.block_vm: compile now
+if __name__ == "__main__":  # python -m absjit.backends.numba_cpu.evaluator.block_vm: compile now
     for _T in (np.float32, np.float64):
         obtain(_T)
         print(f"block evaluator for {np.dtype(_T)}: in absjit's disk cache")

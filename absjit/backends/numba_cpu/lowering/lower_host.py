@@ -19,7 +19,7 @@ import hashlib
 
 import numpy as np
 
-from ...core.primitive import impl_rules
+from ....core.primitive import impl_rules
 
 __all__ = ["host_rule", "host_callback", "HOST_CALLS", "numba_array_type"]
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.dims import Dim
-from ...core.shapes import shape_code as _shape, size_code as _sz
-from ...ops import sorting
-from ..numba.lower_elementwise import dtype_ctor
+from ....core.dims import Dim
+from ....core.shapes import shape_code as _shape, size_code as _sz
+from ....ops import sorting
+from ...numba.lower_elementwise import dtype_ctor
 
 __all__ = ["lower_sort", "lower_top_k", "INSERTION_MAX", "RUN"]
 

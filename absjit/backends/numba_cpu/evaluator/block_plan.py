@@ -22,12 +22,12 @@ import threading
 
 import numpy as np
 
-from ...core.jaxpr import Literal
-from ...core.primitive import impl_rules
-from ..interpret import _FRESH_RESULTS, Schedule
+from ....core.jaxpr import Literal
+from ....core.primitive import impl_rules
+from ...interpret import _FRESH_RESULTS, Schedule
 from . import block_vm as vm
-from . import pool
-from .threads import TIER0
+from ..parallel import pool
+from ..parallel.threads import TIER0
 
 log = logging.getLogger("absjit")
 
@@ -394,7 +394,7 @@ class _Builder:
         self.view_of[v] = dest
 
     def _dus(self, eqn):
-        from ...ops.structural import _clamped_starts
+        from ....ops.structural import _clamped_starts
         x, u = eqn.invars[:2]
         out = eqn.outvars[0]
         starts = _clamped_starts(_shape(x), [int(v.val) for v in eqn.invars[2:]], _shape(u))
@@ -703,7 +703,7 @@ def _sink_views(jaxpr):
     """``jaxpr`` with each view equation moved down to just before its first reader, so
     that it joins its reader's run (a transposed gradient read by an update is then a
     strided load, not a copy NumPy made earlier)."""
-    from ...core.jaxpr import Jaxpr
+    from ....core.jaxpr import Jaxpr
     eqns = jaxpr.eqns
     first_read = {}
     for i, eqn in enumerate(eqns):

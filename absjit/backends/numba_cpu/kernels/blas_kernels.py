@@ -21,7 +21,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .alloc_kernels import _empty
-from .helper_jit import disk_cached, read_only_inputs
+from ..helper_jit import disk_cached, read_only_inputs
 
 __all__ = ["_bgemm", "_pgemm_pool", "_pgemm_prange", "_gemm_rows"]
 

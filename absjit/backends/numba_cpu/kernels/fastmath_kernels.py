@@ -34,7 +34,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .helper_jit import helper
+from ..helper_jit import helper
 
 __all__ = ["_exp_float32", "_exp_float64"]  # log's are added below
 

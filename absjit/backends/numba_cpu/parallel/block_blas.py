@@ -78,7 +78,7 @@ def numpy_gemms() -> dict:
 
 def _timers(gemms):
     """``{(library, kind, transposed): () -> seconds}``: one block through each."""
-    from .blas_kernels import xxgemm_function
+    from ..kernels.blas_kernels import xxgemm_function
     xxgemm = xxgemm_function()
     vp = ctypes.c_void_p
     i64 = ctypes.POINTER(ctypes.c_int64)

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.dims import Dim
-from ...core.shapes import shape_code as _shape
-from ...ops import linalg_decomp as ld
-from ...ops import linalg_schur as lsc
-from ...ops import linalg_spectral as ls
-from .lapack_symbols import dtypes_of, ensure_symbols
-from ..numba.lower_elementwise import dtype_ctor
+from ....core.dims import Dim
+from ....core.shapes import shape_code as _shape
+from ....ops import linalg_decomp as ld
+from ....ops import linalg_schur as lsc
+from ....ops import linalg_spectral as ls
+from ..kernels.lapack_symbols import dtypes_of, ensure_symbols
+from ...numba.lower_elementwise import dtype_ctor
 from .lower_host import host_rule
 
 __all__ = ["RULES", "lower_lu", "lower_cholesky", "lower_triangular_solve", "lower_eigh",

@@ -37,13 +37,13 @@ import dataclasses
 
 import numpy as np
 
-from ... import dtypes
-from ...compiler import PARALLEL_MIN_SIZE, ir
-from ...compiler.rows import unfused
-from ...core.primitive import impl_rules
-from ...core.shapes import IxVar, maybe_more_than, size_of
+from .... import dtypes
+from ....compiler import PARALLEL_MIN_SIZE, ir
+from ....compiler.rows import unfused
+from ....core.primitive import impl_rules
+from ....core.shapes import IxVar, maybe_more_than, size_of
 from .lower_arrays import array_rules
-from ..numba.lower_elementwise import scalar_rules
+from ...numba.lower_elementwise import scalar_rules
 
 __all__ = ["lower_half", "HalfViews"]
 
@@ -82,7 +82,7 @@ def _suffix(kind) -> str:
     :mod:`.half_kernels`); the name in the source says which the kernel uses."""
     if kind == "bf16":
         return ""
-    from .half_kernels import NATIVE_HALF  # imports Numba: only when a kernel is made
+    from ..kernels.half_kernels import (NATIVE_HALF)  # imports Numba: only when a kernel is made
     return "_native" if NATIVE_HALF else "_soft"
 
 

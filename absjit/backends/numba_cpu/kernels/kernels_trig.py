@@ -41,7 +41,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from .fastmath_kernels import _fma
-from .helper_jit import helper
+from ..helper_jit import helper
 from .trig_reduce32 import _reduce_bits_f32
 from .trig_tables import F64_E_MIN, F64_WORDS, pio2_parts, table_f64
 

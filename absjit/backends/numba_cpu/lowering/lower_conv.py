@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops import conv as conv_ops
-from ..numba.lower_elementwise import dtype_ctor
+from ....ops import conv as conv_ops
+from ...numba.lower_elementwise import dtype_ctor
 
 __all__ = ["lower_conv_general_dilated", "BLAS_MIN_MACS", "PARALLEL_MIN_MACS",
            "SHIFTED_MIN_FEATURES", "AXPY_MAX_FEATURE_PAIRS"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numba
 
-from ..numba import threefry
-from .helper_jit import disk_cached
+from ...numba import threefry
+from ..helper_jit import disk_cached
 
 __all__ = ["_threefry2x32_x0", "_threefry2x32_x1", "_threefry2x32_xor"]
 

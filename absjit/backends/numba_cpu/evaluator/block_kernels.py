@@ -6,7 +6,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic, overload
 
-from .helper_jit import helper
+from ..helper_jit import helper
 
 __all__ = ["_address", "_gather", "_scatter"]
 

@@ -35,7 +35,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .helper_jit import helper
+from ..helper_jit import helper
 
 __all__ = ["NATIVE_HALF", "_f16_to_f32_native", "_f32_to_f16_native", "_f64_to_f16_native",
            "_f16_to_f32_soft", "_f32_to_f16_soft", "_f64_to_f16_soft", "_bf16_to_f32",

@@ -16,10 +16,9 @@ import math
 
 import numpy as np
 
-from .fastmath_kernels import (_F32_LN2_HI, _F32_LN2_LO, _F32_LOG2E, _F32_ONE,
-                               _c0, _c1, _c2, _c3, _c4, _c5, _exp_float32,
-                               _fma, _scale_f32)
-from .helper_jit import helper
+from .fastmath_kernels import (_F32_LN2_HI, _F32_LN2_LO, _F32_LOG2E, _F32_ONE, _c0, _c1,
+                               _c2, _c3, _c4, _c5, _exp_float32, _fma, _scale_f32)
+from ..helper_jit import helper
 
 __all__ = ["_expm1_float32", "_tanh_float32", "_sinh_float32", "_cosh_float32",
            "_atan_float32"]

@@ -22,12 +22,12 @@ import hashlib
 
 import numpy as np
 
-from ...debug import debug_print_p, format_values
-from ...ops import indexing as ix, linalg, reductions as red, structural as st
-from ...core.dims import Dim
-from ...core.shapes import size_code as _sz, size_of
+from ....debug import debug_print_p, format_values
+from ....ops import indexing as ix, linalg, reductions as red, structural as st
+from ....core.dims import Dim
+from ....core.shapes import size_code as _sz, size_of
 from . import lower_conv, lower_fft, lower_linalg, lower_sort
-from ..numba.lower_elementwise import dtype_ctor, lower_max, lower_min
+from ...numba.lower_elementwise import dtype_ctor, lower_max, lower_min
 from .lower_host import host_rule
 
 __all__ = ["array_rules", "array_rule", "dot_plan", "gemm_blocks", "DEBUG_FORMATS",
@@ -173,7 +173,7 @@ def dot_plan(in_avals, out_aval, dimension_numbers) -> str:
 def _pgemm_name() -> str:
     """The blocked product to call: on the native pool where it runs
     (:mod:`.pool`), else in Numba's threads."""
-    from . import pool
+    from ..parallel import pool
     return "_pgemm_pool" if pool.ensure() else "_pgemm_prange"
 
 

@@ -13,9 +13,9 @@ transpose (otherwise both layouts are needed and the product is kept).
 """
 from __future__ import annotations
 
-from ...core.jaxpr import ClosedJaxpr, Jaxpr, Var
-from ...ops.linalg import dot_general_p
-from ...ops.structural import transpose_p
+from ....core.jaxpr import ClosedJaxpr, Jaxpr, Var
+from ....ops.linalg import dot_general_p
+from ....ops.structural import transpose_p
 
 __all__ = ["fold_dot_transposes"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .helper_jit import disk_cached
+from ..helper_jit import disk_cached
 
 __all__ = ["_fft_c2c_axis", "_fft_r2c_last", "_fft_c2r_last"]
 

@@ -533,7 +533,7 @@ def _guard_blocks(dispatcher, parallel):
     import numba
 
     from . import pool
-    from .blas_kernels import prime
+    from ..kernels.blas_kernels import prime
     policy = _POLICY
 
     from . import block_blas

@@ -7,10 +7,10 @@ Static shapes only; symbolic sizes keep the object-mode call of the NumPy implem
 """
 from __future__ import annotations
 
-from ...core.dims import Dim
-from ...core.shapes import shape_code as _shape
-from ...ops.fft import FftType, fft_p
-from ..numba.lower_elementwise import dtype_ctor
+from ....core.dims import Dim
+from ....core.shapes import shape_code as _shape
+from ....ops.fft import FftType, fft_p
+from ...numba.lower_elementwise import dtype_ctor
 from .lower_host import host_rule
 
 __all__ = ["RULES", "lower_fft"]

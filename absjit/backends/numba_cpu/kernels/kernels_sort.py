@@ -7,7 +7,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .helper_jit import disk_cached, helper, read_only_inputs
+from ..helper_jit import disk_cached, helper, read_only_inputs
 
 __all__ = ["_sort_lt_float", "_sort_lt_complex", "_top_k_rows"]
 

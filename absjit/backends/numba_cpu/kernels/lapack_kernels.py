@@ -30,7 +30,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-from .helper_jit import disk_cached, read_only_inputs
+from ..helper_jit import disk_cached, read_only_inputs
 from .lapack_symbols import ROUTINES, symbols
 
 __all__ = ["_lapack_lu", "_lapack_cholesky", "_blas_trsm", "_lapack_eigh", "_lapack_qr",

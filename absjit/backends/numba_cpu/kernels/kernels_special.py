@@ -46,9 +46,9 @@ import math
 
 import numpy as np
 
-from .fastmath_kernels import (_F64_HALF, _F64_LN2_HI, _F64_LN2_LO, _F64_LOG2E, _F64_ONE,
-                               _exp_float64, _fma, _log_float64, _scale_f64)
-from .helper_jit import helper
+from .fastmath_kernels import (_F64_HALF, _F64_LN2_HI, _F64_LN2_LO, _F64_LOG2E,
+                               _F64_ONE, _exp_float64, _fma, _log_float64, _scale_f64)
+from ..helper_jit import helper
 
 __all__ = []
 
