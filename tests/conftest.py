@@ -26,7 +26,7 @@ os.environ.setdefault("ABSJIT_CACHE_DIR", _SESSION_CACHE)
 os.environ.setdefault("ABSJIT_TIERING", "0")
 # Tier 0's block evaluator compiles once per machine (~10 s a float type); tests where
 # tiering is on run tier 0 on NumPy alone, and
-# tests/backends/numba_cpu/test_block_evaluator.py tests the evaluator.
+# tests/backends/numba_cpu/evaluator/test_block_evaluator.py tests the evaluator.
 os.environ.setdefault("ABSJIT_TIER0_EVALUATOR", "0")
 
 import absjit  # noqa: E402

@@ -61,6 +61,69 @@ def test_xla_rule_or_documented_reason(name, prim):
         f"{name}: no XLA rule and no documented reason"
 
 
+# Params for rendering the spellings that need them (test_cuda_spellings_resolve).
+_SPELLING_PARAMS = {"integer_pow": {"y": 3}, "round": {"rounding_method": 0},
+                    "convert_element_type": {"new_dtype": "float32", "weak_type": False},
+                    "threefry2x32": {"output": "x0"}}
+
+
+def _cuda_kernel_names(monkeypatch) -> set:
+    """The names a generated CUDA kernel's module defines (its namespace, built as under
+    the simulator: no GPU or CUDA import needed)."""
+    import types
+
+    from absjit.backends.numba_cuda import runtime
+    monkeypatch.setattr(runtime, "simulator", lambda: True)
+    stub = types.SimpleNamespace(jit=lambda *args, **flags: (lambda fn: fn))
+    monkeypatch.setattr(runtime, "cuda_module", lambda: stub)
+    runtime.kernel_namespace.cache_clear()
+    try:
+        return set(runtime.kernel_namespace())
+    finally:
+        runtime.kernel_namespace.cache_clear()
+
+
+def test_cuda_spellings_resolve(monkeypatch):
+    """The cuda backend spells elementwise primitives with the shared table and its own
+    overrides (:mod:`absjit.backends.numba_cuda.device_rules`): every helper a spelling
+    calls must be a name of the kernel namespace (a cpu-only helper would fail only when
+    a GPU compiles the kernel)."""
+    import re
+
+    import numpy as np
+
+    from absjit.backends.numba.render import _Aval
+    from absjit.backends.numba_cuda.device_rules import device_scalar_rules
+    known = _cuda_kernel_names(monkeypatch)
+    rendered = 0
+    for prim, rule in device_scalar_rules.items():
+        if prim.name.startswith("half_"):
+            continue  # 16-bit floats are widened before the cuda backend renders
+        params = _SPELLING_PARAMS.get(prim.name, {})
+        dtype = np.uint32 if prim.name == "threefry2x32" else np.float32
+        for arity in (1, 2, 3, 4):
+            try:
+                text = rule(["x0", "x1", "x2", "x3"][:arity], [_Aval(dtype)] * arity,
+                            _Aval(dtype), **params)
+                break
+            except (TypeError, IndexError, ValueError):
+                continue
+        else:
+            raise AssertionError(f"{prim.name}: its spelling did not render")
+        rendered += 1
+        helpers = set(re.findall(r"\b_[A-Za-z]\w*", text))
+        assert helpers <= known, f"{prim.name}: {sorted(helpers - known)} undefined on cuda"
+    assert rendered > 60
+
+
+@pytest.mark.parametrize("name,prim", PRIMS, ids=[n for n, _ in PRIMS])
+def test_cuda_array_op_or_documented_host_run(name, prim):
+    from absjit.backends.numba_cuda.array_ops import ON_HOST, array_ops
+    if isinstance(fusion_kind(prim), Opaque):
+        assert prim in array_ops or name in ON_HOST, \
+            f"{name}: no cuda array op and no reason to run it on the host"
+
+
 def test_documented_exceptions_are_current():
     """A listed exception that now has its rule must leave the list."""
     prims = all_primitives()
@@ -72,6 +135,9 @@ def test_documented_exceptions_are_current():
         assert prims[name] not in lower_arrays.array_rules, f"{name} is lowered now"
     for name in lower_elementwise.NOT_LOWERED:
         assert prims[name] not in lower_elementwise.scalar_rules, f"{name} is lowered now"
+    from absjit.backends.numba_cuda.array_ops import ON_HOST, array_ops
+    for name in ON_HOST:
+        assert prims[name] not in array_ops, f"{name} has a cuda array op now"
     try:
         from absjit.backends.xla import rules, rules_arrays  # noqa: F401
     except ImportError:  # the xla extra is not installed

@@ -16,8 +16,9 @@ statement's static shapes and params:
   keeps "the last duplicate wins" exact;
 * ``cumsum``/``cumprod``/``cummax``/``cummin``: one thread per line along the axis.
 
-Primitives not here (``sort``, ``fft``, linear algebra, general ``reshape``, batched
-or mixed-dtype ``dot_general``…) run through their NumPy implementation on host copies.
+Primitives not here run through their NumPy implementation on host copies, with one
+warning each; :data:`ON_HOST` says why for each (``tests/test_rule_coverage.py`` holds
+every whole-array primitive to one of the two).
 """
 from __future__ import annotations
 
@@ -27,9 +28,25 @@ from ...ops import indexing as ix, reductions as red, structural as st
 from ..numba.lower_elementwise import dtype_ctor, lower_max, lower_min
 from . import runtime as rt
 
-__all__ = ["array_ops"]
+__all__ = ["array_ops", "ON_HOST"]
 
 array_ops: dict = {}
+
+_NO_LIBRARY = "no device library bound yet (cuSOLVER/cuFFT): host LAPACK/FFT"
+#: Whole-array primitives the cuda backend runs on host copies, and why.
+ON_HOST = {
+    "dot_general": "a tiled kernel (with its epilogue fused) where it fits, one "
+                   "unbatched float product; others on the host",
+    "conv_general_dilated": "no device convolution yet",
+    "sort": "no device sort yet", "top_k": "no device selection yet",
+    **{name: _NO_LIBRARY for name in ("cholesky", "eig", "eigh", "hessenberg", "lu", "qr",
+                                      "schur", "svd", "triangular_solve", "fft")},
+    **{name: "calls Python: host by nature" for name in (
+        "debug_callback", "debug_print", "io_callback", "pure_callback")},
+    **{name: "a collective over a named vmap axis: vmap removes it before any backend "
+             "sees it" for name in ("all_gather", "axis_index", "pmax", "pmin", "psum")},
+    "custom_lin": "appears only in linearised jaxprs, which are transposed, not run",
+}
 
 
 def _size(shape) -> int:

@@ -9,7 +9,7 @@ calls them vectorises (packed ``vmulps``/``vaddps`` on AVX2).
 They are accurate, not "fast-math": ``exp`` is within 1 ulp of the correctly rounded
 result over the whole float range (so within 1 ulp of float64 ``np.exp`` and 2 of
 NumPy's float32 SIMD ``exp``, which is itself up to 2 ulp off; the sweeps are in
-``tests/backends/numba_cpu/test_math.py``), with NumPy's special values:
+``tests/backends/numba_cpu/kernels/test_math.py``), with NumPy's special values:
 ``exp(nan) = nan``, ``exp(+inf) = inf``, ``exp(-inf) = 0``, overflow to ``inf`` past
 the largest finite result, gradual underflow to subnormals and then 0,
 ``exp(-0.0) = 1``.

@@ -7,7 +7,7 @@ Each kernel is made of multiplies, adds, divides, compares/selects, ``rint``,
 :mod:`.kernels_special32` (computed in float32: widening to float64 vectorises at a
 quarter of the width), except ``log1p``, which is computed in float64 and rounded once.
 All are within 2 ulp of the exact result (the sweeps are in
-``tests/backends/numba_cpu/test_kernels.py``) and give NumPy's special values: NaN in,
+``tests/backends/numba_cpu/kernels/test_kernels.py``) and give NumPy's special values: NaN in,
 NaN out; ``±0`` keep their sign (``cosh(±0) = 1``); ``expm1(-inf) = -1``,
 ``log1p(-1) = -inf``, ``log1p(x < -1) = nan``, ``tanh(±inf) = ±1``, ``atan(±inf) = ±pi/2``;
 overflow to ``inf`` exactly where the result exceeds the largest float; subnormal inputs

@@ -4,7 +4,7 @@ The methods are :mod:`.kernels_special`'s (read its docstring), with float32 con
 and polynomials sized for float32. Widening to float64 instead would be simpler and a
 little more accurate, but LLVM then vectorises the loop at a quarter of the width with
 twice the polynomial, about ten times slower. These are within 2 ulp
-(``tests/backends/numba_cpu/test_kernels.py``) with NumPy's special values.
+(``tests/backends/numba_cpu/kernels/test_kernels.py``) with NumPy's special values.
 
 ``tanh`` and ``sinh`` use an odd polynomial below ``|x| = 0.55`` and ``1`` (the ``expm1``
 route costs a second exponential's worth of work in float32): a fitted one for ``tanh``,

@@ -2,7 +2,7 @@
 vectoriser can widen (why: :mod:`.fastmath_kernels`).
 
 Within 2 ulp of the correctly rounded result for every finite argument, however large
-(the sweeps are in ``tests/backends/numba_cpu/test_trig.py``), with NumPy's special
+(the sweeps are in ``tests/backends/numba_cpu/kernels/test_trig.py``), with NumPy's special
 values: ``sin(±0) = ±0``, ``tan(±0) = ±0``, ``cos(±0) = 1``, ``±inf`` and NaN give NaN.
 
 Method. ``|x| = (k + f) * pi/2`` with ``k`` an integer and ``|f| <= 1/2``; the quadrant

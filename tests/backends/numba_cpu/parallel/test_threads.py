@@ -14,7 +14,7 @@ import absjit
 import absjit.numpy as jnp
 from absjit.backends.numba_cpu.parallel import threads
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 
 
 @pytest.mark.parametrize("available, others, want", [

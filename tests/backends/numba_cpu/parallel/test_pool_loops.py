@@ -29,7 +29,7 @@ def _pool_loops_on(monkeypatch):
     monkeypatch.delenv("ABSJIT_POOL_LOOPS", raising=False)
 
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 PAR = {"parallel": True}
 
 

@@ -230,7 +230,7 @@ def test_pgemm_blocks_cover_every_column(impl, nblk):
 
 
 def test_fork_after_a_blocked_product():
-    from .test_threads import _run_script
+    from ..parallel.test_threads import _run_script
     out = _run_script("""
         import multiprocessing as mp, os, numpy as np, absjit, absjit.numpy as jnp
         from absjit.backends.numba_cpu import threads
@@ -261,7 +261,7 @@ def test_fork_after_a_blocked_product():
 
 
 def test_without_adaptive_threads_blas_keeps_its_setting():
-    from .test_threads import _run_script
+    from ..parallel.test_threads import _run_script
     out = _run_script("""
         import numpy as np, absjit, absjit.numpy as jnp
         from absjit.backends.numba_cpu import threads

@@ -122,7 +122,7 @@ def test_a_kernel_with_a_blocked_product_loads_from_the_disk_cache(tmp_path):
     import os
     import subprocess
     import sys
-    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
     env = dict(os.environ, ABSJIT_CACHE_DIR=str(tmp_path), PYTHONPATH=root)
     env.pop("ABSJIT_DISABLE_DISK_CACHE", None)
     runs = []
