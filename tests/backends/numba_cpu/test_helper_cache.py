@@ -15,7 +15,7 @@ SCRIPT = r"""
 import json, os
 import numpy as np
 import absjit, absjit.numpy as jnp
-from absjit.backends.numba_cpu import fastmath_kernels as fk, lapack_kernels as lk
+from absjit.backends.numba_cpu.kernels import fastmath_kernels as fk, lapack_kernels as lk
 n = int(os.environ["ORDER"])
 rng = np.random.default_rng(n)
 if os.environ["PROGRAM"] == "solve":
@@ -122,7 +122,7 @@ def test_each_signature_is_an_entry_of_its_own(tmp_path):
     env.pop("ABSJIT_DISABLE_DISK_CACHE", None)
     script = r"""
 import json, os, numpy as np, absjit, absjit.numpy as jnp
-from absjit.backends.numba_cpu import kernels_sort as ks
+from absjit.backends.numba_cpu.kernels import kernels_sort as ks
 absjit.config.update("enable_x64", True)
 x = np.array([3.0, np.nan, -1.0, 2.0, -0.0, 5.0])[:int(os.environ["N"])]  # a new kernel
 for dt in (np.float32, np.float64):

@@ -3,9 +3,12 @@ and float64 that LLVM's loop vectoriser can widen (the reasons, and the ``exp``/
 they build on, are in :mod:`.fastmath_kernels`).
 
 Each kernel is made of multiplies, adds, divides, compares/selects, ``rint``,
-``fabs``/``copysign`` and exponent bit manipulation. The float32 versions are in
-:mod:`.kernels_special32` (computed in float32: widening to float64 vectorises at a
-quarter of the width), except ``log1p``, which is computed in float64 and rounded once.
+``fabs``/``copysign`` and exponent bit manipulation. Each algorithm is written once
+(``_expm1``, ``_tanh``, ``_exp_half``, ``_cosh``, ``_atan``) and instantiated for float32
+and float64 with the constants of the width (a tuple, folded by LLVM once the helper is
+inlined): float32 is computed in float32 with polynomials sized for it (widening to
+float64 would vectorise at a quarter of the width with twice the polynomial, about ten
+times slower), except ``log1p``, which is computed in float64 and rounded once.
 All are within 2 ulp of the exact result (the sweeps are in
 ``tests/backends/numba_cpu/kernels/test_kernels.py``) and give NumPy's special values: NaN in,
 NaN out; ``±0`` keep their sign (``cosh(±0) = 1``); ``expm1(-inf) = -1``,
@@ -31,8 +34,9 @@ term is the first-order correction for the rounding of ``u``.
 
 ``sinh``/``cosh``: ``E = exp(|x|) / 2`` computed directly (the halving is folded into the
 exponent, so ``E`` is finite up to the largest ``|x|`` with a finite result);
-``cosh = E + 0.25 / E``; ``sinh = E - 0.25 / E`` for ``|x| >= 1`` and
-``(t + t / (t + 1)) / 2`` with ``t = expm1(|x|)`` below.
+``cosh = E + 0.25 / E``; ``sinh = E - 0.25 / E`` for ``|x| >= 1``, and below it
+``(t + t / (t + 1)) / 2`` with ``t = expm1(|x|)`` (float64) or the Taylor polynomial to
+``x**13`` (float32: the ``expm1`` route would cost a second exponential's worth of work).
 
 ``atan``: ``a = |x|``, reduced to ``a' = min(a, 1/a)`` and then around the nearest of the
 centres ``c = 0`` (below ``3/16``), ``1/4, 1/2, 3/4, 1``: ``atan(a') = atan(c) + atan(t)``,
@@ -45,73 +49,124 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
-from .fastmath_kernels import (_F64_HALF, _F64_LN2_HI, _F64_LN2_LO, _F64_LOG2E,
-                               _F64_ONE, _exp_float64, _fma, _log_float64, _scale_f64)
+from .fastmath_kernels import (_F32_LN2_HI, _F32_LN2_LO, _F32_LOG2E, _F32_ONE, _F64_HALF,
+                               _F64_LN2_HI, _F64_LN2_LO, _F64_LOG2E, _F64_ONE, _F32_C,
+                               _F64_C, _exp_float32, _exp_float64, _fma, _log_float64,
+                               _scale_f32, _scale_f64)
 from ..helper_jit import helper
 
-__all__ = []
+KERNELS = ("expm1", "log1p", "tanh", "sinh", "cosh", "atan")
+__all__ = [f"_{name}_{dt}" for name in KERNELS for dt in ("float32", "float64")]
 
+f32 = np.float32
 f64 = np.float64
-_ZERO = f64(0.0)
-_TWO = f64(2.0)
-_QUARTER = f64(0.25)
-_INF = f64(np.inf)
 
 
-def _fact(n):
-    return float(math.factorial(n))
+def _horner(z, c):
+    """``c[0] z**n + c[1] z**(n-1) + ... + c[n]`` by Horner's rule with fused steps, for
+    a tuple ``c`` of constants (written out term by term: a loop over the tuple would
+    index it at run time, which LLVM does not always unroll, and the calling loop would
+    not vectorise)."""
 
 
-# expm1(r) = r + r*r*(e0 + e1 r + ... + e17 r**17), e_j = 1/(j+2)!; enough for |r| < 1
-(_e0, _e1, _e2, _e3, _e4, _e5, _e6, _e7, _e8, _e9, _e10, _e11, _e12, _e13, _e14, _e15, _e16,
- _e17) = tuple(f64(1.0 / _fact(j + 2)) for j in range(18))
-_EXPM1_LO = f64(-40.0)        # expm1(-40) rounds to -1
-_EXPM1_HI = f64(710.0)        # expm1(710) overflows
+@overload(_horner)
+def _horner_written_out(z, c):
+    if not isinstance(c, types.UniTuple):
+        return None
+    steps = "".join(f"    p = _fma(p, z, c[{k}])\n" for k in range(1, c.count))
+    scope = {"_fma": _fma}
+    exec(f"def horner(z, c):\n    p = c[0]\n{steps}    return p\n", scope)  # noqa: S102
+    return scope["horner"]
+
+
+def _scale(p, kf):
+    """``p * 2**kf`` (:func:`._scale_f32` or :func:`._scale_f64`, by ``p``'s type)."""
+
+
+def _exp(x):
+    """``exp(x)`` (:func:`._exp_float32` or :func:`._exp_float64`, by ``x``'s type)."""
+
+
+@overload(_scale)
+def _scale_by_width(p, kf):
+    if p == types.float32:
+        return lambda p, kf: _scale_f32(p, kf)
+    if p == types.float64:
+        return lambda p, kf: _scale_f64(p, kf)
+    return None
+
+
+@overload(_exp)
+def _exp_by_width(x):
+    if x == types.float32:
+        return lambda x: _exp_float32(x)
+    if x == types.float64:
+        return lambda x: _exp_float64(x)
+    return None
+
+
+# Per width: (zero, one, half, two, quarter, inf, log2e, ln2_hi, ln2_lo)
+_W32 = (f32(0.0), _F32_ONE, f32(0.5), f32(2.0), f32(0.25), f32(np.inf), _F32_LOG2E,
+        _F32_LN2_HI, _F32_LN2_LO)
+_W64 = (f64(0.0), _F64_ONE, _F64_HALF, f64(2.0), f64(0.25), f64(np.inf), _F64_LOG2E,
+        _F64_LN2_HI, _F64_LN2_LO)
+
+
+# -- expm1 ------------------------------------------------------------------------------
+# expm1(r) = r + r*r*(e0 + e1 r + ... + e_n r**n), e_j = 1/(j+2)!: n = 17 for float64,
+# 9 for float32 (enough for |r| < 1). Constants: the clamps (below lo expm1 rounds to
+# -1, above hi it overflows), the k up to which 2**k - 1 is exact, the polynomial
+# (highest power first).
+def _expm1_constants(dtype, lo, hi, k_exact, terms):
+    return (dtype(lo), dtype(hi), dtype(-2.0), dtype(k_exact),
+            tuple(dtype(1.0 / math.factorial(j + 2)) for j in reversed(range(terms))))
+
+
+_EXPM1_32 = _expm1_constants(f32, -18.0, 89.0, 24.0, 10)
+_EXPM1_64 = _expm1_constants(f64, -40.0, 710.0, 53.0, 18)
+
+
+@helper
+def _expm1(x, w, c):
+    zero, one, _, _, _, _, log2e, ln2_hi, ln2_lo = w
+    lo, hi, k_low, k_exact, poly = c
+    xc = x if x > lo else lo
+    xc = xc if xc < hi else hi
+    # No reduction below |x| = 1 (k = 0): with k = +-1 the result would be a difference
+    # of nearly equal terms there.
+    kf = np.rint(xc * log2e) if abs(xc) >= one else zero
+    r = _fma(kf, -ln2_lo, _fma(kf, -ln2_hi, xc))
+    p = _horner(r, poly)
+    em = r + (r * r) * p
+    s = _scale(one, kf)                    # 2**k (used where it is exact)
+    mid = s * em + (s - one)
+    far = _scale(em + one, kf) - one
+    y = mid if (kf > k_low and kf < k_exact) else far
+    y = x if x == zero else y              # keeps the sign of zero
+    return y if x == x else x
+
+
+@helper
+def _expm1_float32(x):
+    return _expm1(x, _W32, _EXPM1_32)
 
 
 @helper
 def _expm1_float64(x):
-    xc = x if x > _EXPM1_LO else _EXPM1_LO
-    xc = xc if xc < _EXPM1_HI else _EXPM1_HI
-    # No reduction below |x| = 1 (k = 0): with k = +-1 the result would be a difference
-    # of nearly equal terms there.
-    kf = np.rint(xc * _F64_LOG2E) if abs(xc) >= _F64_ONE else _ZERO
-    r = _fma(kf, -_F64_LN2_LO, _fma(kf, -_F64_LN2_HI, xc))
-    p = _e17
-    p = _fma(p, r, _e16)
-    p = _fma(p, r, _e15)
-    p = _fma(p, r, _e14)
-    p = _fma(p, r, _e13)
-    p = _fma(p, r, _e12)
-    p = _fma(p, r, _e11)
-    p = _fma(p, r, _e10)
-    p = _fma(p, r, _e9)
-    p = _fma(p, r, _e8)
-    p = _fma(p, r, _e7)
-    p = _fma(p, r, _e6)
-    p = _fma(p, r, _e5)
-    p = _fma(p, r, _e4)
-    p = _fma(p, r, _e3)
-    p = _fma(p, r, _e2)
-    p = _fma(p, r, _e1)
-    p = _fma(p, r, _e0)
-    em = r + (r * r) * p
-    s = _scale_f64(_F64_ONE, kf)                    # 2**k (used where it is exact)
-    mid = s * em + (s - _F64_ONE)
-    far = _scale_f64(em + _F64_ONE, kf) - _F64_ONE
-    y = mid if (kf > f64(-2.0) and kf < f64(53.0)) else far
-    y = x if x == _ZERO else y                         # keeps the sign of zero
-    return y if x == x else x
+    return _expm1(x, _W64, _EXPM1_64)
 
 
+# -- log1p ------------------------------------------------------------------------------
 @helper
 def _log1p_float64(x):
     u = _F64_ONE + x
     c = (x - (u - _F64_ONE)) / u
     y = _log_float64(u) + c
-    y = -_INF if x == -_F64_ONE else y
-    y = x if (x == _ZERO or x == _INF) else y
+    y = -_W64[5] if x == -_F64_ONE else y
+    y = x if (x == _W64[0] or x == _W64[5]) else y
     return y if x == x else x
 
 
@@ -120,64 +175,100 @@ def _log1p_float32(x):
     return np.float32(_log1p_float64(np.float64(x)))
 
 
-# tanh(a) = a + a*z*(t0 + t1 z + … + t10 z**10), z = a*a, for a < 0.55: mpmath's
-# chebyfit of (tanh(a)/a - 1)/z on z in [0, 0.3025] (relative error below 2**-57).
-(_t0, _t1, _t2, _t3, _t4, _t5, _t6, _t7, _t8, _t9, _t10) = tuple(f64(v) for v in (
-    -0.3333333333333333, 0.13333333333332714, -0.053968253967434016, 0.021869488493666944,
-    -0.008863234397814355, 0.003592110378689024, -0.001455661830100716,
-    0.0005889360520074057, -0.0002346347410887237, 8.511313685577672e-05,
-    -2.060276537636634e-05))
-_TANH_SPLIT = f64(0.55)
+# -- tanh -------------------------------------------------------------------------------
+# tanh(a) = a + a*z*(t0 + t1 z + ... + t_n z**n), z = a*a, for a < 0.55: mpmath's
+# chebyfit of (tanh(a)/a - 1)/z on z in [0, 0.3025]; relative error below 2**-57 for
+# float64 (n = 10), below 2**-27 with the coefficients rounded to float32 (n = 4, half
+# the terms of the Taylor series). Constants: the split, the |x| above which tanh
+# rounds to 1, the polynomial (highest power first).
+_TANH_32 = (f32(0.55), f32(9.0), tuple(f32(v) for v in (
+    -0.00661022774875164, 0.021309388801455498, -0.05390942841768265, 0.13333113491535187,
+    -0.3333333134651184)))
+_TANH_64 = (f64(0.55), f64(20.0), tuple(f64(v) for v in (
+    -2.060276537636634e-05, 8.511313685577672e-05, -0.0002346347410887237,
+    0.0005889360520074057, -0.001455661830100716, 0.003592110378689024,
+    -0.008863234397814355, 0.021869488493666944, -0.053968253967434016,
+    0.13333333333332714, -0.3333333333333333)))
+
+
+@helper
+def _tanh(x, w, c):
+    _, one, half, two, _, _, _, _, _ = w
+    split, saturated, poly = c
+    a = abs(x)
+    z = a * a
+    p = _horner(z, poly)
+    small = _fma(a * z, p, a)
+    e = _exp(a + a)
+    d = e + one
+    w2 = two / d
+    # Corrected for the rounding of d (e - (d - 1) exactly, as e >= 1), to first order;
+    # w2 / 2 = 1 / d replaces a second division.
+    w2 = w2 - w2 * ((e - (d - one)) * (w2 * half))
+    large = one - w2
+    y = small if a < split else large
+    y = one if a > saturated else y        # (e = inf: d - 1 would make a NaN)
+    return math.copysign(y, x) if x == x else x
+
+
+@helper
+def _tanh_float32(x):
+    return _tanh(x, _W32, _TANH_32)
 
 
 @helper
 def _tanh_float64(x):
-    a = abs(x)
-    z = a * a
-    p = _fma(_t10, z, _t9)
-    p = _fma(p, z, _t8)
-    p = _fma(p, z, _t7)
-    p = _fma(p, z, _t6)
-    p = _fma(p, z, _t5)
-    p = _fma(p, z, _t4)
-    p = _fma(p, z, _t3)
-    p = _fma(p, z, _t2)
-    p = _fma(p, z, _t1)
-    p = _fma(p, z, _t0)
-    small = _fma(a * z, p, a)
-    e = _exp_float64(a + a)
-    d = e + _F64_ONE
-    w = _TWO / d
-    # Corrected for the rounding of d (e - (d - 1) exactly, as e >= 1), to first order;
-    # w / 2 = 1 / d replaces a second division.
-    w = w - w * ((e - (d - _F64_ONE)) * (w * _F64_HALF))
-    large = _F64_ONE - w
-    y = small if a < _TANH_SPLIT else large
-    y = _F64_ONE if a > f64(20.0) else y               # (e = inf: d - 1 would make a NaN)
-    return math.copysign(y, x) if x == x else x
+    return _tanh(x, _W64, _TANH_64)
 
 
-# exp(x) / 2 with the halving in the exponent: finite up to x = 710.47.
-from .fastmath_kernels import _exp_parts_f64  # noqa: E402
-
-_EH_LO = f64(-746.0)
-_EH_HI = f64(711.0)
+# -- cosh, sinh -------------------------------------------------------------------------
+# exp(x) / 2 with the halving in the exponent: finite up to x = 89.41 (float32), 710.47
+# (float64). Constants: the clamps, the polynomial of exp (:mod:`.fastmath_kernels`'s
+# Taylor coefficients 1/2!, 1/3!, ..., highest power first).
+_EXP_HALF_32 = (f32(-104.0), f32(90.0), tuple(reversed(_F32_C)))
+_EXP_HALF_64 = (f64(-746.0), f64(711.0), tuple(reversed(_F64_C)))
 
 
 @helper
-def _exp_half_float64(x):
-    xc = x if x > _EH_LO else _EH_LO
-    xc = xc if xc < _EH_HI else _EH_HI
-    kf, r, q = _exp_parts_f64(xc)
-    p = _F64_ONE + (r + (r * r) * q)
-    y = _scale_f64(p, kf - _F64_ONE)
+def _exp_half(x, w, c):
+    _, one, _, _, _, _, log2e, ln2_hi, ln2_lo = w
+    lo, hi, poly = c
+    xc = x if x > lo else lo
+    xc = xc if xc < hi else hi
+    kf = np.rint(xc * log2e)
+    r = _fma(kf, -ln2_lo, _fma(kf, -ln2_hi, xc))
+    q = _horner(r, poly)
+    p = one + (r + (r * r) * q)
+    y = _scale(p, kf - one)
     return y if x == x else x
 
 
 @helper
+def _cosh_float32(x):
+    e = _exp_half(abs(x), _W32, _EXP_HALF_32)
+    return e + _W32[4] / e
+
+
+@helper
 def _cosh_float64(x):
-    e = _exp_half_float64(abs(x))
-    return e + _QUARTER / e
+    e = _exp_half(abs(x), _W64, _EXP_HALF_64)
+    return e + _W64[4] / e
+
+
+# sinh(a) = a + a*z*(s1 + ... + s6 z**5), s_k = 1/(2k+1)!, for float32 a < 1
+_SINH_32 = tuple(f32(1.0 / math.factorial(2 * k + 1)) for k in reversed(range(1, 7)))
+
+
+@helper
+def _sinh_float32(x):
+    a = abs(x)
+    z = a * a
+    p = _horner(z, _SINH_32)
+    small = a + a * (z * p)
+    e = _exp_half(a, _W32, _EXP_HALF_32)
+    large = e - _W32[4] / e
+    y = small if a < _F32_ONE else large
+    return math.copysign(y, x) if x == x else x
 
 
 @helper
@@ -188,69 +279,70 @@ def _sinh_float64(x):
     q = t / d
     q = q - q * ((t - (d - _F64_ONE)) / d)   # corrected for the rounding of d
     small = _F64_HALF * (t + q)
-    e = _exp_half_float64(a)
-    large = e - _QUARTER / e
+    e = _exp_half(a, _W64, _EXP_HALF_64)
+    large = e - _W64[4] / e
     z = small if a < _F64_ONE else large
     return math.copysign(z, x) if x == x else x
 
 
-def _two_double(v):
-    """``(hi, lo)`` float64s with ``hi + lo`` equal to the long double ``v``."""
-    hi = np.float64(v)
-    return hi, np.float64(v - np.longdouble(hi))
+# -- atan -------------------------------------------------------------------------------
+def _two_parts(v, dtype):
+    """``(hi, lo)`` of ``dtype`` with ``hi + lo`` equal to the long double ``v``."""
+    hi = dtype(v)
+    return hi, dtype(v - np.longdouble(hi))
 
 
-_ld = np.longdouble
-_ATAN_C = [_two_double(np.arctan(_ld(i) / 4)) for i in range(5)]
-_ATAN_CC = [_two_double(np.arctan(_ld(1)) * 2 - np.arctan(_ld(i) / 4)) for i in range(5)]
-((_h0, _l0), (_h1, _l1), (_h2, _l2), (_h3, _l3), (_h4, _l4)) = _ATAN_C
-((_g0, _m0), (_g1, _m1), (_g2, _m2), (_g3, _m3), (_g4, _m4)) = _ATAN_CC
-# atan(t) = t + t*z*(a0 + a1 z + ... + a10 z**10), z = t*t, a_j = (-1)**(j+1) / (2j + 3)
-(_a0, _a1, _a2, _a3, _a4, _a5, _a6, _a7, _a8, _a9, _a10) = tuple(
-    f64((-1.0) ** (j + 1) / (2 * j + 3)) for j in range(11))
-_CUT = f64(0.1875)
-_PIO2 = f64(np.pi / 2)
+def _atan_constants(dtype, terms):
+    """The centres' ``atan(c)`` and ``pi/2 - atan(c)`` as (hi, lo) parts, then the Taylor
+    polynomial of ``(atan(t) - t) / t**3`` in ``z = t*t``, highest power first
+    (``a_j = (-1)**(j+1) / (2j + 3)``), ``3/16`` and ``pi/2``."""
+    ld = np.longdouble
+    near = [_two_parts(np.arctan(ld(i) / 4), dtype) for i in range(5)]
+    far = [_two_parts(np.arctan(ld(1)) * 2 - np.arctan(ld(i) / 4), dtype) for i in range(5)]
+    poly = tuple(dtype((-1.0) ** (j + 1) / (2 * j + 3)) for j in reversed(range(terms)))
+    return (tuple(h for h, _ in near), tuple(lo for _, lo in near),
+            tuple(h for h, _ in far), tuple(lo for _, lo in far), poly,
+            dtype(0.1875), dtype(np.pi / 2), dtype(4.0))
+
+
+_ATAN_32 = _atan_constants(f32, 5)
+_ATAN_64 = _atan_constants(f64, 11)
+
+
+@helper
+def _pick(i, t):
+    """``t[round(i)]`` of a 5-tuple for an integral float ``i`` in ``[0, 4]``, as selects."""
+    return t[0] if i < 0.5 else (t[1] if i < 1.5 else (t[2] if i < 2.5 else (
+        t[3] if i < 3.5 else t[4])))
+
+
+@helper
+def _atan(x, w, c):
+    zero, one, _, _, quarter, inf, _, _, _ = w
+    near_hi, near_lo, far_hi, far_lo, poly, cut, pio2, four = c
+    a = abs(x)
+    big = a > one
+    ar = one / a if big else a
+    # Centre 0 up to 3/16, so the result is never much smaller than atan(c).
+    i = np.rint(ar * four) if ar >= cut else zero
+    centre = i * quarter
+    t = (ar - centre) / (one + ar * centre)
+    z = t * t
+    p = _horner(z, poly)
+    at = t + t * (z * p)
+    # atan(c) (or pi/2 - atan(c) for a > 1) as hi + lo, picked by the centre index.
+    hi, lo = _pick(i, near_hi), _pick(i, near_lo)
+    ghi, glo = _pick(i, far_hi), _pick(i, far_lo)
+    y = ghi + (glo - at) if big else hi + (lo + at)
+    y = pio2 if a == inf else y
+    return math.copysign(y, x) if x == x else x
+
+
+@helper
+def _atan_float32(x):
+    return _atan(x, _W32, _ATAN_32)
 
 
 @helper
 def _atan_float64(x):
-    a = abs(x)
-    big = a > _F64_ONE
-    ar = _F64_ONE / a if big else a
-    # Centre 0 up to 3/16, so the result is never much smaller than atan(c).
-    i = np.rint(ar * f64(4.0)) if ar >= _CUT else _ZERO
-    c = i * _QUARTER
-    t = (ar - c) / (_F64_ONE + ar * c)
-    z = t * t
-    p = _a10
-    p = _fma(p, z, _a9)
-    p = _fma(p, z, _a8)
-    p = _fma(p, z, _a7)
-    p = _fma(p, z, _a6)
-    p = _fma(p, z, _a5)
-    p = _fma(p, z, _a4)
-    p = _fma(p, z, _a3)
-    p = _fma(p, z, _a2)
-    p = _fma(p, z, _a1)
-    p = _fma(p, z, _a0)
-    at = t + t * (z * p)
-    # atan(c) (or pi/2 - atan(c) for a > 1) as hi + lo, picked by the centre index.
-    hi = _h0 if i < 0.5 else (_h1 if i < 1.5 else (_h2 if i < 2.5 else (
-        _h3 if i < 3.5 else _h4)))
-    lo = _l0 if i < 0.5 else (_l1 if i < 1.5 else (_l2 if i < 2.5 else (
-        _l3 if i < 3.5 else _l4)))
-    ghi = _g0 if i < 0.5 else (_g1 if i < 1.5 else (_g2 if i < 2.5 else (
-        _g3 if i < 3.5 else _g4)))
-    glo = _m0 if i < 0.5 else (_m1 if i < 1.5 else (_m2 if i < 2.5 else (
-        _m3 if i < 3.5 else _m4)))
-    y = ghi + (glo - at) if big else hi + (lo + at)
-    y = _PIO2 if a == _INF else y
-    return math.copysign(y, x) if x == x else x
-
-
-# float32 versions computed in float32 (log1p's, like log's, goes through float64).
-from .kernels_special32 import (_atan_float32, _cosh_float32, _expm1_float32,  # noqa: E402
-                                _sinh_float32, _tanh_float32)
-
-KERNELS = ("expm1", "log1p", "tanh", "sinh", "cosh", "atan")
-__all__ += [f"_{name}_{dt}" for name in KERNELS for dt in ("float32", "float64")]
+    return _atan(x, _W64, _ATAN_64)

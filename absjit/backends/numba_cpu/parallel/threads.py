@@ -36,7 +36,7 @@ spin, on a busy machine they use one more thread per core other processes take (
 twice the cores: the scheduler shares a core between threads). ``ABSJIT_ADAPTIVE_THREADS=0`` turns the adaptation off (every kernel uses
 ``NUMBA_NUM_THREADS`` threads and BLAS keeps its own setting).
 
->>> from absjit.backends.numba_cpu import threads
+>>> from absjit.backends.numba_cpu.parallel import threads
 >>> threads.choose_threads(available=2, others_busy=1.0)
 1
 """

@@ -233,7 +233,7 @@ def test_fork_after_a_blocked_product():
     from ..parallel.test_threads import _run_script
     out = _run_script("""
         import multiprocessing as mp, os, numpy as np, absjit, absjit.numpy as jnp
-        from absjit.backends.numba_cpu import threads
+        from absjit.backends.numba_cpu.parallel import threads
         f = absjit.jit(lambda a, b: jnp.maximum(a @ b, 0))
         rng = np.random.default_rng(0)
         a = rng.standard_normal((64, 512)).astype(np.float32)
@@ -264,7 +264,7 @@ def test_without_adaptive_threads_blas_keeps_its_setting():
     from ..parallel.test_threads import _run_script
     out = _run_script("""
         import numpy as np, absjit, absjit.numpy as jnp
-        from absjit.backends.numba_cpu import threads
+        from absjit.backends.numba_cpu.parallel import threads
         f = absjit.jit(lambda a, b: jnp.maximum(a @ b, 0))
         rng = np.random.default_rng(0)
         a = rng.standard_normal((64, 512)).astype(np.float32)

@@ -31,7 +31,7 @@ needs_tbb = pytest.mark.skipif(not (_tbb_installed() and sys.platform == "linux"
 # A prange kernel starts Numba's threading layer; absjit chooses it first.
 LAYER = r"""
 import json, sys
-from absjit.backends.numba_cpu import threads
+from absjit.backends.numba_cpu.parallel import threads
 asked = threads.configure_layer()
 import numba
 

@@ -168,7 +168,7 @@ def _run_script(code, timeout=240, env=None, extra=""):
 
 _FORK_SCRIPT = """
     import multiprocessing as mp, os, numpy as np, absjit, absjit.numpy as jnp
-    from absjit.backends.numba_cpu import threads
+    from absjit.backends.numba_cpu.parallel import threads
     f = absjit.jit(lambda x: jnp.exp(x) + 1, compiler_options={"parallel": True})
     x = np.linspace(-1, 1, 1000, dtype=np.float32)
     want = np.exp(x) + 1
@@ -210,7 +210,7 @@ def test_without_tbb_concurrent_callers_and_fork_are_safe():
     # workqueue (the fallback) aborts the process when two threads launch parallel
     # kernels at once; absjit runs them one at a time
     out = _run_script("""
-        from absjit.backends.numba_cpu import threads
+        from absjit.backends.numba_cpu.parallel import threads
         threads._tbb_loads = lambda: False
         import threading, numpy as np, absjit, absjit.numpy as jnp
         # a prange loop, and a loop on absjit's pool
@@ -245,7 +245,7 @@ def test_without_tbb_concurrent_callers_and_fork_are_safe():
 def test_user_chosen_layer_is_kept():
     out = _run_script("""
         import numpy as np, absjit, absjit.numpy as jnp
-        from absjit.backends.numba_cpu import threads
+        from absjit.backends.numba_cpu.parallel import threads
         f = absjit.jit(lambda x: x * 2, compiler_options={"parallel": True})
         f(np.ones(10, np.float32))
         print("layer", threads.info()["layer"])
