@@ -251,7 +251,7 @@ def print_environment_info(return_string: bool = False):
     lines = [f"{name + ':':<10}{v}" for name, v in library_versions().items()]
     lines.append(f"{'python:':<10}{sys.version.splitlines()[0]}")
     lines.append(f"{'machine:':<10}{platform.platform()} ({platform.machine()})")
-    lines.append(f"threading layer: {config_threading_layer()}")
+    lines += [f"{what}: {value}" for what, value in backend_environment().items()]
     text = "\n".join(lines)
     if return_string:
         return text
@@ -288,10 +288,12 @@ def library_versions() -> dict:
     return found
 
 
-def config_threading_layer() -> str:
-    """The Numba threading layer absjit asked for, or 'not started'."""
-    try:
-        from .backends.numba_cpu.parallel import threads
-    except ImportError:
-        return "no cpu backend"
-    return threads.info().get("layer_requested") or "not started"
+def backend_environment() -> dict:
+    """What the backends available here report of their settings
+    (:meth:`absjit.backends.base.Backend.environment`: the cpu backend's threading
+    layer, for one)."""
+    from .backends.base import get_backend, available_backends
+    found = {}
+    for name in available_backends():
+        found.update(get_backend(name).environment())
+    return found

@@ -159,6 +159,7 @@ def test_print_environment_info(capsys):
     assert text.splitlines()[0].startswith("absjit:")
     for name in ("numpy", "numba", "llvmlite", "scipy", "ml_dtypes", "jax"):
         assert f"\n{name}:" in text
+    assert "\nthreading layer: " in text  # from the cpu backend's environment()
     assert absjit.print_environment_info() is None
     assert capsys.readouterr().out.strip() == text
 

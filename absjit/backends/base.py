@@ -317,6 +317,11 @@ class Backend:
         """Versions of everything that changes compiled code (part of cache keys)."""
         return ()
 
+    def environment(self) -> dict:
+        """``{what: setting}`` lines for bug reports
+        (:func:`absjit.print_environment_info`): the backend's runtime settings."""
+        return {}
+
     def settings_key(self) -> tuple:
         """Settings read when a program is compiled that change its code (environment
         variables): part of the in-memory cache's key, asked at every compile."""
@@ -564,9 +569,8 @@ def route_backend(requested, backends, platforms=(), unlowerable=()) -> str:
             raise ValueError(f"backend must be a string such as 'cpu', got {requested!r}")
         name = _ALIASES.get(requested, requested)
         if name not in backends:
-            if name == "xla":
-                from .xla import XLANotInstalledError
-                raise XLANotInstalledError()
+            if name == "xla":  # its extra is not installed: say which to install
+                raise _REGISTRY["xla"].unavailable_error()
             spelled = requested if name == requested else f"{requested}/{name}"
             raise ValueError(f"backend {spelled!r} is not available on this machine; "
                              f"available: {', '.join(backends)}")

@@ -483,6 +483,9 @@ class NumbaCPUBackend(Backend):
         with self._lock:
             self._functions.clear()
 
+    def environment(self) -> dict:
+        return {"threading layer": threads.info().get("layer_requested") or "not started"}
+
     def version_key(self) -> tuple:
         key = self._version_key
         if key is None:

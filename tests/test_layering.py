@@ -1,0 +1,152 @@
+"""The import graph of the package holds its layering (docs/architecture.md).
+
+Imports inside functions count as much as those at the top of a module: they run on
+first use, and a lazy import of a backend from the frontend is still a dependency.
+
+* Nothing outside a backend's package imports it: the frontend (``jit``, ``core``,
+  ``numpy``…) and the shared parts of ``absjit.backends`` (``base``, ``diskcache``,
+  ``background``, ``sources``, ``interpret``) reach backends through the registry.
+* Backends import no other backend; the two Numba backends share
+  ``absjit.backends.numba``, which imports neither of them.
+* The largest strongly connected set of modules may not grow (a ratchet: lower
+  :data:`LARGEST_CYCLE` whenever a change breaks cycles up).
+"""
+from __future__ import annotations
+
+import ast
+import collections
+import pathlib
+import sys
+
+import absjit
+
+PACKAGE = pathlib.Path(absjit.__file__).parent
+BACKENDS = ("absjit.backends.numba_cpu", "absjit.backends.numba_cuda", "absjit.backends.xla",
+            "absjit.backends.numba")
+SHARED_BY = {"absjit.backends.numba": ("absjit.backends.numba_cpu",
+                                       "absjit.backends.numba_cuda")}
+#: Modules in the largest strongly connected set of the import graph today.
+LARGEST_CYCLE = 105
+
+
+def _modules() -> dict:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = ("absjit",) + path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def _graph() -> dict:
+    """``module -> {(imported module, line)}`` over the package, every import
+    statement (in functions too) resolved to the module it loads."""
+    modules = _modules()
+
+    def resolve(name):
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    edges = collections.defaultdict(set)
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                targets = [source] + [f"{source}.{a.name}" for a in node.names]
+            else:
+                continue
+            for target in targets:
+                found = resolve(target) if target.startswith("absjit") else None
+                if found and found != name:
+                    edges[name].add((found, node.lineno))
+    return edges
+
+
+def _backend_of(module):
+    return next((b for b in BACKENDS if module == b or module.startswith(b + ".")), None)
+
+
+def _violations(graph) -> list:
+    wrong = []
+    for module, targets in graph.items():
+        own = _backend_of(module)
+        for target, line in targets:
+            theirs = _backend_of(target)
+            if theirs is None or theirs == own or own in SHARED_BY.get(theirs, ()):
+                continue
+            wrong.append(f"{module}:{line} imports {target}")
+    return sorted(wrong)
+
+
+def test_backends_are_imported_only_from_their_own_package():
+    wrong = _violations(_graph())
+    assert not wrong, "\n".join(wrong)
+
+
+def _largest_cycle(edges) -> list:
+    """The largest strongly connected set of ``edges`` (Tarjan's algorithm)."""
+    index, low, stack, on_stack, best = {}, {}, [], set(), []
+    counter = [0]
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > len(best):
+                best[:] = component
+
+    for v in list(edges):
+        if v not in index:
+            visit(v)
+    return best
+
+
+def test_the_largest_import_cycle_does_not_grow():
+    edges = {m: {t for t, _ in ts} for m, ts in _graph().items()}
+    cycle = _largest_cycle(edges)
+    assert len(cycle) <= LARGEST_CYCLE, (
+        f"{len(cycle)} modules import each other (directly or not), more than "
+        f"{LARGEST_CYCLE}: a new import closed a cycle")
+
+
+def test_the_checks_see_what_they_must():
+    graph = _graph()  # relative imports inside functions are resolved
+    assert ("absjit.backends.numba_cpu.parallel.threads" in
+            {t for t, _ in graph["absjit.backends.numba_cpu.backend"]})
+    made_up = {"absjit.jit.api": {("absjit.backends.numba_cpu.backend", 3)},
+               "absjit.backends.numba_cuda.kernels": {("absjit.backends.numba_cpu.render", 4),
+                                                      ("absjit.backends.numba.render", 5)},
+               "absjit.backends.numba.render": {("absjit.backends.numba_cuda.runtime", 6)},
+               "absjit.backends.numba_cpu.render": {("absjit.backends.numba.render", 7),
+                                                    ("absjit.backends.base", 8)}}
+    assert _violations(made_up) == [
+        "absjit.backends.numba.render:6 imports absjit.backends.numba_cuda.runtime",
+        "absjit.backends.numba_cuda.kernels:4 imports absjit.backends.numba_cpu.render",
+        "absjit.jit.api:3 imports absjit.backends.numba_cpu.backend"]
+    cycle = _largest_cycle({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"a"}})
+    assert sorted(cycle) == ["a", "b", "c"]
