@@ -37,6 +37,11 @@ def kernel_module(name, path, text, callees, flags):
     environments find it by name), its callees bound, the chunk functions of its pool
     loops jitted serially."""
     import numba
+
+    from .kernels.blas_kernels import GEMM_CALLERS
+    if any(f"{helper}(" in text for helper in GEMM_CALLERS):
+        from .kernels.lapack_symbols import ensure_gemm
+        ensure_gemm()  # the symbol its code links against (loaded from disk too)
     module = types.ModuleType(name)
     module.__file__ = path
     sys.modules.setdefault(name, module)

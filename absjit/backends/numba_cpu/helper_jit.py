@@ -113,7 +113,7 @@ def read_only_inputs(*positions):
     return wrap
 
 
-def disk_cached(disp):
+def disk_cached(disp, prepare=None):
     """Keep ``disp``'s compiled versions in absjit's disk cache, as generated kernels
     are: a helper that takes a second or so to compile (the LAPACK, BLAS, FFT and sort
     kernels) then compiles once per machine and argument types, not once per process.
@@ -124,8 +124,10 @@ def disk_cached(disp):
     (:mod:`absjit.backends.diskcache`). The entry's module file records the backend's
     version key, so a new absjit, Numba or CPU (or another optimisation level) starts
     the entry afresh; Numba's own index also checks the helper's source file and
-    bytecode. Without a usable disk cache it compiles in every process, as before."""
-    disp._cache = _HelperCache(disp)
+    bytecode. Without a usable disk cache it compiles in every process, as before.
+    ``prepare()``, when given, runs before an entry is read: it binds the symbols the
+    helper's machine code links against (:func:`.lapack_symbols.ensure_gemm`)."""
+    disp._cache = _HelperCache(disp, prepare)
     return disp
 
 
@@ -140,9 +142,10 @@ class _HelperCache:
     index would then name the other's code). Saves of one signature by two processes
     write equivalent files, and the MAC is rewritten until it matches them."""
 
-    def __init__(self, disp):
+    def __init__(self, disp, prepare=None):
         fn = disp.py_func
         self._disp = disp
+        self._prepare = prepare
         from ..diskcache import HELPER_PREFIX
         self._base = f"{HELPER_PREFIX}{fn.__module__.rsplit('.', 1)[-1]}_{fn.__qualname__}"
         self._pinned: dict = {}  # (numba directory, entry) -> Numba's cache object
@@ -172,6 +175,8 @@ class _HelperCache:
         from .. import diskcache
         try:
             got = self._cache(sig)
+            if got is not None and self._prepare is not None:
+                self._prepare()
             if got is None or not diskcache.verify_or_purge(got[0]):
                 return None
             return got[1].load_overload(sig, target_context)

@@ -1,7 +1,7 @@
 """Batched matrix products that BLAS writes straight into the result.
 
-``_gemm`` calls the same ``numba_xxgemm`` entry point Numba's ``np.dot`` uses (SciPy's
-BLAS, looked up by symbol name, so a kernel holding it can be cached on disk), but with
+``_gemm`` calls ``absjit_xxgemm`` (:func:`.lapack_symbols.ensure_gemm`: SciPy's
+``?gemm``, bound by symbol name, so a kernel holding it can be cached on disk) with
 explicit leading dimensions and element offsets: one call per matrix of a batch,
 reading the operands where they lie and writing the product into its slice of the
 result — no temporary per matrix and no copy back (``out[q] = np.dot(a[q], b[q])``
@@ -13,6 +13,8 @@ nor the result is ever transposed in memory.
 """
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
 from llvmlite import ir
@@ -21,9 +23,14 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .alloc_kernels import _empty
+from .lapack_symbols import ensure_gemm
 from ..helper_jit import disk_cached, read_only_inputs
 
-__all__ = ["_bgemm", "_pgemm_pool", "_pgemm_prange", "_gemm_rows"]
+__all__ = ["_bgemm", "_pgemm_pool", "_pgemm_prange", "_gemm_rows", "GEMM_CALLERS"]
+
+#: The helpers generated kernels call whose code calls ``absjit_xxgemm``: a kernel
+#: naming one needs :func:`.lapack_symbols.ensure_gemm` before it is compiled or loaded.
+GEMM_CALLERS = ("_bgemm", "_gemm_rows", "_pgemm_pool", "_pgemm_prange")
 
 _KINDS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
@@ -40,12 +47,13 @@ def _gemm(typingctx, ta, tb, m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta):
     sig = types.int32(ta, tb, m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta)
 
     def codegen(context, builder, sig, args):
+        ensure_gemm()  # the symbol exists before this code is linked
         char, voidp = ir.IntType(8), ir.IntType(8).as_pointer()
         intp = context.get_value_type(types.intp)
         fnty = ir.FunctionType(ir.IntType(32), [char, char, char, intp, intp, intp,
                                                 voidp, voidp, intp, voidp, intp, voidp,
                                                 voidp, intp])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemm")
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "absjit_xxgemm")
         dt = sig.args[11].dtype
         one = cgutils.alloca_once_value(builder, context.get_constant(dt, 1))
         beta_ = cgutils.alloca_once_value(
@@ -85,7 +93,7 @@ def _no_product(out, k):
 
 
 @read_only_inputs(0, 1)
-@disk_cached
+@functools.partial(disk_cached, prepare=ensure_gemm)
 @numba.njit(error_model="numpy")
 def _bgemm(a, b, out, ta, tb):
     """``out[q] = op(a[q]) @ op(b[q])`` for every ``q``: ``a`` is C-contiguous
@@ -162,6 +170,7 @@ def _pool_gemm(typingctx, table, ntasks, keep1, keep2):
     sig = types.void(table, ntasks, keep1, keep2)
 
     def codegen(context, builder, sig, args):
+        ensure_gemm()  # what the pool's blocks call
         i64 = ir.IntType(64)
         fnty = ir.FunctionType(ir.VoidType(), [i64.as_pointer(), i64, i64])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "absjit_pool_gemm")
@@ -221,7 +230,7 @@ def _pgemm_pool(a, b, out, ta, tb, nblk):
 
 
 @read_only_inputs(3, 6)
-@disk_cached
+@functools.partial(disk_cached, prepare=ensure_gemm)
 @numba.njit(error_model="numpy")
 def _gemm_rows(m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta):
     """Row-major ``C = A @ B + beta * C``: ``A`` the ``m x k`` matrix at ``a[oa:]`` (rows
@@ -232,32 +241,10 @@ def _gemm_rows(m, n, k, a, oa, lda, b, ob, ldb, c, oc, ldc, beta):
     return _gemm(False, False, n, m, k, b, ob, ldb, a, oa, lda, c, oc, ldc, beta)
 
 
-_primed = False
-
-
 def xxgemm_function():
-    """Numba's ``numba_xxgemm`` (SciPy's BLAS) as a ctypes function: ``(kind, transa,
-    transb, m, n, k, alpha*, a*, lda, b*, ldb, beta*, c*, ldc) -> int``."""
+    """``absjit_xxgemm`` (SciPy's BLAS) as a ctypes function: ``(kind, transa, transb, m,
+    n, k, alpha*, a*, lda, b*, ldb, beta*, c*, ldc) -> int``."""
     import ctypes
-
-    from numba import _helperlib
     sz, vp, ch = ctypes.c_ssize_t, ctypes.c_void_p, ctypes.c_char
     return ctypes.CFUNCTYPE(ctypes.c_int, ch, ch, ch, sz, sz, sz, vp, vp, sz, vp, sz,
-                            vp, vp, sz)(_helperlib.c_helpers["xxgemm"])
-
-
-def prime():
-    """Run one 1x1 product per BLAS kind through ``numba_xxgemm`` from the calling
-    thread, once per process: its first call for a kind looks SciPy's function up under
-    the GIL, which a worker thread of :func:`_pgemm_pool` must never have to take (the thread
-    that launched the kernel holds it). Called through ctypes: nothing is compiled."""
-    global _primed
-    if _primed:
-        return
-    xxgemm = xxgemm_function()
-    for kind, dt in zip(b"sdcz", (np.float32, np.float64, np.complex64, np.complex128)):
-        one, zero = np.ones(1, dt), np.zeros(1, dt)
-        x, out = np.ones(1, dt), np.empty(1, dt)
-        xxgemm(bytes([kind]), b"n", b"n", 1, 1, 1, one.ctypes.data, x.ctypes.data, 1,
-               x.ctypes.data, 1, zero.ctypes.data, out.ctypes.data, 1)
-    _primed = True
+                            vp, vp, sz)(ensure_gemm())

@@ -1,11 +1,15 @@
-"""Binding the LAPACK/BLAS symbol names the kernels of :mod:`.lapack_kernels` call
-(``absjit_sgetrf``, ``absjit_zungqr`` …) to SciPy's routines in this process.
+"""Binding the LAPACK/BLAS symbol names the kernels of :mod:`.lapack_kernels` and
+:mod:`.blas_kernels` call (``absjit_sgetrf``, ``absjit_zungqr``, ``absjit_xxgemm`` …) to
+SciPy's routines in this process.
 
 ``scipy.linalg.cython_lapack``/``cython_blas`` export the routines' addresses in
 ``__pyx_capi__``; :func:`ensure_symbols` registers them with LLVM under absjit's names
 before any kernel calling them is compiled or loaded, so a kernel's machine code holds no
-address and stays disk-cacheable. This module imports neither Numba's compiler nor SciPy
-until a program uses these routines: importing absjit stays as fast as before.
+address and stays disk-cacheable. Products call ``absjit_xxgemm`` (:func:`ensure_gemm`),
+a small function compiled here that takes the element kind as its first argument and
+calls SciPy's ``?gemm`` (the pool's blocks call it by address). This module imports
+neither Numba's compiler nor SciPy until a program uses these routines: importing absjit
+stays as fast as before.
 """
 from __future__ import annotations
 
@@ -14,8 +18,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["ensure_symbols", "LAPACK_DTYPES", "COMPLEX_DTYPES", "ROUTINES", "symbols",
-           "dtypes_of"]
+__all__ = ["ensure_symbols", "ensure_gemm", "gemm_address", "LAPACK_DTYPES", "COMPLEX_DTYPES", "ROUTINES",
+           "symbols", "dtypes_of"]
 
 LAPACK_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 COMPLEX_DTYPES = frozenset((np.dtype(np.complex64), np.dtype(np.complex128)))
@@ -37,7 +41,8 @@ ROUTINES = {"getrf": ("cython_lapack", 6, "getrf", "getrf"),
             "gees": ("cython_lapack", 15, "gees", None),
             "gees_complex": ("cython_lapack", 15, None, "gees"),
             "gehrd": ("cython_lapack", 9, "gehrd", "gehrd"),
-            "orghr": ("cython_lapack", 9, "orghr", "unghr")}
+            "orghr": ("cython_lapack", 9, "orghr", "unghr"),
+            "gemm": ("cython_blas", 13, "gemm", "gemm")}
 
 
 def symbols(name: str) -> dict:
@@ -65,6 +70,7 @@ def dtypes_of(*names) -> frozenset:
 
 _lock = threading.Lock()
 _bound = False
+_xxgemm = None  # absjit_xxgemm's address, once built
 
 
 def _capsule_address(capsule) -> int:
@@ -74,6 +80,15 @@ def _capsule_address(capsule) -> int:
     api.PyCapsule_GetPointer.restype = ctypes.c_void_p
     api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
     return api.PyCapsule_GetPointer(capsule, api.PyCapsule_GetName(capsule))
+
+
+def _bind(names) -> None:
+    import importlib
+    from llvmlite import binding
+    for name in names:
+        capi = importlib.import_module(f"scipy.linalg.{ROUTINES[name][0]}").__pyx_capi__
+        for symbol, routine in symbols(name).values():
+            binding.add_symbol(symbol, _capsule_address(capi[routine]))
 
 
 def ensure_symbols() -> None:
@@ -86,13 +101,80 @@ def ensure_symbols() -> None:
     with _lock:
         if _bound:
             return
-        import importlib
-        from llvmlite import binding
-        for name, (mod, _, _, _) in ROUTINES.items():
-            capi = importlib.import_module(f"scipy.linalg.{mod}").__pyx_capi__
-            for symbol, routine in symbols(name).values():
-                binding.add_symbol(symbol, _capsule_address(capi[routine]))
+        _bind(ROUTINES)
         _bound = True
+
+
+# ``int absjit_xxgemm(kind, transa, transb, m, n, k, alpha*, a*, lda, b*, ldb, beta*, c*,
+# ldc)``: column-major C = alpha op(A) op(B) + beta C through SciPy's ``?gemm`` (BLAS's
+# Fortran convention: every argument by reference, sizes as 32-bit integers); ``kind``
+# is b"s", b"d", b"c" or b"z"; returns 0, or -1 for another kind.
+_XXGEMM_HEAD = """
+define i32 @absjit_xxgemm(i8 %kind, i8 %ta, i8 %tb, i64 %m, i64 %n, i64 %k, i8* %alpha,
+                          i8* %a, i64 %lda, i8* %b, i64 %ldb, i8* %beta, i8* %c,
+                          i64 %ldc) {
+entry:
+  %pta = alloca i8
+  %ptb = alloca i8
+  store i8 %ta, i8* %pta
+  store i8 %tb, i8* %ptb
+"""
+_XXGEMM_CALL = """kind_{kind}:
+  call void @absjit_{kind}gemm(i8* %pta, i8* %ptb, i32* %pm, i32* %pn, i32* %pk, i8* %alpha,
+                              i8* %a, i32* %plda, i8* %b, i32* %pldb, i8* %beta, i8* %c,
+                              i32* %pldc)
+  ret i32 0
+"""
+_XXGEMM_DECLARE = ("declare void @absjit_{kind}gemm(i8*, i8*, i32*, i32*, i32*, i8*, i8*, "
+                   "i32*, i8*, i32*, i8*, i8*, i32*)\n")
+
+
+def _xxgemm_ir() -> str:
+    kinds = "sdcz"
+    lines = [_XXGEMM_HEAD]
+    for size in ("m", "n", "k", "lda", "ldb", "ldc"):
+        lines.append(f"  %p{size} = alloca i32\n  %t{size} = trunc i64 %{size} to i32\n"
+                     f"  store i32 %t{size}, i32* %p{size}\n")
+    cases = " ".join(f"i8 {ord(k)}, label %kind_{k}" for k in kinds)
+    lines.append(f"  switch i8 %kind, label %other [ {cases} ]\n")
+    lines += [_XXGEMM_CALL.format(kind=k) for k in kinds]
+    lines.append("other:\n  ret i32 -1\n}\n")
+    lines += [_XXGEMM_DECLARE.format(kind=k) for k in kinds]
+    return "".join(lines)
+
+
+def ensure_gemm() -> int:
+    """Bind SciPy's ``?gemm`` and build ``absjit_xxgemm`` (once per process, before a
+    kernel calling it is compiled or loaded); returns its address."""
+    global _xxgemm, _engine
+    if _xxgemm is not None:
+        return _xxgemm
+    with _lock:
+        if _xxgemm is None:
+            from llvmlite import binding
+            _bind(["gemm"])
+            binding.initialize_native_target()
+            binding.initialize_native_asmprinter()
+            module = binding.parse_assembly(_xxgemm_ir())
+            module.verify()
+            machine = binding.Target.from_default_triple().create_target_machine(opt=2)
+            engine = binding.create_mcjit_compiler(module, machine)
+            engine.finalize_object()
+            address = engine.get_function_address("absjit_xxgemm")
+            binding.add_symbol("absjit_xxgemm", address)
+            _engine = engine  # kept alive: the code lives in it
+            _xxgemm = address
+            from ..parallel import pool
+            pool.set_xxgemm(address)  # the pool's product blocks call it (once built)
+    return _xxgemm
+
+
+def gemm_address():
+    """``absjit_xxgemm``'s address if :func:`ensure_gemm` built it, else None."""
+    return _xxgemm
+
+
+_engine = None
 
 
 def is_bound() -> bool:

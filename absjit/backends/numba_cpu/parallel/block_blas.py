@@ -1,8 +1,9 @@
 """Which BLAS library computes the blocks of a product on the pool
 (:func:`.blas_kernels._pgemm_pool`).
 
-Two OpenBLAS builds are usually loaded: SciPy's, which Numba's ``numba_xxgemm`` (and so
-``np.dot`` in compiled code) calls, and NumPy's own, which its wheels bundle with 64-bit
+Two OpenBLAS builds are usually loaded: SciPy's, which absjit's kernels call
+(``absjit_xxgemm``, :func:`.lapack_symbols.ensure_gemm`; Numba's ``np.dot`` too), and
+NumPy's own, which its wheels bundle with 64-bit
 integers (``scipy_sgemm_64_``...). They are different releases and their kernels differ:
 on the 2-core AMD EPYC development machine NumPy's (OpenBLAS 0.3.31) ran a single-threaded
 float32 block whose first operand is not transposed (``x @ y``: the first BLAS operand is

@@ -484,7 +484,7 @@ finish:
   ret void
 }}
 
-; One block of a product: row t of the i64 table at ctx holds numba_xxgemm's arguments
+; One block of a product: row t of the i64 table at ctx holds absjit_xxgemm's arguments
 ; (kind, transa, transb, m, n, k, alpha*, a*, lda, b*, ldb, beta*, c*, ldc).
 define internal void @gemm_task(i64 %t, i64 %ctx) {{
 entry:
@@ -566,7 +566,14 @@ entry:
 }}
 
 ; Route blocks of a kind and first-operand layout (@gemm_slot) to an ILP64 Fortran
-; gemm (fn), or back to numba_xxgemm (fn = 0).
+; gemm (fn), or back to absjit_xxgemm (fn = 0).
+; absjit_xxgemm's address (:func:`.lapack_symbols.ensure_gemm`), set once it is built
+define void @absjit_pool_set_xxgemm(i64 %fn) {{
+entry:
+  store atomic i64 %fn, i64* @xxgemm seq_cst, align 8
+  ret void
+}}
+
 define void @absjit_pool_set_gemm64(i64 %slot, i64 %fn) {{
 entry:
   %p = getelementptr [8 x i64], [8 x i64]* @gemm64, i64 0, i64 %slot
@@ -648,7 +655,7 @@ def _build():
     import llvmlite.binding as llvm
     from numba.core import config as numba_config
 
-    from numba import _helperlib
+    from ..kernels.lapack_symbols import gemm_address
 
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
@@ -664,7 +671,7 @@ def _build():
     for name in ("absjit_pool_gemm", "absjit_pool_run", "absjit_pool_for",
                  "absjit_pool_configure", "absjit_pool_set_threads",
                  "absjit_pool_set_loop_threads", "absjit_pool_set_keep_off",
-                 "absjit_pool_set_gemm64"):
+                 "absjit_pool_set_gemm64", "absjit_pool_set_xxgemm"):
         _addresses[name] = engine.get_function_address(name)
         llvm.add_symbol(name, _addresses[name])
     cores = max(1, int(numba_config.NUMBA_NUM_THREADS))
@@ -676,8 +683,10 @@ def _build():
     configure = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64,
                                  ctypes.c_int64, ctypes.c_void_p)(
         _addresses["absjit_pool_configure"])
-    configure(nworkers, SPIN, WAIT_SPIN, _helperlib.c_helpers["xxgemm"],
-              ctypes.addressof(mask))
+    # absjit_xxgemm, if a product was prepared already (else ensure_gemm sets it when
+    # it builds it: binding SciPy's BLAS imports scipy.linalg, which loops alone do
+    # not need)
+    configure(nworkers, SPIN, WAIT_SPIN, gemm_address() or 0, ctypes.addressof(mask))
     _set_threads = ctypes.CFUNCTYPE(None, ctypes.c_int64)(
         _addresses["absjit_pool_set_threads"])
     _set_threads(cores)
@@ -688,6 +697,8 @@ def _build():
         _addresses["absjit_pool_set_keep_off"])
     _set_keep_off(int(bool(_keep_off)))
     _engine = engine
+    if gemm_address():  # built meanwhile, by a thread that found no pool to tell
+        set_xxgemm(gemm_address())
 
 
 _set_threads = None
@@ -753,10 +764,18 @@ def keep_off() -> bool:
     return _keep_off
 
 
+def set_xxgemm(address: int) -> None:
+    """Where product blocks call ``absjit_xxgemm`` (no-op before the pool is built: it
+    asks for the address then)."""
+    if _engine is not None:
+        ctypes.CFUNCTYPE(None, ctypes.c_int64)(
+            _addresses["absjit_pool_set_xxgemm"])(int(address))
+
+
 def set_gemm64(slot: int, address: int) -> None:
     """Run the product blocks of ``slot`` (kind ``s d c z`` times two, plus one when
     the first operand is transposed) through the ILP64 Fortran gemm at ``address``, or
-    through ``numba_xxgemm`` when it is 0 (:mod:`.block_blas` decides)."""
+    through ``absjit_xxgemm`` when it is 0 (:mod:`.block_blas` decides)."""
     if not 0 <= int(slot) < 8:
         raise ValueError(f"slot {slot}: expected 0 to 7 (kind s d c z times two, "
                          f"plus one for a transposed first operand)")

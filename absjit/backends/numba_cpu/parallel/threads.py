@@ -533,14 +533,12 @@ def _guard_blocks(dispatcher, parallel):
     import numba
 
     from . import pool
-    from ..kernels.blas_kernels import prime
     policy = _POLICY
 
     from . import block_blas
 
     if not parallel and pool.ensure():  # blocks on the native pool only
         def call(*args):
-            prime()  # BLAS's function pointers, looked up from this thread
             policy.before_blas_blocks(parallel=False)
             block_blas.ensure_chosen(pool.set_gemm64)  # once: which BLAS runs the blocks
             return dispatcher(*args)
@@ -548,7 +546,6 @@ def _guard_blocks(dispatcher, parallel):
         return call
 
     def call(*args):
-        prime()
         policy.before_blas_blocks()
         if pool.built():
             block_blas.ensure_chosen(pool.set_gemm64)

@@ -212,7 +212,6 @@ def test_pgemm_blocks_cover_every_column(impl, nblk):
     from absjit.backends.numba_cpu.kernels import blas_kernels
     from absjit.backends.numba_cpu.parallel import pool, threads
     threads.configure_layer()
-    blas_kernels.prime()
     if impl == "_pgemm_pool" and not pool.ensure():
         pytest.skip("the native pool runs on Linux x86-64/AArch64 only")
     pgemm = getattr(blas_kernels, impl)
