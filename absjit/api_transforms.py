@@ -78,7 +78,7 @@ def _box_get(box, key):
 def _as_array(x):
     if isinstance(x, Tracer):
         return x
-    from .numpy import asarray
+    from .numpy._creation import asarray
     return asarray(x)
 
 
@@ -455,7 +455,7 @@ def _std_basis(leaves):
     for x, s in zip(leaves, sizes):
         a = get_aval(x)
         if is_dim(total):  # ranked: the identity of a symbolic size, staged
-            from .numpy import eye
+            from .numpy._creation import eye
             from .ops.structural import reshape, slice_in_dim
             piece = slice_in_dim(eye(total, dtype=a.dtype), off, off + s, axis=1)
             out.append(reshape(piece, (total,) + tuple(a.shape)))

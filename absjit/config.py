@@ -159,17 +159,15 @@ class Config:
         self._listeners.append(listener)
 
 
+#: ``check(name)`` raising :class:`ConfigError` for a default backend this machine does
+#: not have: :mod:`absjit.backends.base` sets it when imported (the registry knows what
+#: is available; configuration does not import it).
+backend_check = None
+
+
 def _check_backend(name: str) -> None:
-    """``ConfigError`` for a default backend this machine does not have."""
-    from .backends.base import _ALIASES, _REGISTRY, available_backends
-    available = available_backends()
-    if available and _ALIASES.get(name, name) not in available:
-        backend = _REGISTRY.get(_ALIASES.get(name, name))
-        reason = getattr(backend, "unavailable_reason", lambda: None)()
-        raise ConfigError(f"config option 'default_backend': backend {name!r} is not "
-                          f"available on this machine; available backends: "
-                          f"{', '.join(available)} (see absjit.backends())"
-                          + (f". Reason: {reason}" if reason else ""))
+    if backend_check is not None:
+        backend_check(name)
 
 
 config = Config()

@@ -609,6 +609,24 @@ def default_platforms() -> tuple:
     return _PLATFORMS
 
 
+def _check_default_backend(name: str) -> None:
+    """``ConfigError`` for a ``default_backend`` this machine does not have."""
+    from ..config import ConfigError
+    available = available_backends()
+    if available and _ALIASES.get(name, name) not in available:
+        backend = _REGISTRY.get(_ALIASES.get(name, name))
+        reason = getattr(backend, "unavailable_reason", lambda: None)()
+        raise ConfigError(f"config option 'default_backend': backend {name!r} is not "
+                          f"available on this machine; available backends: "
+                          f"{', '.join(available)} (see absjit.backends())"
+                          + (f". Reason: {reason}" if reason else ""))
+
+
+def _install_config_check() -> None:
+    # the module (``absjit.config`` the attribute is the settings object)
+    importlib.import_module("absjit.config").backend_check = _check_default_backend
+
+
 def select_backend(requested: str | None = None) -> Backend:
     """The backend for ``jit(..., backend=requested)`` (see :func:`route_backend`)."""
     from ..config import config
@@ -619,3 +637,6 @@ def select_backend(requested: str | None = None) -> Backend:
         requested == "tpu" and "xla" in backends) else ()
     name = route_backend(requested, backends, platforms)
     return get_backend(name)
+
+
+_install_config_check()

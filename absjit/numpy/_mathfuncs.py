@@ -137,7 +137,7 @@ def gcd(x1, x2):
     >>> jnp.gcd(jnp.array([12, -9, 0]), 6)
     Array([6, 3, 6], dtype=int32)
     """
-    from ..lax import while_loop
+    from ..ops.control_flow import while_loop
     from ._reductions import any as _any
     from ._shape import broadcast_arrays
     a, b = _int_args("gcd", x1, x2)

@@ -125,7 +125,7 @@ def _tree_collective(prim, x, axis_name):
 
 
 def _as_array(v):
-    from ..numpy import asarray
+    from ..numpy._creation import asarray
     return asarray(v)
 
 
@@ -151,7 +151,7 @@ def pmean(x, axis_name):
     >>> absjit.vmap(lambda x: x - pmean(x, "i"), axis_name="i")(jnp.array([1.0, 3.0]))
     Array([-1.,  1.], dtype=float32)
     """
-    from ..numpy import true_divide
+    from ..numpy._ufuncs import true_divide
     n = axis_size(axis_name)
     return tree_util.tree_map(lambda s: true_divide(s, n), psum(x, axis_name))
 
