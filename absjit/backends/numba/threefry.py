@@ -1,8 +1,9 @@
 """The Threefry-2x32 cipher (lowering ``threefry2x32``) as plain Python functions, for
 each Numba target to compile its own way: :func:`compiled` rebinds the functions'
 calls to each other to the compiled versions. The cpu backend compiles them once per
-machine as helpers its kernels inline (:mod:`absjit.backends.numba_cpu.kernels.threefry_kernels`);
-the cuda backend as device functions.
+machine as helpers its kernels inline
+(:mod:`absjit.backends.numba_cpu.kernels.threefry_kernels`); the cuda backend as device
+functions.
 
 A loop over the five groups of four rounds keeps :func:`_threefry2x32` small for Numba
 to type (inlining 20 round helpers at Numba's level costs seconds); LLVM unrolls it,

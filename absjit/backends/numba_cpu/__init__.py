@@ -2,8 +2,10 @@
 
 :mod:`.render` writes Python source from the IR (the renderer and scalar spellings
 shared with the cuda backend are in :mod:`absjit.backends.numba`; whole-array rules in
-:mod:`.lower_arrays`, helpers the kernels call in :mod:`.runtime`); :mod:`.backend` compiles it in content-addressed
-pieces. Importing this package does not import Numba; the first compile does.
+:mod:`.lowering`, helpers the kernels call in :mod:`.runtime` and :mod:`.kernels`);
+:mod:`.backend` compiles it in content-addressed pieces (threads in :mod:`.parallel`,
+tier 0's evaluator in :mod:`.evaluator`). Importing this package does not import Numba;
+the first compile does.
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The cpu backend's renderer: the shared loop-IR renderer
 (:mod:`absjit.backends.numba.render`) with this backend's whole-array rules
-(:mod:`.lower_arrays`), its vectorising float folds (:mod:`.fold_kernels`), and
-parallel nests run as tasks of absjit's thread pool (:mod:`.loop_kernels`)."""
+(:mod:`.lowering.lower_arrays`), its vectorising float folds
+(:mod:`.kernels.fold_kernels`), and parallel nests run as tasks of absjit's thread
+pool (:mod:`.parallel.loop_kernels`)."""
 from __future__ import annotations
 
 from ..numba.render import FunctionRenderer, size_text
@@ -9,7 +10,7 @@ from .lowering.lower_arrays import array_rule
 
 __all__ = ["CpuRenderer"]
 
-#: Float folds LLVM vectorises itself (:mod:`.fold_kernels`): no lanes needed.
+#: Float folds LLVM vectorises itself (:mod:`.kernels.fold_kernels`): no lanes needed.
 FLOAT_FOLDS = {"add": "_fold_add", "max": "_fold_max", "min": "_fold_min"}
 
 

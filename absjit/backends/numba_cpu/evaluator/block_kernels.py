@@ -32,10 +32,11 @@ def _copy_same(typingctx, dst, i, src, j, n):
 
     def codegen(context, builder, sig, args):
         d, di, s, si, count = args
-        dptr = cgutils.gep(builder, context.make_array(sig.args[0])(context, builder, d).data,
-                           di)
-        sptr = cgutils.gep(builder, context.make_array(sig.args[2])(context, builder, s).data,
-                           si)
+
+        def at(i, array, index):  # the address of element ``index`` of argument ``i``
+            data = context.make_array(sig.args[i])(context, builder, array).data
+            return cgutils.gep(builder, data, index)
+        dptr, sptr = at(0, d, di), at(2, s, si)
         size = context.get_abi_sizeof(context.get_data_type(sig.args[0].dtype))
         cgutils.raw_memcpy(builder, dptr, sptr, count, size)
         return context.get_dummy_value()

@@ -299,7 +299,8 @@ def _obtain(T, only_from_disk) -> bool:
     return True
 
 
-if __name__ == "__main__":  # python -m absjit.backends.numba_cpu.evaluator.block_vm: compile now
+# python -m absjit.backends.numba_cpu.evaluator.block_vm: compile both evaluators now
+if __name__ == "__main__":
     for _T in (np.float32, np.float64):
         obtain(_T)
         print(f"block evaluator for {np.dtype(_T)}: in absjit's disk cache")

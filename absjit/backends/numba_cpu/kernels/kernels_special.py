@@ -10,9 +10,10 @@ inlined): float32 is computed in float32 with polynomials sized for it (widening
 float64 would vectorise at a quarter of the width with twice the polynomial, about ten
 times slower), except ``log1p``, which is computed in float64 and rounded once.
 All are within 2 ulp of the exact result (the sweeps are in
-``tests/backends/numba_cpu/kernels/test_kernels.py``) and give NumPy's special values: NaN in,
-NaN out; ``±0`` keep their sign (``cosh(±0) = 1``); ``expm1(-inf) = -1``,
-``log1p(-1) = -inf``, ``log1p(x < -1) = nan``, ``tanh(±inf) = ±1``, ``atan(±inf) = ±pi/2``;
+``tests/backends/numba_cpu/kernels/test_kernels.py``) and give NumPy's special values:
+NaN in, NaN out; ``±0`` keep their sign (``cosh(±0) = 1``); ``expm1(-inf) = -1``,
+``log1p(-1) = -inf``, ``log1p(x < -1) = nan``, ``tanh(±inf) = ±1``,
+``atan(±inf) = ±pi/2``;
 overflow to ``inf`` exactly where the result exceeds the largest float; subnormal inputs
 give the correctly rounded (usually the same) subnormal.
 
@@ -311,7 +312,7 @@ _ATAN_64 = _atan_constants(f64, 11)
 
 @helper
 def _pick(i, t):
-    """``t[round(i)]`` of a 5-tuple for an integral float ``i`` in ``[0, 4]``, as selects."""
+    """``t[round(i)]`` of a 5-tuple, ``i`` an integral float in ``[0, 4]`` (selects)."""
     return t[0] if i < 0.5 else (t[1] if i < 1.5 else (t[2] if i < 2.5 else (
         t[3] if i < 3.5 else t[4])))
 

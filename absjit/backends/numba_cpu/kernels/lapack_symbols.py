@@ -18,8 +18,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["ensure_symbols", "ensure_gemm", "gemm_address", "LAPACK_DTYPES", "COMPLEX_DTYPES", "ROUTINES",
-           "symbols", "dtypes_of"]
+__all__ = ["ensure_symbols", "ensure_gemm", "gemm_address", "LAPACK_DTYPES",
+           "COMPLEX_DTYPES", "ROUTINES", "symbols", "dtypes_of"]
 
 LAPACK_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 COMPLEX_DTYPES = frozenset((np.dtype(np.complex64), np.dtype(np.complex128)))

@@ -82,7 +82,8 @@ def _suffix(kind) -> str:
     :mod:`.half_kernels`); the name in the source says which the kernel uses."""
     if kind == "bf16":
         return ""
-    from ..kernels.half_kernels import (NATIVE_HALF)  # imports Numba: only when a kernel is made
+    # imports Numba: only when a kernel is made
+    from ..kernels.half_kernels import NATIVE_HALF
     return "_native" if NATIVE_HALF else "_soft"
 
 
