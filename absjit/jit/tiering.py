@@ -13,6 +13,8 @@ On a cache miss the program is traced as always. Then, when the backend compiles
   :mod:`absjit.backends.numba_cpu.compile_process`); otherwise the caller compiles now,
   as with tiering off. A very long ``fori_loop`` or ``scan`` therefore compiles first;
   a training step, a sampler or a loop of a few thousand scalar steps runs at once.
+  A first call expected to be short (:data:`DEFER_COMPILE_SECONDS`, no ``while_loop``)
+  runs before its compile starts, without the compile thread taking its GIL.
 * Calls switch to the compiled tier as soon as it is ready: the entry's executable and
   its fast runner are replaced, so a cache hit afterwards costs what it did without
   tiering. An interpreted run of a program without side effects (callbacks, prints)
@@ -73,6 +75,11 @@ WHILE_TRIPS = 100
 #: Tier 0 runs when one interpreted call is expected to take at most this fraction of
 #: the compile.
 TIER0_FRACTION = 0.5
+#: A program whose one interpreted call is expected to take less than this starts its
+#: background compile when its first call returns, not before: the compile thread would
+#: otherwise take the GIL from that first call (its Python steps and NumPy's), which a
+#: user waits for, to gain no more than this.
+DEFER_COMPILE_SECONDS = 0.1
 
 _COSTLY = frozenset({"exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "tan", "pow",
                      "erf", "erfc", "lgamma", "digamma", "atan2", "logistic", "erf_inv",
@@ -208,7 +215,8 @@ class TieredExecutable(Executable):
     ``listeners`` are called (in the background thread) with the compiled executable
     once it is ready; ``jit`` uses one to take this wrapper out of its entry."""
 
-    def __init__(self, closed_jaxpr, backend, options, name, expected_compile_seconds=0.0):
+    def __init__(self, closed_jaxpr, backend, options, name, expected_compile_seconds=0.0,
+                 defer_compile=False):
         self.tier0 = backend.interpreted(closed_jaxpr, options,
                                          compiling=lambda: self.compiled is None)
         self.compiled = None
@@ -224,6 +232,16 @@ class TieredExecutable(Executable):
         with _LIVE_LOCK:
             _LIVE.add(self)
         backend.prepare_background_compiles(expected_compile_seconds)
+        self._submit_lock = threading.Lock()
+        self._submitted = False
+        if not defer_compile:
+            self._submit()
+
+    def _submit(self):
+        with self._submit_lock:
+            if self._submitted:
+                return
+            self._submitted = True
         background.submit(self._compile)
 
     def __call__(self, *buffers):
@@ -231,16 +249,20 @@ class TieredExecutable(Executable):
         if exe is not None:
             return exe(*buffers)
         background.ensure_running()  # after a fork, the child's thread starts here
-        if not self.interruptible:
-            return self.tier0(*buffers)
-        previous = interrupt.check
-        interrupt.check = self._interrupt
         try:
-            return self.tier0(*buffers)
-        except TierSwitch:
-            return self.compiled(*buffers)
+            if not self.interruptible:
+                return self.tier0(*buffers)
+            previous = interrupt.check
+            interrupt.check = self._interrupt
+            try:
+                return self.tier0(*buffers)
+            except TierSwitch:
+                return self.compiled(*buffers)
+            finally:
+                interrupt.check = previous
         finally:
-            interrupt.check = previous
+            if not self._submitted:
+                self._submit()
 
     def _interrupt(self):
         if self.compiled is not None:
@@ -286,6 +308,15 @@ class TieredExecutable(Executable):
             _LIVE.discard(self)
 
 
+def _defer_compile(jaxpr, interp_seconds) -> bool:
+    """Whether the background compile waits for the first call to return: when that call
+    is expected to be short (:data:`DEFER_COMPILE_SECONDS`) and has no ``while_loop``,
+    whose trip count the estimate only guesses (a long one must be able to switch to
+    the compiled tier while it runs)."""
+    return interp_seconds < DEFER_COMPILE_SECONDS and \
+        not any("while" in name for name in _primitive_names(jaxpr))
+
+
 def compile_for_miss(closed_jaxpr, backend, options, name):
     """The executable a cache miss runs: compiled now, found compiled, or tiered."""
     if not config.tiering or backend.name not in TIERED_BACKENDS:
@@ -304,7 +335,8 @@ def compile_for_miss(closed_jaxpr, backend, options, name):
     if config.explain_cache_misses:
         logger.warning("%s: tier 0 (NumPy) while it compiles in the background (one "
                        "interpreted call ~%.2g s, the compile ~%.2g s)", name, interp, build)
-    return TieredExecutable(closed_jaxpr, backend, options, name, build)
+    return TieredExecutable(closed_jaxpr, backend, options, name, build,
+                            defer_compile=_defer_compile(closed_jaxpr.jaxpr, interp))
 
 
 # -- for tests and benchmarks ------------------------------------------------------------

@@ -280,3 +280,35 @@ def test_a_decomposition_on_tier0_while_its_lapack_kernel_compiles():
         print("ok")
     """)
     assert res.returncode == 0 and "ok" in res.stdout, res.stderr[-3000:]
+
+
+def test_a_short_first_call_starts_the_compile_when_it_returns(monkeypatch):
+    # The compile thread would take the GIL from the first call (Numba's import alone
+    # holds it for much of ~0.3 s); a first call expected to be short runs alone.
+    from absjit.backends.base import CompileOptions, get_backend
+    c = _unique()
+    x = np.linspace(-1, 1, 100, dtype=np.float32)
+    closed = absjit.make_jaxpr(lambda x: x * c + 1)(x)
+    assert tiering._defer_compile(closed.jaxpr, 0.001)
+    submitted = []
+    monkeypatch.setattr(tiering.background, "submit", submitted.append)
+    exe = tiering.TieredExecutable(closed, get_backend("cpu"), CompileOptions(), "f", 1.0,
+                                   defer_compile=True)
+    assert submitted == []
+    (got,) = exe(x)
+    np.testing.assert_allclose(np.asarray(got), x * np.float32(c) + 1, rtol=1e-6)
+    assert submitted == [exe._compile]
+    exe(x)
+    assert len(submitted) == 1  # once
+    submitted[0]()  # the compile, here
+    assert exe.compiled is not None
+
+
+def test_loops_of_unknown_length_and_long_first_calls_compile_beside_them():
+    x = np.float32(1.0)
+    loop = absjit.make_jaxpr(lambda x: lax.while_loop(lambda v: v < 100, lambda v: v * 2,
+                                                      x))(x)
+    assert not tiering._defer_compile(loop.jaxpr, 0.001)  # may run long: switch inside it
+    cheap = absjit.make_jaxpr(lambda x: x + 1)(x)
+    assert tiering._defer_compile(cheap.jaxpr, 0.001)
+    assert not tiering._defer_compile(cheap.jaxpr, 2 * tiering.DEFER_COMPILE_SECONDS)

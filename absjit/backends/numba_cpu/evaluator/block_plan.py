@@ -754,15 +754,25 @@ def _build(eqns, kinds, T, evaluator, needed, reusable=lambda v: False):
 class FusingInterpreter:
     """The cpu backend's tier 0: the NumPy interpreter, switched to fused schedules once
     the block evaluators its runs need are loaded (:func:`.block_vm.request` loads them
-    in the background; until then every equation runs on NumPy)."""
+    in the background; until then every equation runs on NumPy).
+
+    They are asked for when the first call returns, not before: loading one imports
+    Numba, whose import holds the GIL for a good part of ~0.3 s, and the first call
+    (which a user waits for) would share the interpreter with it."""
 
     def __init__(self, executable, dtypes):
         self.executable = executable
         self.waiting = set(dtypes)
-        vm.request(self.waiting)
+        self.requested = False
 
     def __call__(self, *buffers):
         if self.waiting:
+            if not self.requested:
+                try:
+                    return self.executable(*buffers)
+                finally:
+                    self.requested = True
+                    vm.request(self.waiting)
             got = vm.ready(self.waiting)
             if len(got) == len(self.waiting):
                 self.waiting = set()

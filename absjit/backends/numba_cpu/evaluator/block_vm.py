@@ -240,8 +240,11 @@ def request(dtypes) -> None:
     first: the evaluator serves the next programs). It compiles only where the disk
     cache keeps it (it is worth ~10 s of a core once per machine, not per process), and
     in the compile worker process when there is one: a script that exits meanwhile
-    does not wait for it."""
+    does not wait for it. Without a usable disk cache it does nothing: there is nothing
+    to load, and a compile would be paid again by every process."""
     from ... import background, diskcache
+    if not diskcache.usable():
+        return
     for T in map(np.dtype, dtypes):
         with _LOCK:
             if T in _STARTED or T not in (np.float32, np.float64):

@@ -199,6 +199,35 @@ def test_tier0_uses_the_evaluator_once_loaded(evaluators, monkeypatch):
         absjit.config.update("tier0_evaluator", False)
 
 
+def test_evaluators_are_asked_for_when_the_first_call_returns(monkeypatch):
+    # Loading one imports Numba in the background: not while the first call runs.
+    from absjit.backends.base import CompileOptions, get_backend
+    asked = []
+    monkeypatch.setattr(block_vm, "request", lambda dtypes: asked.append(set(dtypes)))
+    absjit.config.update("tier0_evaluator", True)
+    try:
+        x = rand(500)
+        tier0 = get_backend("cpu").interpreted(absjit.make_jaxpr(selu)(x),
+                                               CompileOptions())
+        assert asked == []
+        tier0(x)
+        assert asked == [{np.dtype(np.float32)}]
+        tier0(x)
+        assert len(asked) == 1
+    finally:
+        absjit.config.update("tier0_evaluator", False)
+
+
+def test_no_disk_cache_no_background_work(monkeypatch):
+    from absjit.backends import background, diskcache
+    submitted = []
+    monkeypatch.setattr(diskcache, "usable", lambda: False)
+    monkeypatch.setattr(background, "submit", submitted.append)
+    monkeypatch.setattr(block_vm, "_STARTED", set())
+    block_vm.request([np.float32, np.float64])
+    assert submitted == [] and block_vm._STARTED == set()
+
+
 def test_the_switch_takes_booleans_only():
     with pytest.raises(ConfigError, match="tier0_evaluator"):
         absjit.config.update("tier0_evaluator", "yes")
