@@ -109,10 +109,11 @@ def _exp_by_width(x):
     return None
 
 
+_ZERO64, _QUARTER32, _QUARTER64, _INF64 = f64(0.0), f32(0.25), f64(0.25), f64(np.inf)
 # Per width: (zero, one, half, two, quarter, inf, log2e, ln2_hi, ln2_lo)
-_W32 = (f32(0.0), _F32_ONE, f32(0.5), f32(2.0), f32(0.25), f32(np.inf), _F32_LOG2E,
+_W32 = (f32(0.0), _F32_ONE, f32(0.5), f32(2.0), _QUARTER32, f32(np.inf), _F32_LOG2E,
         _F32_LN2_HI, _F32_LN2_LO)
-_W64 = (f64(0.0), _F64_ONE, _F64_HALF, f64(2.0), f64(0.25), f64(np.inf), _F64_LOG2E,
+_W64 = (_ZERO64, _F64_ONE, _F64_HALF, f64(2.0), _QUARTER64, _INF64, _F64_LOG2E,
         _F64_LN2_HI, _F64_LN2_LO)
 
 
@@ -166,8 +167,8 @@ def _log1p_float64(x):
     u = _F64_ONE + x
     c = (x - (u - _F64_ONE)) / u
     y = _log_float64(u) + c
-    y = -_W64[5] if x == -_F64_ONE else y
-    y = x if (x == _W64[0] or x == _W64[5]) else y
+    y = -_INF64 if x == -_F64_ONE else y
+    y = x if (x == _ZERO64 or x == _INF64) else y
     return y if x == x else x
 
 
@@ -247,13 +248,13 @@ def _exp_half(x, w, c):
 @helper
 def _cosh_float32(x):
     e = _exp_half(abs(x), _W32, _EXP_HALF_32)
-    return e + _W32[4] / e
+    return e + _QUARTER32 / e
 
 
 @helper
 def _cosh_float64(x):
     e = _exp_half(abs(x), _W64, _EXP_HALF_64)
-    return e + _W64[4] / e
+    return e + _QUARTER64 / e
 
 
 # sinh(a) = a + a*z*(s1 + ... + s6 z**5), s_k = 1/(2k+1)!, for float32 a < 1
@@ -267,7 +268,7 @@ def _sinh_float32(x):
     p = _horner(z, _SINH_32)
     small = a + a * (z * p)
     e = _exp_half(a, _W32, _EXP_HALF_32)
-    large = e - _W32[4] / e
+    large = e - _QUARTER32 / e
     y = small if a < _F32_ONE else large
     return math.copysign(y, x) if x == x else x
 
@@ -281,7 +282,7 @@ def _sinh_float64(x):
     q = q - q * ((t - (d - _F64_ONE)) / d)   # corrected for the rounding of d
     small = _F64_HALF * (t + q)
     e = _exp_half(a, _W64, _EXP_HALF_64)
-    large = e - _W64[4] / e
+    large = e - _QUARTER64 / e
     z = small if a < _F64_ONE else large
     return math.copysign(z, x) if x == x else x
 

@@ -71,6 +71,7 @@ def dtypes_of(*names) -> frozenset:
 _lock = threading.Lock()
 _bound = False
 _xxgemm = None  # absjit_xxgemm's address, once built
+_engine = None  # the llvmlite engine holding its code (kept alive)
 
 
 def _capsule_address(capsule) -> int:
@@ -162,7 +163,7 @@ def ensure_gemm() -> int:
             engine.finalize_object()
             address = engine.get_function_address("absjit_xxgemm")
             binding.add_symbol("absjit_xxgemm", address)
-            _engine = engine  # kept alive: the code lives in it
+            _engine = engine
             _xxgemm = address
             from ..parallel import pool
             pool.set_xxgemm(address)  # the pool's product blocks call it (once built)
@@ -172,9 +173,6 @@ def ensure_gemm() -> int:
 def gemm_address():
     """``absjit_xxgemm``'s address if :func:`ensure_gemm` built it, else None."""
     return _xxgemm
-
-
-_engine = None
 
 
 def is_bound() -> bool:
