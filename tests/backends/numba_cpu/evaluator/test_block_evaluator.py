@@ -1,6 +1,7 @@
-"""Tier 0's block evaluator (:mod:`absjit.backends.numba_cpu.evaluator.block_vm`) and the fused
-schedules that call it (:mod:`absjit.backends.numba_cpu.evaluator.block_plan`): every program
-is run by the NumPy interpreter's schedule and by the fused one, on the same inputs."""
+"""Tier 0's block evaluator (:mod:`absjit.backends.numba_cpu.evaluator.block_vm`) and
+the fused schedules that call it (:mod:`absjit.backends.numba_cpu.evaluator.block_plan`):
+every program is run by the NumPy interpreter's schedule and by the fused one, on the
+same inputs."""
 import numpy as np
 import pytest
 from hypothesis import given, settings

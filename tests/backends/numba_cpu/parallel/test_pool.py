@@ -1,4 +1,5 @@
-"""The native task pool behind blocked products (absjit/backends/numba_cpu/parallel/pool.py)."""
+"""The native task pool behind blocked products
+(absjit/backends/numba_cpu/parallel/pool.py)."""
 from __future__ import annotations
 
 import ctypes

@@ -1,5 +1,5 @@
 """Parallel loops on absjit's own pool: chunk functions called through ``_pool_for``
-(absjit/backends/numba_cpu/parallel/loop_kernels.py, render.FunctionRenderer.pool_loop)."""
+(absjit/backends/numba_cpu/parallel/loop_kernels.py, render.CpuRenderer.pool_loop)."""
 from __future__ import annotations
 
 import json
