@@ -96,6 +96,31 @@ def _make_scale_bits(bits):
 _scale_bits_f32 = _make_scale_bits(32)
 _scale_bits_f64 = _make_scale_bits(64)
 
+
+def _make_pow2_bits(bits):
+    """``pow2(t1)``: ``2**k`` for ``t1 = k + SHIFTER + bias`` and a normal ``2**k``, by
+    the first half of :func:`_make_scale_bits`'s construction (one shift and bitcasts)."""
+    fty = types.float32 if bits == 32 else types.float64
+    mant = 23 if bits == 32 else 52
+
+    @intrinsic
+    def pow2(typingctx, t1):
+        if t1 != fty:
+            return None
+
+        def codegen(context, builder, sig, args):
+            ity = ir.IntType(bits)
+            e = builder.shl(builder.bitcast(args[0], ity), ity(mant))
+            return builder.bitcast(e, args[0].type)
+
+        return fty(fty), codegen
+
+    return pow2
+
+
+_pow2_bits_f32 = _make_pow2_bits(32)
+_pow2_bits_f64 = _make_pow2_bits(64)
+
 f32 = np.float32
 f64 = np.float64
 
@@ -149,6 +174,19 @@ def _scale_f64(p, kf):
 
 
 @helper
+def _pow2_f32(kf):
+    """``2**kf`` for an integral float32 ``kf`` in ``[-126, 127]`` (one factor: where
+    ``p * 2**k`` cannot overflow or turn subnormal, cheaper than :func:`_scale_f32`)."""
+    return _pow2_bits_f32(kf + _F32_SHIFT_K1)
+
+
+@helper
+def _pow2_f64(kf):
+    """``2**kf`` for an integral float64 ``kf`` in ``[-1022, 1023]``."""
+    return _pow2_bits_f64(kf + _F64_SHIFT_K1)
+
+
+@helper
 def _exp_float32(x):
     # The clamps are written so that a nan passes through them (``lo if lo > x else x``
     # is x for nan) and then through every later step, so no final select is needed.
@@ -156,6 +194,15 @@ def _exp_float32(x):
     # correct (if less exact) under fastmath, whose reassociation would cancel it.
     xc = _F32_LO if _F32_LO > x else x
     xc = _F32_HI if _F32_HI < xc else xc
+    kf, p = _exp_parts_f32(xc)
+    return _scale_f32(p, kf)
+
+
+@helper
+def _exp_parts_f32(xc):
+    """``(k, p)`` with ``exp(xc) = 2**k * p``: ``k = round(xc / ln2)``, ``r = xc - k ln2``
+    (two-part ln2), ``p = 1 + r*(1 + r*q(r))``, ``q`` the Horner sum of ``_m2 … _m6``
+    (``p`` in ``[sqrt(2)/2, sqrt(2)]``)."""
     kf = np.rint(xc * _F32_LOG2E)  # k = round(x / ln2), integral
     r = _fma(kf, -_F32_LN2_LO, _fma(kf, -_F32_LN2_HI, xc))
     q = _fma(_m6, r, _m5)
@@ -163,13 +210,13 @@ def _exp_float32(x):
     q = _fma(q, r, _m3)
     q = _fma(q, r, _m2)
     q = _fma(q, r, _F32_ONE)
-    return _scale_f32(_fma(q, r, _F32_ONE), kf)
+    return kf, _fma(q, r, _F32_ONE)
 
 
 @helper
 def _exp_parts_f64(xc):
-    """``(k, r, q)`` with ``exp(xc) = 2**k * (1 + r + r*r*q(r))``: ``k = round(xc / ln2)``,
-    ``r = xc - k ln2`` (two-part ln2), ``q`` the Horner sum of ``_d0 … _d11``."""
+    """``(k, p)`` with ``exp(xc) = 2**k * p``: ``k = round(xc / ln2)``, ``r = xc - k ln2``
+    (two-part ln2), ``p = 1 + (r + r*r*q(r))``, ``q`` the Horner sum of ``_d0 … _d11``."""
     kf = np.rint(xc * _F64_LOG2E)  # k = round(x / ln2), integral
     r = _fma(kf, -_F64_LN2_LO, _fma(kf, -_F64_LN2_HI, xc))
     q = _fma(_d11, r, _d10)
@@ -183,15 +230,14 @@ def _exp_parts_f64(xc):
     q = _fma(q, r, _d2)
     q = _fma(q, r, _d1)
     q = _fma(q, r, _d0)
-    return kf, r, q
+    return kf, _F64_ONE + _fma(r * r, q, r)
 
 
 @helper
 def _exp_float64(x):
     xc = _F64_LO if _F64_LO > x else x  # nan passes through (see _exp_float32)
     xc = _F64_HI if _F64_HI < xc else xc
-    kf, r, q = _exp_parts_f64(xc)
-    p = _F64_ONE + _fma(r * r, q, r)
+    kf, p = _exp_parts_f64(xc)
     return _scale_f64(p, kf)
 
 

@@ -38,7 +38,9 @@ def _grid(dtype, rng):
     else:
         mag = 10.0 ** rng.uniform(-320, 308, 60_000)
         anywhere = mag * rng.choice([-1.0, 1.0], mag.size)
+    # (8.9, 9.2) and (19, 21): around tanh's clamps, where it rounds to 1
     dense = [np.linspace(-2, 2, 40_001), np.linspace(-40, 40, 20_001),
+             np.linspace(8.9, 9.2, 3_001), np.linspace(19, 21, 3_001),
              rng.uniform(-1e-4, 1e-4, 5_000), rng.uniform(-800, 800, 5_000),
              np.array([finfo.smallest_subnormal, finfo.tiny, finfo.max, finfo.eps])]
     x = np.concatenate([anywhere.astype(dtype)] + [d.astype(dtype) for d in dense])
