@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from ..helper_jit import helper
 
@@ -54,6 +54,23 @@ def _fma(typingctx, a, b, c):
         return builder.call(fn, args)
 
     return a(a, a, a), codegen
+
+
+def _horner(z, c):
+    """``c[0] z**n + c[1] z**(n-1) + ... + c[n]`` by Horner's rule with fused steps, for
+    a tuple ``c`` of constants (written out term by term: a loop over the tuple would
+    index it at run time, which LLVM does not always unroll, and the calling loop would
+    not vectorise)."""
+
+
+@overload(_horner)
+def _horner_written_out(z, c):
+    if not isinstance(c, types.UniTuple):
+        return None
+    steps = "".join(f"    p = _fma(p, z, c[{k}])\n" for k in range(1, c.count))
+    scope = {"_fma": _fma}
+    exec(f"def horner(z, c):\n    p = c[0]\n{steps}    return p\n", scope)  # noqa: S102
+    return scope["horner"]
 
 
 def _make_scale_bits(bits):
@@ -156,9 +173,10 @@ _F64_HALF = f64(0.5)
 _F64_C = tuple(f64(1.0 / float(np.prod(np.arange(1, n + 1, dtype=np.float64))))
                for n in range(2, 14))
 
-_c0, _c1, _c2, _c3, _c4, _c5 = _F32_C
-_m2, _m3, _m4, _m5, _m6 = _F32_M
-(_d0, _d1, _d2, _d3, _d4, _d5, _d6, _d7, _d8, _d9, _d10, _d11) = _F64_C
+# exp's polynomials for _horner (highest power first): q of p = 1 + r*q (float32, from
+# _F32_M), q of p = 1 + r + r*r*q (float64, Taylor)
+_EXP32_Q = tuple(reversed(_F32_M)) + (_F32_ONE,)
+_EXP64_Q = tuple(reversed(_F64_C))
 
 
 @helper
@@ -201,36 +219,20 @@ def _exp_float32(x):
 @helper
 def _exp_parts_f32(xc):
     """``(k, p)`` with ``exp(xc) = 2**k * p``: ``k = round(xc / ln2)``, ``r = xc - k ln2``
-    (two-part ln2), ``p = 1 + r*(1 + r*q(r))``, ``q`` the Horner sum of ``_m2 … _m6``
+    (two-part ln2), ``p = 1 + r*(1 + r*q(r))``, ``q`` the Horner sum of ``_F32_M``
     (``p`` in ``[sqrt(2)/2, sqrt(2)]``)."""
     kf = np.rint(xc * _F32_LOG2E)  # k = round(x / ln2), integral
     r = _fma(kf, -_F32_LN2_LO, _fma(kf, -_F32_LN2_HI, xc))
-    q = _fma(_m6, r, _m5)
-    q = _fma(q, r, _m4)
-    q = _fma(q, r, _m3)
-    q = _fma(q, r, _m2)
-    q = _fma(q, r, _F32_ONE)
-    return kf, _fma(q, r, _F32_ONE)
+    return kf, _fma(_horner(r, _EXP32_Q), r, _F32_ONE)
 
 
 @helper
 def _exp_parts_f64(xc):
     """``(k, p)`` with ``exp(xc) = 2**k * p``: ``k = round(xc / ln2)``, ``r = xc - k ln2``
-    (two-part ln2), ``p = 1 + (r + r*r*q(r))``, ``q`` the Horner sum of ``_d0 … _d11``."""
+    (two-part ln2), ``p = 1 + (r + r*r*q(r))``, ``q`` the Horner sum of ``_F64_C``."""
     kf = np.rint(xc * _F64_LOG2E)  # k = round(x / ln2), integral
     r = _fma(kf, -_F64_LN2_LO, _fma(kf, -_F64_LN2_HI, xc))
-    q = _fma(_d11, r, _d10)
-    q = _fma(q, r, _d9)
-    q = _fma(q, r, _d8)
-    q = _fma(q, r, _d7)
-    q = _fma(q, r, _d6)
-    q = _fma(q, r, _d5)
-    q = _fma(q, r, _d4)
-    q = _fma(q, r, _d3)
-    q = _fma(q, r, _d2)
-    q = _fma(q, r, _d1)
-    q = _fma(q, r, _d0)
-    return kf, _F64_ONE + _fma(r * r, q, r)
+    return kf, _F64_ONE + _fma(r * r, _horner(r, _EXP64_Q), r)
 
 
 @helper
@@ -301,8 +303,8 @@ _NAN64 = f64(np.nan)
 _ZERO64 = f64(0.0)
 _TWO64 = f64(2.0)
 _F64_HALF_ = f64(0.5)
-(_l1, _l2, _l3, _l4, _l5, _l6, _l7, _l8, _l9, _l10, _l11) = tuple(
-    f64(2.0 / (2 * n + 1)) for n in range(1, 12))
+# R / z: 2 / (2n + 1) for n = 11 ... 1 (highest power first)
+_LOG_R = tuple(f64(2.0 / (2 * n + 1)) for n in reversed(range(1, 12)))
 
 
 @helper
@@ -314,18 +316,7 @@ def _log_float64(x):
     f = m - _F64_ONE
     s = f / (_TWO64 + f)
     z = s * s
-    r = _l11
-    r = _fma(r, z, _l10)
-    r = _fma(r, z, _l9)
-    r = _fma(r, z, _l8)
-    r = _fma(r, z, _l7)
-    r = _fma(r, z, _l6)
-    r = _fma(r, z, _l5)
-    r = _fma(r, z, _l4)
-    r = _fma(r, z, _l3)
-    r = _fma(r, z, _l2)
-    r = _fma(r, z, _l1)
-    r = r * z
+    r = _horner(z, _LOG_R) * z
     hfsq = _F64_HALF_ * f * f
     y = kf * _F64_LN2_HI + (f - (hfsq - (s * (hfsq + r) + kf * _F64_LN2_LO)))
     y = -_INF64 if x == _ZERO64 else y

@@ -55,11 +55,10 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-from .fastmath_kernels import (_F32_LN2_HI, _F32_LN2_LO, _F32_LOG2E, _F32_ONE, _F64_HALF,
-                               _F64_LN2_HI, _F64_LN2_LO, _F64_LOG2E, _F64_ONE, _F32_C,
-                               _F64_C, _exp_parts_f32,
-                               _exp_parts_f64, _fma, _log_float64, _pow2_f32, _pow2_f64,
-                               _scale_f32, _scale_f64)
+from .fastmath_kernels import (_F32_C, _F32_LN2_HI, _F32_LN2_LO, _F32_LOG2E, _F32_ONE,
+                               _F64_C, _F64_HALF, _F64_LN2_HI, _F64_LN2_LO, _F64_LOG2E,
+                               _F64_ONE, _exp_parts_f32, _exp_parts_f64, _fma, _horner,
+                               _log_float64, _pow2_f32, _pow2_f64, _scale_f32, _scale_f64)
 from ..helper_jit import helper
 
 KERNELS = ("expm1", "log1p", "tanh", "sinh", "cosh", "atan")
@@ -67,23 +66,6 @@ __all__ = [f"_{name}_{dt}" for name in KERNELS for dt in ("float32", "float64")]
 
 f32 = np.float32
 f64 = np.float64
-
-
-def _horner(z, c):
-    """``c[0] z**n + c[1] z**(n-1) + ... + c[n]`` by Horner's rule with fused steps, for
-    a tuple ``c`` of constants (written out term by term: a loop over the tuple would
-    index it at run time, which LLVM does not always unroll, and the calling loop would
-    not vectorise)."""
-
-
-@overload(_horner)
-def _horner_written_out(z, c):
-    if not isinstance(c, types.UniTuple):
-        return None
-    steps = "".join(f"    p = _fma(p, z, c[{k}])\n" for k in range(1, c.count))
-    scope = {"_fma": _fma}
-    exec(f"def horner(z, c):\n    p = c[0]\n{steps}    return p\n", scope)  # noqa: S102
-    return scope["horner"]
 
 
 def _scale(p, kf):
