@@ -68,17 +68,27 @@ f32 = np.float32
 f64 = np.float64
 
 
-def _scale(p, kf):
-    """``p * 2**kf`` (:func:`._scale_f32` or :func:`._scale_f64`, by ``p``'s type)."""
+def _by_width(for_float32, for_float64, doc):
+    """A function for compiled code that calls ``for_float32`` or ``for_float64`` by the
+    type of its first argument (``doc`` says what it computes)."""
+    def call(x, *rest):
+        raise TypeError("only compiled code calls this")
+
+    call.__doc__ = doc
+
+    @overload(call)
+    def by_width(x, *rest):
+        impl = {types.float32: for_float32, types.float64: for_float64}.get(x)
+        return None if impl is None else (lambda x, *rest: impl(x, *rest))
+
+    return call
 
 
-@overload(_scale)
-def _scale_by_width(p, kf):
-    if p == types.float32:
-        return lambda p, kf: _scale_f32(p, kf)
-    if p == types.float64:
-        return lambda p, kf: _scale_f64(p, kf)
-    return None
+_scale = _by_width(_scale_f32, _scale_f64, "``p * 2**kf``, by ``p``'s type.")
+_exp_parts = _by_width(_exp_parts_f32, _exp_parts_f64,
+                       "``(k, p)`` with ``exp(x) = 2**k * p``, by ``x``'s type (no clamps).")
+_pow2 = _by_width(_pow2_f32, _pow2_f64,
+                  "``2**kf`` for an integral ``kf`` with a normal result.")
 
 
 _ZERO64, _QUARTER32, _QUARTER64, _INF64 = f64(0.0), f32(0.25), f64(0.25), f64(np.inf)
@@ -163,33 +173,6 @@ _TANH_64 = (f64(0.55), f64(20.0), tuple(f64(v) for v in (
     0.0005889360520074057, -0.001455661830100716, 0.003592110378689024,
     -0.008863234397814355, 0.021869488493666944, -0.053968253967434016,
     0.13333333333332714, -0.3333333333333333)))
-
-
-def _exp_parts(x):
-    """``(k, p)`` with ``exp(x) = 2**k * p`` (:func:`._exp_parts_f32` or
-    :func:`._exp_parts_f64`, by ``x``'s type; no clamps)."""
-
-
-def _pow2(kf):
-    """``2**kf`` for an integral ``kf`` with a normal result (by ``kf``'s type)."""
-
-
-@overload(_exp_parts)
-def _exp_parts_by_width(x):
-    if x == types.float32:
-        return lambda x: _exp_parts_f32(x)
-    if x == types.float64:
-        return lambda x: _exp_parts_f64(x)
-    return None
-
-
-@overload(_pow2)
-def _pow2_by_width(kf):
-    if kf == types.float32:
-        return lambda kf: _pow2_f32(kf)
-    if kf == types.float64:
-        return lambda kf: _pow2_f64(kf)
-    return None
 
 
 @helper
