@@ -12,24 +12,25 @@ from __future__ import annotations
 import sys as _sys
 
 # The submodules import one another downwards only, in this order (docs/architecture.md);
+# ``_array_api`` comes last: its creation functions (with ``device=``) are the public ones.
 # ``_array_methods`` (the methods of Array and Tracer) is above them all.
 from ._creation import *  # noqa: F401,F403
-from ._dtypes import *  # noqa: F401,F403
 from ._ufuncs import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
+from ._dtypes import *  # noqa: F401,F403
 from ._reductions import *  # noqa: F401,F403
 from ._shape import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._ranges import *  # noqa: F401,F403
-from ._searching import *  # noqa: F401,F403
-from ._numeric import *  # noqa: F401,F403
-from ._mathfuncs import *  # noqa: F401,F403
 from ._misc import *  # noqa: F401,F403
 from ._padding import *  # noqa: F401,F403
+from ._searching import *  # noqa: F401,F403
+from ._numeric import *  # noqa: F401,F403
 from ._polynomial import *  # noqa: F401,F403
 from ._setops import *  # noqa: F401,F403
 from ._editing import *  # noqa: F401,F403
 from ._index_tricks import *  # noqa: F401,F403
+from ._mathfuncs import *  # noqa: F401,F403
 from ._array_api import *  # noqa: F401,F403
 from . import (_array_api, _array_methods, _creation, _dtypes, _editing,  # noqa: E402
                _index_tricks, _linalg, _mathfuncs, _misc, _numeric, _padding, _polynomial,
