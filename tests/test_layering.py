@@ -12,6 +12,8 @@ first use, and a lazy import of a backend from the frontend is still a dependenc
   ``absjit.backends.numba``, which imports neither of them.
 * The largest strongly connected set of modules may not grow (a ratchet: lower
   :data:`LARGEST_CYCLE` whenever a change breaks cycles up).
+* The modules of ``absjit.numpy`` import one another downwards only: no two of them
+  import each other, directly or not.
 """
 from __future__ import annotations
 
@@ -137,6 +139,20 @@ def test_the_largest_import_cycle_does_not_grow():
     assert len(cycle) <= LARGEST_CYCLE, (
         f"{len(cycle)} modules import each other (directly or not), more than "
         f"{LARGEST_CYCLE}: a new import closed a cycle")
+
+
+def test_the_numpy_modules_import_downwards_only():
+    def numpy(module):
+        return module == "absjit.numpy" or module.startswith("absjit.numpy.")
+
+    graph = _graph()
+    edges = {m: {t for t, _ in ts if numpy(t)} for m, ts in graph.items() if numpy(m)}
+    cycle = _largest_cycle(edges)
+    lines = sorted(f"{m}:{line} imports {t}" for m in cycle for t, line in graph[m]
+                   if t in cycle)
+    assert len(cycle) <= 1, (
+        f"{len(cycle)} modules of absjit.numpy import each other (directly or not); "
+        "move what both need below them:\n" + "\n".join(lines))
 
 
 def test_the_checks_see_what_they_must():

@@ -10,12 +10,16 @@ dtype('int32')
 """
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 
 from .. import dtypes
+from ..config import config
 from ..array import Array
 from ..core.trace import Tracer
-from . import _creation
+from . import _creation, _ranges
 
 __all__ = ["from_dlpack", "array", "asarray", "full", "zeros",
            "ones", "empty", "zeros_like", "ones_like", "empty_like", "full_like", "arange",
@@ -36,10 +40,10 @@ _KIND_MEMBERS["numeric"] = (_KIND_MEMBERS["integral"] + _KIND_MEMBERS["real floa
 def check_device(device, name: str):
     """Validate a creation function's ``device=``: None, an :class:`absjit.Device` or a
     platform name. Returns the device to put the result on (None: the default)."""
-    from ..api_utils import Device
+    from ..api_utils import Device  # loads after absjit.numpy
     if device is None or isinstance(device, (Device, str)):
         return device
-    from ..sharding import Sharding
+    from ..sharding import Sharding  # loads after absjit.numpy
     if isinstance(device, Sharding):
         return next(iter(device.device_set))
     raise TypeError(f"jnp.{name}: device must be None or a Device from absjit.devices(), "
@@ -51,7 +55,7 @@ def place(out, device, name: str):
     device = check_device(device, name)
     if device is None or isinstance(out, Tracer):
         return out
-    from ..jit.runtime import device_put
+    from ..jit.runtime import device_put  # loads after absjit.numpy
     return device_put(out, device)
 
 
@@ -65,11 +69,11 @@ class ArrayNamespaceInfo:
         return {"boolean indexing": False, "data-dependent shapes": False}
 
     def default_device(self):
-        from ..api_utils import devices
+        from ..api_utils import devices  # loads after absjit.numpy
         return devices()[0]
 
     def devices(self) -> list:
-        from ..api_utils import devices
+        from ..api_utils import devices  # loads after absjit.numpy
         return list(devices())
 
     def default_dtypes(self, *, device=None) -> dict:
@@ -91,7 +95,6 @@ class ArrayNamespaceInfo:
                     raise ValueError(f"dtypes: unknown kind {k!r}; expected one of "
                                      f"{', '.join(repr(n) for n in _KIND_MEMBERS)}")
                 names += tuple(n for n in _KIND_MEMBERS[k] if n not in names)
-        from ..config import config
         out = {}
         for n in names:
             dt = np.dtype(n)
@@ -141,8 +144,6 @@ def from_dlpack(x, /, *, device=None, copy=None):
 def accepts_device(fn):
     """``fn`` with a keyword-only ``device=None`` (the Array API's creation functions):
     the result is put on that device; a bad ``device`` is a ``TypeError``."""
-    import functools
-    import inspect
     sig = inspect.signature(fn)
     if "device" in sig.parameters:
         return fn
@@ -162,10 +163,10 @@ def accepts_device(fn):
 
 
 # The public creation functions take ``device=`` (absjit.numpy exports these; the
-# undecorated ones in ``_creation`` serve the library itself, without the extra call).
+# undecorated ones in ``_creation`` and ``_ranges`` serve the library itself, without the extra call).
 array, asarray, full, zeros, ones, empty, zeros_like, ones_like, empty_like, full_like, \
     arange, linspace, eye = map(accepts_device, (
         _creation.array, _creation.asarray, _creation.full, _creation.zeros,
         _creation.ones, _creation.empty, _creation.zeros_like, _creation.ones_like,
-        _creation.empty_like, _creation.full_like, _creation.arange, _creation.linspace,
+        _creation.empty_like, _creation.full_like, _creation.arange, _ranges.linspace,
         _creation.eye))

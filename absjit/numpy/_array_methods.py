@@ -1,7 +1,9 @@
 """Operators and methods shared by ``Array`` and every ``Tracer``.
 
 They are installed on both classes when ``absjit.numpy`` is imported, so traced code
-and eager code run the very same functions.
+and eager code run the very same functions. Most call the function of the same name in
+the namespace :func:`install_all` is given (``absjit.numpy`` itself, which imports this
+module), looked up per call.
 """
 from __future__ import annotations
 
@@ -9,30 +11,26 @@ import numpy as np
 
 from .. import dtypes
 from ..core.dims import Dim
+from ..ops.elementwise import convert_element_type
 from ..ops.shape_values import dim_value
 from ..array import Array
 from ..core.trace import Tracer
 from . import _eager_fast
+from ._array_api import check_device
+from ._indexing import getitem, getitem_mode, index_update
 
-__all__ = ["install"]
+__all__ = ["install", "install_all"]
 
 
+#: The namespace the methods call into (``absjit.numpy``), set by :func:`install_all`.
 _JNP = None
-
-
-def _module():
-    global _JNP
-    if _JNP is None:
-        import absjit.numpy as jnp
-        _JNP = jnp
-    return _JNP
 
 
 def _defer(name):
     """A method that calls ``absjit.numpy.<name>(self, ...)`` (resolved per call, so
     modules may define the function after this one is installed)."""
     def method(self, *args, **kwargs):
-        return getattr(_module(), name)(self, *args, **kwargs)
+        return getattr(_JNP, name)(self, *args, **kwargs)
     method.__name__ = name
     return method
 
@@ -45,21 +43,20 @@ def _binop(fn_name, reflected=False):
 
     def op(self, other):
         if fast and type(other) is Array and type(self) is Array:
-            out = _eager_fast.binary(fn_name, self, other)
+            out = _eager_fast.binary(_JNP, fn_name, self, other)
             if out is not None:
                 return out
         if not isinstance(other, _scalar_or_array):
             if type(other) is not Dim:
                 return NotImplemented
             other = dim_value(other)  # a symbolic size (ranked level) as a value
-        fn = getattr(_JNP or _module(), fn_name)
+        fn = getattr(_JNP, fn_name)
         return fn(other, self) if reflected else fn(self, other)
     op.__name__ = fn_name
     return op
 
 
 def _astype(self, dtype, copy=False):
-    from ..ops.elementwise import convert_element_type
     dt = dtypes.user_dtype(dtype)
     if self.dtype == dt and not self.weak_type:
         return self
@@ -70,17 +67,17 @@ def _reshape(self, *shape, order="C"):
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) and \
             not hasattr(shape[0], "__index__"):
         shape = shape[0]
-    return _module().reshape(self, shape, order)
+    return _JNP.reshape(self, shape, order)
 
 
 def _ravel(self, order="C"):
-    return _module().ravel(self, order)
+    return _JNP.ravel(self, order)
 
 
 def _transpose(self, *axes):
     if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
         axes = axes[0]
-    return _module().transpose(self, axes or None)
+    return _JNP.transpose(self, axes or None)
 
 
 class _IndexUpdateHelper:
@@ -109,11 +106,9 @@ class _IndexUpdateRef:
 
     def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
             fill_value=None, out_sharding=None):
-        from ._indexing import getitem_mode
         return getitem_mode(self.array, self.index, mode, fill_value)
 
     def _update(self, mode, values):
-        from ._indexing import index_update
         return index_update(self.array, self.index, values, mode)
 
     def set(self, values, **kwargs):
@@ -137,12 +132,10 @@ class _IndexUpdateRef:
 def _compress(self, condition, axis=None, *, size=None, fill_value=0, out=None):
     """``a.compress(condition)``: the method takes the condition first, unlike
     ``jnp.compress(condition, a)``."""
-    return _module().compress(condition, self, axis, size=size, fill_value=fill_value,
-                              out=out)
+    return _JNP.compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
 
 
 def _getitem(self, idx):
-    from ._indexing import getitem
     return getitem(self, idx)
 
 
@@ -168,7 +161,7 @@ def _array_namespace(self, /, *, api_version=None):
     if api_version is not None and api_version not in _API_VERSIONS:
         raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; "
                          f"supported: {', '.join(_API_VERSIONS)}")
-    return _module()
+    return _JNP
 
 
 def _to_device(self, device, /, *, stream=None):
@@ -177,8 +170,7 @@ def _to_device(self, device, /, *, stream=None):
         raise ValueError("to_device: absjit has no streams; pass stream=None")
     if isinstance(self, Tracer):
         return self
-    from ._array_api import check_device
-    from ..jit.runtime import device_put
+    from ..jit.runtime import device_put  # loads after absjit.numpy
     return device_put(self, check_device(device, "to_device"))
 
 
@@ -197,10 +189,10 @@ def install(cls) -> None:
     cls.astype = _astype
     cls.reshape = _reshape
     cls.transpose = _transpose
-    cls.T = property(lambda self: _module().transpose(self))
-    cls.mT = property(lambda self: _module().swapaxes(self, -1, -2))
-    cls.real = property(lambda self: _module().real(self))
-    cls.imag = property(lambda self: _module().imag(self))
+    cls.T = property(lambda self: _JNP.transpose(self))
+    cls.mT = property(lambda self: _JNP.swapaxes(self, -1, -2))
+    cls.real = property(lambda self: _JNP.real(self))
+    cls.imag = property(lambda self: _JNP.imag(self))
     cls.at = property(_IndexUpdateHelper)
     cls.compress = _compress
     cls.__array_namespace__ = _array_namespace
@@ -212,6 +204,9 @@ def install(cls) -> None:
             setattr(cls, name, _defer(name))
 
 
-def install_all() -> None:
+def install_all(namespace) -> None:
+    """Install the methods on ``Array`` and ``Tracer``, calling into ``namespace``."""
+    global _JNP
+    _JNP = namespace
     install(Array)
     install(Tracer)

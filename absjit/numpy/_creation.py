@@ -1,20 +1,24 @@
 """Array creation: ``array``, ``asarray``, ``zeros``, ``ones``, ``full``, ``arange`` …"""
 from __future__ import annotations
 
+import operator
 import types
 
 import numpy as np
 
 from .. import dtypes
 from ..array import Array
-from ..core.dims import Dim
-from ..core.trace import Tracer
+from ..core.dims import Dim, assume_at_least
+from ..core.trace import EVAL_MAIN, Tracer, current_dynamic
 from ..ops import elementwise as ew
-from ._promote import asarray_weak, reject_masked
+from ..ops import structural as st
+from ..ops.structural import operator_index, reshape
+from ._joining import stack_values
+from ._promote import asarray_weak, broadcast_to_shape, reject_masked
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
-           "full_like", "empty_like", "arange", "linspace", "logspace", "geomspace", "eye",
-           "identity", "meshgrid", "indices", "tri", "tril", "triu"]
+           "full_like", "empty_like", "arange", "eye", "identity", "meshgrid", "indices",
+           "tri", "tril", "triu"]
 
 
 def _leaves(obj, out):
@@ -73,7 +77,6 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
         raise TypeError(f"jnp.array: cannot convert object of type {type(object).__name__} "
                         "to an array")
     if ndmin and np.ndim(out) < ndmin:
-        from ..ops.structural import reshape
         out = reshape(out, (1,) * (ndmin - np.ndim(out)) + tuple(np.shape(out)))
     return out
 
@@ -95,12 +98,11 @@ def _array_from_sequence(seq, want):
     for leaf in leaves:
         _reject_iterators(leaf)
     if any(isinstance(leaf, (Tracer, Dim)) for leaf in leaves):
-        from ._shape import stack
         if len(seq) == 0:
             raise ValueError("jnp.array of an empty sequence of tracers")
         elems = [array(e, dtype=want) for e in seq]
         dt = want or dtypes.result_type(*elems)
-        return stack([asarray_weak(e, dt, False) for e in elems])
+        return stack_values([asarray_weak(e, dt, False) for e in elems], 0)
     if not leaves:
         return Array._new(np.array(seq, dtype=want or dtypes.default_float()), False)
     dt = want or dtypes.result_type(*[_as_np_leaf(x) for x in leaves])
@@ -142,7 +144,6 @@ def asarray(a, dtype=None, copy=None):
 def _shape_tuple(shape, name):
     if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__"):
         shape = (shape,)
-    import operator
     try:
         out = tuple(d if type(d) is Dim else operator.index(d) for d in shape)
     except TypeError:
@@ -163,18 +164,15 @@ def full(shape, fill_value, dtype=None):
     else:
         dt, weak = dtypes.user_dtype(dtype), False
     if isinstance(fill_value, Tracer) or (isinstance(fill_value, Array) and np.ndim(fill_value)):
-        from ._promote import broadcast_to_shape
         return broadcast_to_shape(asarray_weak(fill_value, dt, weak), shape)
     val = np.asarray(fill_value._value if isinstance(fill_value, Array) else fill_value)
     if shape and not _eager():
         # Inside a trace: stage a broadcast of the scalar instead of a big constant.
-        from ._promote import broadcast_to_shape
         return broadcast_to_shape(Array._new(np.asarray(val, dtype=dt), weak), shape)
     return Array._new(np.full(shape, val, dtype=dt), weak)
 
 
 def _eager() -> bool:
-    from ..core.trace import EVAL_MAIN, current_dynamic
     return current_dynamic() is EVAL_MAIN
 
 
@@ -198,7 +196,6 @@ def _like(name, fill):
         dt = dtypes.dtype_of(a) if dtype is None else dtype
         sh = np.shape(a) if shape is None else shape
         if isinstance(a, Tracer) and shape is None:
-            from ._promote import broadcast_to_shape
             val = asarray_weak(fill if fill is not None else 0, dtypes.user_dtype(dt), False)
             return broadcast_to_shape(val, tuple(sh))
         return full(sh, fill if fill is not None else 0, dt)
@@ -249,8 +246,6 @@ def arange(start, stop=None, step=None, dtype=None):
     >>> jnp.arange(0, 1, 0.25)
     Array([0.  , 0.25, 0.5 , 0.75], dtype=float32)
     """
-    from ..ops import elementwise as ew
-    from ..ops import structural as st
     if any(type(v) is Dim for v in (start, stop, step)):
         return _arange_of_sizes(start, stop, step, dtype)
     args = [_static_scalar(v, "arange", w) for v, w in
@@ -282,9 +277,6 @@ def _arange_of_sizes(start, stop, step, dtype):
     """``arange`` whose start or stop is a symbolic size (ranked level): an iota of
     the symbolic length, scaled and shifted. The range is assumed not reversed
     (``stop >= start`` for a positive step), checked at entry."""
-    from ..core.dims import assume_at_least
-    from ..ops import elementwise as ew
-    from ..ops import structural as st
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
@@ -313,97 +305,6 @@ def _arange_of_sizes(start, stop, step, dtype):
     return out
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive with
-    ``endpoint``); ``start``/``stop`` may be arrays (a new ``axis``) and traced.
-
-    Examples
-    --------
-    >>> jnp.linspace(0, 1, 5)
-    Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
-    """
-    from ..ops import structural as st
-    from . import _ufuncs as uf
-    from ._promote import promote_args_inexact
-    from ._shape import broadcast_arrays, moveaxis
-    symbolic = type(num) is Dim  # ranked: never 1 (unit sizes are static), maybe 0
-    if not symbolic:
-        num = int(num)
-    if not symbolic and num < 0:
-        raise ValueError(f"jnp.linspace: number of samples, {num}, must be non-negative")
-    out_dt = None if dtype is None else dtypes.user_dtype(dtype)
-    start, stop = promote_args_inexact("linspace", start, stop)
-    work_dt = start.dtype if hasattr(start, "dtype") else dtypes.default_float()
-    if out_dt is not None and dtypes.is_inexact(out_dt):
-        work_dt = dtypes.promote_types(work_dt, out_dt)
-    out_dt = out_dt or work_dt
-    start, stop = broadcast_arrays(array(start, dtype=work_dt), array(stop, dtype=work_dt))
-    div = (num - 1) if endpoint else num
-    traced = isinstance(start, Tracer) or isinstance(stop, Tracer) or symbolic
-    if not traced:
-        lo, hi = start._value, stop._value
-        res, step = np.linspace(lo.astype(np.float64) if lo.dtype.kind == "f" else lo,
-                                hi.astype(np.float64) if hi.dtype.kind == "f" else hi,
-                                num, endpoint=endpoint, retstep=True, axis=axis)
-        if out_dt.kind in "iu":
-            res = np.floor(res)
-        out = Array._new(np.asarray(res).astype(out_dt), False)
-        step = Array._new(np.asarray(step).astype(work_dt), False)
-        return (out, step) if retstep else out
-    shp = tuple(np.shape(start))
-    positive = symbolic or div > 0  # (a symbolic num is 0 or at least 2)
-    step = uf.divide(uf.subtract(stop, start), div) if positive else \
-        uf.multiply(uf.subtract(stop, start), np.nan)
-    ramp = st.iota(work_dt, (num,) + shp, 0)
-    sb = st.broadcast_in_dim(start, (num,) + shp, tuple(range(1, len(shp) + 1)))
-    db = st.broadcast_in_dim(step, (num,) + shp, tuple(range(1, len(shp) + 1)))
-    out = uf.add(sb, uf.multiply(ramp, db)) if positive else sb  # no NaN step at num <= 1
-    if endpoint and symbolic:  # the last sample is ``stop`` exactly (none when num is 0)
-        last = st.broadcast_in_dim(stop, (num,) + shp, tuple(range(1, len(shp) + 1)))
-        final = uf.subtract(asarray_weak(num.value(), work_dt, False), 1)
-        out = uf.where(uf.equal(ramp, final), last, out)
-    elif endpoint and num > 1:
-        from ._shape import concatenate
-        last = st.broadcast_in_dim(stop, (1,) + shp, tuple(range(1, len(shp) + 1)))
-        out = concatenate([st.slice_in_dim(out, 0, num - 1, 1, 0), last], 0)
-    if out_dt != work_dt:
-        out = uf.floor(out) if out_dt.kind in "iu" else out
-        out = asarray_weak(out, out_dt, False)
-    out = moveaxis(out, 0, axis) if shp else out
-    return (out, step) if retstep else out
-
-
-def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    """``base ** linspace(start, stop, num)``.
-
-    Examples
-    --------
-    >>> jnp.logspace(0, 2, 3)
-    Array([  1.,  10., 100.], dtype=float32)
-    """
-    from . import _ufuncs as uf
-    exps = linspace(start, stop, num, endpoint, dtype=None, axis=axis)
-    out = uf.power(asarray_weak(base, exps.dtype, True) if type(base) in (int, float)
-                   else base, exps)
-    if dtype is not None:
-        out = asarray_weak(out, dtypes.user_dtype(dtype), False)
-    return out
-
-
-def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    """Numbers spaced evenly on a log scale from ``start`` to ``stop`` (same sign)."""
-    from . import _ufuncs as uf
-    lo, hi = _static_scalar(start, "geomspace", "start"), _static_scalar(stop, "geomspace", "stop")
-    if lo == 0 or hi == 0:
-        raise ValueError("jnp.geomspace: geometric sequence cannot include zero")
-    if (lo < 0) != (hi < 0):
-        raise ValueError("jnp.geomspace: start and stop must have the same sign")
-    sign = -1.0 if lo < 0 else 1.0
-    out = uf.multiply(sign, logspace(np.log10(abs(lo)), np.log10(abs(hi)), num, endpoint,
-                                     10.0, dtype, axis))
-    return asarray_weak(out, out.dtype, False)
-
-
 def eye(N, M=None, k=0, dtype=None):
     """A 2-D array with ones on the ``k``-th diagonal and zeros elsewhere.
 
@@ -413,9 +314,6 @@ def eye(N, M=None, k=0, dtype=None):
     Array([[1., 0.],
            [0., 1.]], dtype=float32)
     """
-    from ..ops import elementwise as ew
-    from ..ops import structural as st
-    from ..ops.structural import operator_index
     n = operator_index(N, "eye")
     m = n if M is None else operator_index(M, "eye")
     k = operator_index(k, "eye")
@@ -444,7 +342,6 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     >>> xs.shape
     (2, 3)
     """
-    from ..ops import structural as st
     if indexing not in ("xy", "ij"):
         raise ValueError(f"jnp.meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     arrs = [asarray(x) for x in xi]
@@ -470,17 +367,15 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 def indices(dimensions, dtype=None, sparse=False):
     """A grid of indices: ``out[k][i0, i1, …] == ik``."""
-    from ..ops import structural as st
     dims = _shape_tuple(dimensions, "indices")
     dt = dtypes.default_int() if dtype is None else \
         dtypes.user_dtype(dtype)
     if sparse:
         return tuple(st.reshape(st.iota(dt, (d,)), [d if j == i else 1 for j in range(len(dims))])
                      for i, d in enumerate(dims))
-    from ._shape import stack
     if not dims:
         return Array._new(np.zeros((0,), dt), False)
-    return stack([st.iota(dt, dims, i) for i in range(len(dims))])
+    return stack_values([st.iota(dt, dims, i) for i in range(len(dims))], 0)
 
 
 # ---------------------------------------------------------------------------
@@ -495,8 +390,6 @@ def tri(N, M=None, k=0, dtype=None):
     Array([[1, 0],
            [1, 1]], dtype=int32)
     """
-    from ..ops import elementwise as ew
-    from ..ops import structural as st
     N = st.operator_index(N, "tri")
     M = N if M is None else st.operator_index(M, "tri")
     k = st.operator_index(k, "tri")
@@ -506,17 +399,12 @@ def tri(N, M=None, k=0, dtype=None):
 
 
 def _tri_mask(n, m, k):
-    from ..ops import elementwise as ew
-    from ..ops import structural as st
     idt = dtypes.default_int()
     row, col = st.iota(idt, (n, m), 0), st.iota(idt, (n, m), 1)
     return ew.ge(ew.add(row, Array._new(np.asarray(k, idt), False)), col)
 
 
 def _triangle(name, m, k, lower):
-    from ..ops import elementwise as ew
-    from ..ops import structural as st
-    from ._promote import broadcast_to_shape
     a = asarray(m)
     shp = tuple(a.shape)
     if len(shp) < 2:

@@ -12,6 +12,7 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from ..core.trace import Tracer
+from ._creation import asarray
 
 # ``bfloat16`` is public too, but made on first use (``__getattr__`` below), so it is not
 # here: ``from ._dtypes import *`` would make it.
@@ -57,7 +58,6 @@ class _ScalarMeta(type):
 
 def _scalar_type(name: str, dt: np.dtype):
     def __new__(cls, x=0):
-        from ._creation import asarray
         return asarray(x, dtype=cls.dtype)
     return _ScalarMeta(name, (), {"dtype": dt, "__new__": __new__,
                                   "__doc__": f"The {dt.name} scalar type: ``{name}(x)`` is an "

@@ -11,12 +11,14 @@ the result would need promotion or broadcasting.
 """
 from __future__ import annotations
 
+import numpy as np
 from numpy import ndarray as _ndarray
 
 from ..array import Array
 from ..config import config
 from ..core.primitive import impl_rules
 from ..core.trace import _BASE_STATE, _STATE, wrap_outputs
+from ..interpreters.staging import make_jaxpr
 
 __all__ = ["binary", "FAST_OPERATORS"]
 
@@ -40,9 +42,6 @@ def _learn(fn, x, y):
     ``x`` and ``y`` as they are, else False; ``exact``: the implementation returns an
     ndarray of the result's dtype and shape (NumPy's result types depend on the input
     dtypes only), so it needs no fixing up."""
-    import numpy as np
-
-    from ..interpreters.staging import make_jaxpr
     closed = make_jaxpr(fn)(x, y)
     jaxpr = closed.jaxpr
     if closed.consts or jaxpr.constvars or len(jaxpr.eqns) != 1:
@@ -59,9 +58,9 @@ def _learn(fn, x, y):
     return impl, params, aval, exact
 
 
-def binary(fn_name, x, y):
-    """``absjit.numpy.<fn_name>(x, y)`` through the fast path, or None when it does not
-    apply (the caller then takes the ordinary path)."""
+def binary(namespace, fn_name, x, y):
+    """``namespace.<fn_name>(x, y)`` (``namespace`` is ``absjit.numpy``) through the fast
+    path, or None when it does not apply (the caller then takes the ordinary path)."""
     vx, vy = x._value, y._value
     if x._weak_type or y._weak_type or vx.dtype != vy.dtype \
             or _STATE.get() is not _BASE_STATE:
@@ -71,8 +70,7 @@ def binary(fn_name, x, y):
     if hit is None:
         if len(_cache) >= _MAX_ENTRIES:
             _cache.clear()
-        import absjit.numpy as jnp
-        hit = _cache[key] = _learn(getattr(jnp, fn_name), x, y)
+        hit = _cache[key] = _learn(getattr(namespace, fn_name), x, y)
     if not hit:
         return None
     impl, params, aval, exact = hit

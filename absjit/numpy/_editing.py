@@ -12,7 +12,7 @@ from ..array import Array
 from ..core.avals import ConcreteArray
 from ..core.trace import Tracer
 from ..errors import ConcretizationTypeError
-from ._creation import arange, asarray, ones, zeros
+from ._creation import arange, array, asarray, ones, zeros
 from ._promote import asarray_weak, check_arraylike, promote_dtypes
 from ._searching import nonzero
 from ._shape import (broadcast_arrays, broadcast_to, concatenate, diag, moveaxis, ravel,
@@ -197,7 +197,6 @@ def copy(a, order=None):
     >>> jnp.copy(jnp.array([1.0, 2.0]))
     Array([1., 2.], dtype=float32)
     """
-    from ._creation import array
     check_arraylike("copy", a)
     if order not in (None, "K", "C"):
         raise NotImplementedError(f"jnp.copy: only order='K' or 'C' is supported, got "
@@ -391,7 +390,7 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
     Array([[0, 1, 2],
            [1, 2, 3]], dtype=int32)
     """
-    from ..api_transforms import vmap
+    from ..api_transforms import vmap  # loads after absjit.numpy
     shape = tuple(operator.index(d) for d in
                   (shape if isinstance(shape, (tuple, list)) else (shape,)))
     f = function

@@ -12,7 +12,11 @@ from ..array import Array
 from ..core.dims import is_dim, unify_sizes
 from ..core.shapes import broadcast_shapes
 from ..errors import InconclusiveDimensionError
-from ._creation import asarray
+from ._creation import arange, array, asarray, meshgrid, zeros
+from ._promote import check_arraylike
+from ._ranges import linspace
+from ._searching import nonzero
+from ._shape import broadcast_to, concatenate, reshape, stack, transpose
 
 __all__ = ["tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
            "diag_indices", "diag_indices_from", "vectorize", "ix_", "mgrid", "ogrid", "r_",
@@ -102,7 +106,6 @@ def diag_indices(n, ndim=2):
     (Array([0, 1], dtype=int32), Array([0, 1], dtype=int32))
     """
     if is_dim(n):  # ranked: ``arange(n)`` per axis
-        from ._creation import arange
         return (arange(n),) * _int("ndim", ndim)
     n, ndim = _int("n", n), _int("ndim", ndim)
     if n < 0:
@@ -177,8 +180,7 @@ class vectorize:  # noqa: N801 - NumPy's name
         functools.update_wrapper(self, pyfunc)
 
     def __call__(self, *args, **kwargs):
-        from ..api_transforms import vmap
-        from ._shape import broadcast_to
+        from ..api_transforms import vmap  # loads after absjit.numpy
         excluded_kw = {k: v for k, v in kwargs.items() if k in self.excluded}
         dyn_kw = {k: v for k, v in kwargs.items() if k not in self.excluded}
         if dyn_kw:
@@ -257,9 +259,6 @@ def ix_(*args):
     >>> rows.shape, cols.shape
     ((2, 1), (1, 3))
     """
-    from ._promote import check_arraylike
-    from ._searching import nonzero
-    from ._shape import reshape
     check_arraylike("ix_", *args)
     n = len(args)
     out = []
@@ -276,7 +275,6 @@ def ix_(*args):
 def _grid_1d(s, name):
     """The 1-D grid a slice stands for: ``arange(start, stop, step)``, or ``|step|``
     points from ``start`` to ``stop`` inclusive when ``step`` is imaginary."""
-    from ._creation import arange, linspace
     parts = []
     for v in (s.start, s.stop, s.step):
         if v is not None and not isinstance(v, (int, float, complex, np.number)):
@@ -298,8 +296,6 @@ class _Grid:
         self.sparse, self.name = sparse, name
 
     def __getitem__(self, key):
-        from ._creation import arange, meshgrid
-        from ._shape import stack
         if isinstance(key, slice):
             return _grid_1d(key, self.name)
         grids = [_grid_1d(k, self.name) for k in key]
@@ -351,8 +347,6 @@ class _AxisConcat:
         self.axis, self.ndmin, self.trans1d, self.name = axis, ndmin, trans1d, name
 
     def __getitem__(self, key):
-        from ._creation import array
-        from ._shape import concatenate, transpose
         items = key if isinstance(key, tuple) else (key,)
         axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
         if items and isinstance(items[0], str):
@@ -389,7 +383,6 @@ class _AxisConcat:
                 x = transpose(x, tuple(ax[:t] + ax[k:] + ax[t:k]))
             parts.append(x)
         if not parts:
-            from ._creation import zeros
             return zeros((0,))
         return concatenate(parts, axis=axis)
 

@@ -32,6 +32,9 @@ from ..errors import NonConcreteBooleanIndexError
 from ..ops import elementwise as ew
 from ..ops import indexing as gi
 from ..ops import structural as st
+from ..ops.shape_values import dim_value
+from ._creation import array, asarray
+from ._promote import asarray_weak, broadcast_to_shape, check_arraylike
 
 __all__ = ["getitem", "getitem_mode", "index_update"]
 
@@ -186,7 +189,6 @@ def _as_index_array(obj):
         arr = obj
     elif isinstance(obj, (list, tuple, np.ndarray, np.generic)):
         if isinstance(obj, (list, tuple)) and any(isinstance(e, Tracer) for e in _flat(obj)):
-            from ._creation import array
             arr = array(obj)
         else:
             np_val = np.asarray(obj)
@@ -234,13 +236,11 @@ def size_value(n, dt):
     """Size ``n`` as a scalar array of dtype ``dt``; a symbolic size (ranked level) is
     staged as a ``dim_value`` equation."""
     if type(n) is Dim:
-        from ..ops.shape_values import dim_value
         return ew.convert_element_type(dim_value(n), dt)
     return _scalar(n, dt)
 
 
 def _broadcast_index_arrays(arrays):
-    from ._promote import broadcast_to_shape
     try:
         shape = broadcast_shapes(*[tuple(a.shape) for a in arrays])
     except ValueError:
@@ -287,7 +287,6 @@ def getitem(x, idx):
         except IndexError:
             pass
     if not isinstance(x, (Array, Tracer)):
-        from ._creation import asarray
         x = asarray(x)
     shape = tuple(x.shape)
     items = _parse(shape, idx)
@@ -331,7 +330,6 @@ def getitem_mode(x, idx, mode=None, fill_value=None):
         raise ValueError(f"Unknown gather mode {mode!r}; expected one of "
                          f"{', '.join(repr(m) for m in _GATHER_MODES)}")
     if not isinstance(x, (Array, Tracer)):
-        from ._creation import asarray
         x = asarray(x)
     # Static ints become 0-d index arrays so an out-of-range one clamps or fills instead
     # of raising (NumPy gives the same result layout for a 0-d array as for an int).
@@ -363,7 +361,6 @@ def getitem_mode(x, idx, mode=None, fill_value=None):
             out_items.append((it[0], i))
             cfg = [(0, 0, 0)] * len(shape)
             cfg[axis] = (0, 1, 0)
-            from ._promote import asarray_weak
             fill = asarray_weak(fv if isinstance(fv, (Array, Tracer)) else
                                 np.asarray(fv).astype(x.dtype).item(), x.dtype, False)
             padded = st.pad(padded, fill, cfg)
@@ -374,7 +371,6 @@ def getitem_mode(x, idx, mode=None, fill_value=None):
 
 
 def _broadcast_like(s, i):
-    from ._promote import broadcast_to_shape
     return broadcast_to_shape(s, tuple(i.shape))
 
 
@@ -524,8 +520,6 @@ def index_update(x, idx, values, mode):
     if mode not in _UPDATE_MODES:
         raise ValueError(f"unknown index update mode {mode!r}; expected one of "
                          f"{', '.join(_UPDATE_MODES)}")
-    from ._creation import asarray
-    from ._promote import asarray_weak, broadcast_to_shape, check_arraylike
     if not isinstance(x, (Array, Tracer)):
         x = asarray(x)
     if isinstance(values, (list, tuple)):

@@ -18,7 +18,7 @@ from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops.linalg import dot_general
-from ._promote import broadcast_shapes, check_arraylike, promote_dtypes
+from ._promote import broadcast_shapes, broadcast_to_shape, check_arraylike, promote_dtypes
 
 __all__ = ["dot", "matmul", "vdot", "vecdot", "inner", "outer", "tensordot", "einsum",
            "kron", "cross"]
@@ -88,7 +88,6 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
 
 
 def _broadcast_pair(a, b):
-    from ._promote import broadcast_to_shape
     sa, sb = _shape(a), _shape(b)
     if sa == sb or not sa or not sb:
         return a, b
@@ -130,7 +129,6 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
         out = _transpose(out, tuple(range(1, nb + 1)) + (0, nb + 1))
     else:
         batch = broadcast_shapes("matmul", ba, bb)
-        from ._promote import broadcast_to_shape
         a = broadcast_to_shape(a, batch + sa[-2:])
         b = broadcast_to_shape(b, batch + sb[-2:])
         nb = len(batch)
@@ -196,7 +194,6 @@ def vecdot(x1, x2, *, axis=-1, precision=None, preferred_element_type=None):
     x2 = _transpose(x2, [i for i in range(len(s2)) if i != ax2] + [ax2])
     s1, s2 = _shape(x1), _shape(x2)
     batch = broadcast_shapes("vecdot", s1[:-1], s2[:-1])
-    from ._promote import broadcast_to_shape
     x1 = broadcast_to_shape(x1, batch + s1[-1:])
     x2 = broadcast_to_shape(x2, batch + s2[-1:])
     nb = len(batch)
@@ -314,7 +311,6 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     >>> jnp.cross(jnp.array([1., 0, 0]), jnp.array([0., 1, 0]))
     Array([0., 0., 1.], dtype=float32)
     """
-    from ._promote import broadcast_to_shape
     a, b = _promote("cross", a, b)
     if axis is not None:
         axisa = axisb = axisc = axis

@@ -26,6 +26,7 @@ from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops._linalg_util import H, diagonal, eye, full, matmul, mT, real_dtype, shape_of
 from ..ops.linalg_decomp import lu_p, permute_rows, triangular_solve_p, unpermute_rows
+from ..ops.linalg_spectral import eig_p
 from ..ops.sorting import sort_p
 from ._linalg import matmul as jmatmul
 from ._promote import asarray_weak, broadcast_shapes, broadcast_to_shape, check_arraylike
@@ -645,7 +646,6 @@ def eig(a):
     >>> jnp.linalg.eig(jnp.array([[2., 0.], [0., 3.]])).eigenvalues
     Array([2.+0.j, 3.+0.j], dtype=complex64)
     """
-    from ..ops.linalg_spectral import eig_p
     (a,) = _inexact("jnp.linalg.eig", a)
     _square("eig", a)
     w, v = eig_p.bind(a, compute_eigenvectors=True)
@@ -661,7 +661,6 @@ def eigvals(a):
     >>> jnp.linalg.eigvals(jnp.array([[0., -1.], [1., 0.]]))
     Array([0.+1.j, 0.-1.j], dtype=complex64)
     """
-    from ..ops.linalg_spectral import eig_p
     (a,) = _inexact("jnp.linalg.eigvals", a)
     _square("eigvals", a)
     (w,) = eig_p.bind(a, compute_eigenvectors=False)

@@ -10,8 +10,13 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from ..core.trace import Tracer
+from ..errors import ConcretizationTypeError
+from ..ops.control_flow import while_loop
 from ._creation import arange, asarray, ones, zeros
+from ._numeric import diff
 from ._promote import asarray_weak, check_arraylike, promote_args, promote_args_inexact
+from ._reductions import any as _any, cumsum
+from ._shape import broadcast_arrays, concatenate, moveaxis
 from ._ufuncs import (abs as _abs, cos, exp, exp2, floor, imag, log2, nextafter, remainder,
                       sqrt, where)
 
@@ -137,9 +142,6 @@ def gcd(x1, x2):
     >>> jnp.gcd(jnp.array([12, -9, 0]), 6)
     Array([6, 3, 6], dtype=int32)
     """
-    from ..ops.control_flow import while_loop
-    from ._reductions import any as _any
-    from ._shape import broadcast_arrays
     a, b = _int_args("gcd", x1, x2)
     a, b = broadcast_arrays(_abs(a), _abs(b))
     zero = _const(0, a)
@@ -226,9 +228,6 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     >>> jnp.unwrap(jnp.array([0.0, 3.0, 6.5]))
     Array([0.      , 3.      , 0.216815], dtype=float32)
     """
-    from ._numeric import diff
-    from ._reductions import cumsum
-    from ._shape import concatenate, moveaxis
     check_arraylike("unwrap", p)
     x, per = promote_args("unwrap", p, period)
     if dtypes.is_complex(x.dtype):
@@ -351,7 +350,6 @@ def iterable(y):
 # ---------------------------------------------------------------------------
 def _window_len(name, M):
     if isinstance(M, (Array, Tracer)) and not isinstance(M, Array):
-        from ..errors import ConcretizationTypeError
         raise ConcretizationTypeError(M, f"jnp.{name}: M sets the result's size, so it must "
                                          "be a concrete integer.")
     return operator.index(M)

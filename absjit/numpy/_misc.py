@@ -553,7 +553,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     >>> jnp.apply_along_axis(jnp.sum, 1, jnp.arange(6).reshape(2, 3))
     Array([ 3, 12], dtype=int32)
     """
-    from ..api_transforms import vmap
+    from ..api_transforms import vmap  # loads after absjit.numpy
     arr = _array("apply_along_axis", arr)
     nd = arr.ndim
     axis = operator.index(axis)

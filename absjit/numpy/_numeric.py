@@ -7,8 +7,12 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from ._creation import asarray
+from ._creation import asarray, ones, zeros_like
+from ._linalg import matmul, outer
 from ._promote import asarray_weak, check_arraylike, promote_dtypes
+from ._reductions import cumprod, sum as _sum
+from ._shape import broadcast_to, concatenate, diagonal, flip, moveaxis
+from ._ufuncs import clip, imag, isnan, isneginf, isposinf, real, sqrt, where
 
 __all__ = ["diff", "ediff1d", "cov", "corrcoef", "polyval", "nan_to_num", "trapezoid",
            "gradient", "vander", "polyfit"]
@@ -33,7 +37,6 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"diff: axis {axis} is out of bounds for an array of rank {x.ndim}")
     axis %= x.ndim
-    from ._shape import broadcast_to, concatenate
     parts = []
     for extra in (prepend, append):
         if extra is None:
@@ -72,7 +75,6 @@ def ediff1d(ary, to_end=None, to_begin=None):
     check_arraylike("ediff1d", ary)
     x = asarray(ary).ravel()
     out = x[1:] - x[:-1]
-    from ._shape import concatenate
     pieces = []
     if to_begin is not None:
         pieces.append(asarray(to_begin).ravel().astype(out.dtype))
@@ -94,9 +96,6 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
            [-1.,  1.]], dtype=float32)
     """
     check_arraylike("cov", m)
-    from ._reductions import sum as _sum
-    from ._shape import concatenate
-    from ._ufuncs import where
     x = asarray(m)
     if x.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
@@ -150,7 +149,6 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     fact = where(fact <= 0, 0.0, fact).astype(dt)
     xc = x - avg[:, None]
     xw = xc if w is None else xc * w
-    from ._linalg import matmul
     c = matmul(xw, xc.T.conj()) / fact
     return c.squeeze() if c.shape == (1, 1) else c
 
@@ -169,13 +167,10 @@ def corrcoef(x, y=None, rowvar=True):
     c = cov(x, y, rowvar)
     if c.ndim == 0:
         return c / c
-    from ._shape import diagonal
-    from ._ufuncs import clip, sqrt
     d = diagonal(c)
     std = sqrt(d.real if dtypes.is_complex(d.dtype) else d)
     c = c / std[:, None] / std[None, :]
     if dtypes.is_complex(c.dtype):
-        from ._ufuncs import real, imag
         return clip(real(c), -1, 1) + 1j * clip(imag(c), -1, 1)
     return clip(c, -1, 1)
 
@@ -194,7 +189,6 @@ def polyval(p, x, *, unroll=16):
     p, x = promote_dtypes(p, x)
     if p.ndim != 1:
         raise ValueError(f"polyval: p must be one-dimensional, got shape {p.shape}")
-    from ._creation import zeros_like
     y = zeros_like(x)
     for i in range(p.shape[0]):
         y = y * x + p[i]
@@ -216,11 +210,9 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if not dtypes.is_inexact(x.dtype):
         return x
     if dtypes.is_complex(x.dtype):
-        from ._ufuncs import real, imag
         re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
         im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
         return (re + 1j * im).astype(x.dtype)
-    from ._ufuncs import isnan, isposinf, isneginf, where
     info = dtypes.finfo(x.dtype)
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
@@ -258,8 +250,6 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     >>> jnp.trapezoid(jnp.array([1.0, 2.0, 3.0]), dx=0.5)
     Array(2., dtype=float32)
     """
-    from ._reductions import sum as _sum
-    from ._shape import moveaxis
     check_arraylike("trapezoid", y)
     if x is None:
         check_arraylike("trapezoid", dx)
@@ -297,7 +287,6 @@ def _spacing(h, n, dt):
 
 def _gradient_along(f, axis, h):
     """Second-order central differences inside, first-order ones at the two ends."""
-    from ._shape import concatenate, moveaxis
     n = f.shape[axis]
     g = moveaxis(f, axis, -1)
     h, coords = _spacing(h, n, f.dtype)
@@ -373,9 +362,6 @@ def vander(x, N=None, increasing=False):
            [4, 2, 1],
            [9, 3, 1]], dtype=int32)
     """
-    from ._reductions import cumprod
-    from ._shape import broadcast_to, concatenate, flip
-    from ._creation import ones
     check_arraylike("vander", x)
     x = asarray(x)
     if x.ndim != 1:
@@ -408,10 +394,8 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     >>> jnp.polyfit(x, 2 * x + 1, 1).round(4)
     Array([2., 1.], dtype=float32)
     """
-    from ._linalg import outer
+    # imported on first use (start-up time): _linalg_decomp loads with jnp.linalg
     from ._linalg_decomp import inv, lstsq
-    from ._reductions import sum as _sum
-    from ._ufuncs import sqrt
     check_arraylike("polyfit", x, y)
     deg = operator.index(deg)
     if deg < 0:

@@ -15,9 +15,15 @@ import numpy as np
 
 from .. import dtypes
 from ..core.dims import Dim, assume_at_least
-from ._creation import asarray, full
-from ._shape import concatenate, take, broadcast_to, moveaxis
+from ..ops import elementwise as ew
+from . import _reductions as red
+from ._creation import arange, asarray, full
+from ._indexing import getitem, size_value
+from ._linalg import tensordot
 from ._promote import check_arraylike
+from ._shape import broadcast_to, concatenate, moveaxis, take
+from ._sorting import median
+from ._ufuncs import floor, round as _round
 
 __all__ = ["pad"]
 
@@ -79,7 +85,6 @@ def _value_pairs(name, value, ndim):
 
 
 def _slice(x, axis, start, stop):
-    from ._indexing import getitem
     idx = [slice(None)] * x.ndim
     idx[axis] = slice(start, stop)
     return getitem(x, tuple(idx))
@@ -93,8 +98,6 @@ def _block(x, axis, width, value):
 
 
 def _stat(x, axis, side, length, mode):
-    from . import _reductions as red
-    from ._sorting import median
     n = x.shape[axis]
     length = n if length is None else min(length, n)
     part = _slice(x, axis, 0, length) if side == 0 else _slice(x, axis, n - length, n)
@@ -107,14 +110,12 @@ def _stat(x, axis, side, length, mode):
     else:
         v = median(part, axis=axis, keepdims=True)
     if not dtypes.is_inexact(x.dtype):
-        from ._ufuncs import round as _round
         v = _round(v)
     return v.astype(x.dtype)
 
 
 def _ramp(x, axis, side, width, end):
     """``linspace(end, edge, width, endpoint=False)`` toward the edge, per position."""
-    from ._creation import arange
     n = x.shape[axis]
     edge = _slice(x, axis, 0, 1) if side == 0 else _slice(x, axis, n - 1, n)
     shape = [1] * x.ndim
@@ -125,7 +126,6 @@ def _ramp(x, axis, side, width, end):
     edge_f = edge.astype(dtypes.default_float()) if not dtypes.is_inexact(x.dtype) else edge
     vals = end + k * ((edge_f - end) / width)  # numpy.linspace's formula
     if dtypes.is_integer(x.dtype):  # numpy.linspace rounds down for integer dtypes
-        from ._ufuncs import floor
         vals = floor(vals)
     return vals.astype(x.dtype)
 
@@ -136,12 +136,10 @@ def _index_mode(x, axis, before, after, mode, reflect_type):
                "symmetric": "symmetric"}[mode]
     if mode in ("reflect", "symmetric") and reflect_type == "odd":
         m = np.pad(np.eye(n), ((before, after), (0, 0)), np_mode, reflect_type="odd")
-        from ._linalg import tensordot
         moved = moveaxis(x, axis, 0)
         wide = dtypes.default_float() if not dtypes.is_inexact(x.dtype) else x.dtype
         out = tensordot(asarray(m, wide), moved.astype(wide), axes=1)
         if not dtypes.is_inexact(x.dtype):
-            from ._ufuncs import round as _round
             out = _round(out)
         return moveaxis(out.astype(x.dtype), 0, axis)
     if type(n) is Dim:
@@ -156,9 +154,6 @@ def _symbolic_pad_index(n, before, after, mode):
     ``n`` is assumed at least 1. The reflections are periodic in the position: period
     ``2n - 2`` (``reflect``, which does not repeat the edge; 1 when ``n == 1``) or ``2n``
     (``symmetric``), mirrored in each period's second half."""
-    from ._creation import arange
-    from ._indexing import size_value
-    from ..ops import elementwise as ew
     assume_at_least(n, 1, f"pad mode {mode!r} needs a non-empty axis")
     dt = np.dtype(np.int32)
 

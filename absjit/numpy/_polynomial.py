@@ -11,9 +11,10 @@ from .. import dtypes
 from ..core.avals import ConcreteArray
 from ..core.trace import Tracer
 from ..errors import ConcretizationTypeError
-from ._creation import arange, asarray, ones, zeros
+from ._creation import arange, asarray, eye, ones, zeros
 from ._promote import asarray_weak, check_arraylike, promote_dtypes
 from ._shape import concatenate, ravel
+from ._sorting import convolve
 
 __all__ = ["poly", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint", "roots"]
 
@@ -77,6 +78,7 @@ def poly(seq_of_zeros):
     check_arraylike("poly", seq_of_zeros)
     (z,) = _promote_inexact(asarray(seq_of_zeros))
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] > 0:
+        # imported on first use (start-up time): _linalg_decomp loads with jnp.linalg
         from ._linalg_decomp import eigvals
         z = eigvals(z)
     if z.ndim > 1:
@@ -138,7 +140,6 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
     >>> jnp.polymul(jnp.array([1, 1]), jnp.array([1, -1]))
     Array([ 1.,  0., -1.], dtype=float32)
     """
-    from ._sorting import convolve
     a, b = _promote_inexact(*_coeffs("polymul", a1, a2))
     if trim_leading_zeros:
         a = a[min(_leading_nonzero("polymul", a), a.shape[0] - 1):] if a.shape[0] else a
@@ -239,7 +240,7 @@ def roots(p, *, strip_zeros=True):
     >>> jnp.roots(jnp.array([1.0, -3.0, 2.0]))
     Array([2.+0.j, 1.+0.j], dtype=complex64)
     """
-    from ._creation import eye
+    # imported on first use (start-up time): _linalg_decomp loads with jnp.linalg
     from ._linalg_decomp import eigvals
     (c,) = _promote_inexact(*_coeffs("roots", p))
     if strip_zeros and c.shape[0]:

@@ -21,7 +21,8 @@ from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops._util import canonical_axes
-from ._promote import broadcast_to_shape, check_arraylike, promote_args
+from ._joining import concatenate_values
+from ._promote import broadcast_to_shape, check_arraylike, promote_args, promote_dtypes
 from . import _ufuncs as uf
 
 __all__ = ["sum", "prod", "product", "mean", "var", "std", "max", "min", "amax", "amin",
@@ -412,8 +413,7 @@ def _with_initial(out, axis, value):
     (ax,) = canonical_axes("cumulative", axis, aval.ndim)
     shape = aval.shape[:ax] + (1,) + aval.shape[ax + 1:]
     first = st.broadcast_in_dim(Array._new(np.asarray(value, aval.dtype)), shape, ())
-    import absjit.numpy as jnp
-    return jnp.concatenate([first, out], axis=ax)
+    return concatenate_values(promote_dtypes(first, out), ax)
 
 
 def _nan_to(x, value):

@@ -1,5 +1,6 @@
-"""Where things are and how many: ``nonzero``, ``argwhere``, ``flatnonzero``, ``isin``,
-``select``, ``piecewise``, ``bincount``, ``histogram`` (also 2-D and N-D) and ``interp``.
+"""Where things are and how many: ``nonzero``, ``where`` (whose one-argument form is
+``nonzero``), ``argwhere``, ``flatnonzero``, ``isin``, ``select``, ``piecewise``,
+``bincount``, ``histogram`` (also 2-D and N-D) and ``interp``.
 
 Functions whose result size depends on values (``nonzero`` and friends, ``bincount``)
 take ``size=``/``length=`` so they trace at a fixed shape under ``jit``; without it
@@ -18,11 +19,17 @@ from ..core.avals import ConcreteArray
 from ..core.dims import assume_at_least, is_dim, unify_shapes
 from ..core.trace import Tracer
 from ..errors import ConcretizationTypeError
-from ._creation import arange, asarray, full, zeros, linspace
+from . import _ufuncs as uf
+from ._creation import arange, asarray, full, zeros
 from ._indexing import size_value
 from ._promote import check_arraylike, promote_dtypes
+from ._ranges import linspace
+from ._reductions import any as _any, cumsum, max as _max, min as _min, sum as _sum
+from ._shape import concatenate, stack
+from ._sorting import argsort, searchsorted
+from ._ufuncs import abs as _abs, clip, logical_or, maximum, remainder
 
-__all__ = ["nonzero", "argwhere", "flatnonzero", "isin", "select", "piecewise",
+__all__ = ["nonzero", "where", "argwhere", "flatnonzero", "isin", "select", "piecewise",
            "bincount", "histogram", "histogram_bin_edges", "histogram2d", "histogramdd",
            "interp"]
 
@@ -84,8 +91,6 @@ def nonzero(a, *, size=None, fill_value=None):
     if size < 0:
         raise ValueError(f"nonzero: size must be non-negative, got {size}")
     fills = _fill_per_dim(fill_value, x.ndim)
-    from ._ufuncs import where
-    from ._reductions import cumsum
     mask = (x != 0).ravel()
     n = mask.shape[0]
     # The k-th non-zero element has k non-zeros up to and including it: scatter each
@@ -113,6 +118,28 @@ def nonzero(a, *, size=None, fill_value=None):
     return tuple(out)
 
 
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """``x`` where ``condition`` else ``y``, broadcasting all three.
+
+    The one-argument form is ``nonzero(condition, size=size, fill_value=fill_value)``:
+    its shape depends on the values, so under ``jit`` it needs ``size``.
+
+    Examples
+    --------
+    >>> jnp.where(jnp.array([True, False]), 1., 0)  # doctest: +SKIP
+    Array([1., 0.], dtype=float32, weak_type=True)
+    >>> jnp.where(jnp.array([0, 3, 5]), size=3, fill_value=-1)  # doctest: +SKIP
+    (Array([ 1,  2, -1], dtype=int32),)
+    """
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("where: either both or neither of x and y must be given")
+    if size is not None or fill_value is not None:
+        raise ValueError("where: size and fill_value only apply to the one-argument form")
+    return uf.where(condition, x, y)
+
+
 def flatnonzero(a, *, size=None, fill_value=None):
     """Indices of the non-zero elements of ``ravel(a)``.
 
@@ -138,7 +165,6 @@ def argwhere(a, *, size=None, fill_value=None):
     """
     check_arraylike("argwhere", a)
     x = asarray(a)
-    from ._shape import stack
     if x.ndim == 0:
         n = size if size is not None else int(bool(_concrete(x != 0, "argwhere", "size")))
         return zeros((n, 0), dtypes.default_int())
@@ -157,7 +183,6 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
     """
     check_arraylike("isin", element, test_elements)
     e, t = promote_dtypes(element, test_elements)
-    from ._reductions import any as _any
     found = _any(e[..., None] == t.ravel(), axis=-1)
     return ~found if invert else found
 
@@ -177,7 +202,6 @@ def select(condlist, choicelist, default=0):
                          f"{len(condlist)} and {len(choicelist)}")
     if len(condlist) == 0:
         raise ValueError("select with an empty condition list is not possible")
-    from ._ufuncs import where
     conds = [asarray(c) for c in condlist]
     for c in conds:
         if not dtypes.is_bool(c.dtype):
@@ -214,7 +238,6 @@ def piecewise(x, condlist, funclist, *args, **kw):
     if len(funclist) not in (n, n + 1):
         raise ValueError(f"piecewise: with {n} condition(s) funclist must have {n} or "
                          f"{n + 1} entries, got {len(funclist)}")
-    from ._ufuncs import where, logical_or
 
     def value(f):
         v = f(x, *args, **kw) if callable(f) else f
@@ -272,7 +295,6 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         if not unify_shapes(w.shape, x.shape, "jnp.bincount"):
             raise ValueError(f"bincount: weights shape {w.shape} must equal x's {x.shape}")
         out_dtype = w.dtype
-    from ._ufuncs import maximum
     # as in JAX: negative values count in bin 0, values past the length are dropped
     return zeros(length, out_dtype).at[maximum(x, 0)].add(w)
 
@@ -294,8 +316,6 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
     bins = operator.index(bins)
     if bins < 1:
         raise ValueError(f"histogram: bins must be positive, got {bins}")
-    from ._reductions import max as _max, min as _min
-    from ._ufuncs import where
     if range is None:
         lo, hi = _min(a).astype(dt), _max(a).astype(dt)
     else:
@@ -320,8 +340,6 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     check_arraylike("histogram", a)
     edges = histogram_bin_edges(a, bins, range)
     x = asarray(a).ravel()
-    from ._sorting import searchsorted
-    from ._ufuncs import where
     nb = edges.shape[0]
     w = asarray(1.0, edges.dtype) if weights is None else asarray(weights).ravel()
     idx = searchsorted(edges, x, side="right")
@@ -329,7 +347,6 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     counts = zeros(nb + 1, w.dtype if weights is not None else edges.dtype).at[idx].add(w)
     counts = counts[1:-1]
     if density:
-        from ._reductions import sum as _sum
         widths = edges[1:] - edges[:-1]
         counts = counts / widths / _sum(counts)
     return counts, edges
@@ -366,8 +383,6 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
     if range is not None and len(range) != d:
         raise ValueError(f"histogramdd: range must have one entry per dimension ({d}), "
                          f"got {len(range)}")
-    from ._sorting import searchsorted
-    from ._ufuncs import where
     edges, flat, shape = [], None, []
     for k in builtins.range(d):
         x = pts[:, k]
@@ -390,7 +405,6 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
     counts = zeros(size, dt).at[flat].add(w).reshape(shape)
     counts = counts[tuple(slice(1, n - 1) for n in shape)]
     if density:
-        from ._reductions import sum as _sum
         volume = asarray(1.0, counts.dtype)
         for k, e in enumerate(edges):
             width = e[1:] - e[:-1]
@@ -413,7 +427,6 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):  # noqa:
            [0, 1]], dtype=int32)
     """
     check_arraylike("histogram2d", x, y)
-    from ._shape import stack
     xa, ya = promote_dtypes(x, y)
     if np.ndim(bins) == 1 and len(bins) != 2:
         bins = [bins, bins]   # one array of edges for both axes
@@ -442,14 +455,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
                            xp.astype(dt) if not dtypes.is_inexact(xp.dtype) else xp)
     if not dtypes.is_inexact(fp.dtype):
         fp = fp.astype(dt)
-    from ._sorting import argsort, searchsorted
-    from ._ufuncs import where, clip
-    from ._shape import concatenate
     if period is not None:
         if left is not None or right is not None:
             raise ValueError("interp: left and right have no effect with a period")
         period = asarray(period, x.dtype)
-        from ._ufuncs import abs as _abs, remainder
         period = _abs(period)
         x = remainder(x, period)
         xp = remainder(xp, period)

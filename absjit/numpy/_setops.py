@@ -24,11 +24,12 @@ from ..ops import structural as st
 from ..ops.indexing import scatter, scatter_add
 from ..ops.sorting import sort_p
 from ._creation import arange, asarray, full, zeros
+from ._indexing import size_value
 from ._promote import asarray_weak, check_arraylike, promote_dtypes
 from ._reductions import any as _any, cumsum, sum as _sum
 from ._searching import _concrete, isin, nonzero
 from ._shape import concatenate, ravel, reshape, take
-from ._sorting import searchsorted
+from ._sorting import _axis, searchsorted
 from ._ufuncs import isnan, where
 
 __all__ = ["unique", "unique_values", "unique_counts", "unique_inverse", "unique_all",
@@ -458,7 +459,6 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
 
 
 def _length(n):
-    from ._indexing import size_value
     return size_value(n, dtypes.default_int())
 
 
@@ -492,7 +492,6 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
         raise ValueError(f"compress: condition must be 1-D, got shape {cond.shape}")
     if axis is None:
         x, axis = ravel(x), 0
-    from ._sorting import _axis
     axis = _axis("compress", axis, x.ndim)
     n, m = x.shape[axis], cond.shape[0]
     if size is None:

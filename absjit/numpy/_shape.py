@@ -10,17 +10,19 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
-from ..core.dims import (assume_at_least, dim_min, is_dim, same_shape, unify, unify_shapes,
-                         unify_sizes)
+from ..core.dims import assume_at_least, dim_min, is_dim, same_shape, unify_sizes
 from ..core.shapes import broadcast_shapes as _broadcast_shapes, size_of
 from ..core.trace import Tracer
 from ..ops import elementwise as ew
 from ..ops import indexing as gi
 from ..ops import structural as st
 from ..ops._util import canonical_axes
-from ..errors import IncompatibleShapesError
+from ..errors import ConcretizationTypeError, IncompatibleShapesError
 from ._promote import asarray_weak, broadcast_to_shape, check_arraylike, promote_dtypes
+from ._creation import array, asarray, full, zeros
 from ._indexing import default_fill_value, size_value
+from ._joining import concatenate_values, stack_values
+from ._reductions import cumsum, sum as _sum
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "swapaxes", "moveaxis",
            "expand_dims", "squeeze", "broadcast_to", "broadcast_arrays", "broadcast_shapes",
@@ -36,10 +38,8 @@ def _arr(x, name):
     if isinstance(x, (Array, Tracer)):
         return x
     if isinstance(x, (list, tuple)):
-        from ._creation import array
         return array(x)
     check_arraylike(name, x)
-    from ._creation import asarray
     return asarray(x)
 
 
@@ -270,22 +270,7 @@ def concatenate(arrays, axis=0, dtype=None):
     if axis is None:
         arrs = [ravel(a) for a in arrs]
         axis = 0
-    nd = len(_shape_of(arrs[0]))
-    if nd == 0:
-        raise ValueError("jnp.concatenate: zero-dimensional arrays cannot be concatenated")
-    for a in arrs:
-        if len(_shape_of(a)) != nd:
-            raise ValueError("jnp.concatenate: all arrays must have the same number of "
-                             f"dimensions, got shapes {[_shape_of(b) for b in arrs]}")
-    ax = _axis("concatenate", axis, nd)
-    for a in arrs[1:]:
-        # the other axes must be equal: at the ranked level that unifies their sizes
-        if any(not unify(s, t) for i, (s, t) in
-               enumerate(zip(_shape_of(a), _shape_of(arrs[0]))) if i != ax):
-            raise IncompatibleShapesError(
-                f"jnp.concatenate: array shapes must match except along axis {ax}, got "
-                f"{[_shape_of(b) for b in arrs]}")
-    out = arrs[0] if len(arrs) == 1 else st.concatenate(arrs, ax)
+    out = concatenate_values(arrs, axis)
     if dtype is not None:
         out = asarray_weak(out, dtypes.user_dtype(dtype), False)
     return out
@@ -302,14 +287,10 @@ def stack(arrays, axis=0, dtype=None):
     >>> jnp.stack([jnp.zeros(2), jnp.ones(2)]).shape
     (2, 2)
     """
-    arrs = _promoted(arrays, "stack")
-    shp = _shape_of(arrs[0])
-    for a in arrs[1:]:
-        if not unify_shapes(_shape_of(a), shp, "jnp.stack"):
-            raise ValueError(f"jnp.stack: all input arrays must have the same shape, got "
-                             f"{[_shape_of(b) for b in arrs]}")
-    ax = _axis("stack", axis, len(shp) + 1)
-    return concatenate([st.expand_dims(a, (ax,)) for a in arrs], ax, dtype)
+    out = stack_values(_promoted(arrays, "stack"), axis)
+    if dtype is not None:
+        out = asarray_weak(out, dtypes.user_dtype(dtype), False)
+    return out
 
 
 def hstack(tup, dtype=None):
@@ -575,7 +556,6 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         idx = Array._new(src.astype(dtypes.default_int()), False)
         return take(a, idx, axis=ax, mode="clip")
     if total_repeat_length is None:
-        from ..errors import ConcretizationTypeError
         raise ConcretizationTypeError(
             repeats, "jnp.repeat with non-scalar repeats needs their values to know the "
                      "result's length; pass total_repeat_length=... or make repeats static.")
@@ -584,13 +564,12 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
 
 def _repeat_traced(a, repeats, ax, length):
     """Source index of output ``j``: how many cumulative counts are ``<= j``."""
-    import absjit.numpy as jnp
     n = _shape_of(a)[ax]
-    ends = jnp.cumsum(asarray_weak(repeats, dtypes.default_int(), False))
+    ends = cumsum(asarray_weak(repeats, dtypes.default_int(), False))
     pos = st.iota(dtypes.default_int(), (length,))
     cmp = ew.le(st.broadcast_in_dim(ends, (length, n), (1,)),
                 st.broadcast_in_dim(pos, (length, n), (0,)))
-    src = jnp.sum(cmp, axis=1)
+    src = _sum(cmp, axis=1)
     src = ew.min(asarray_weak(src, dtypes.default_int(), False),
                  Array._new(np.asarray(max(n - 1, 0), dtypes.default_int()), False))
     return take(a, src, axis=ax, mode="clip")
@@ -643,7 +622,6 @@ def _gather_mode(a, idx_arrays, axes, mode, fill_value, name):
             raise IndexError(f"jnp.{name}: cannot take non-empty indices from an empty axis")
         out_shape = _shape_of(fixed[0]) + tuple(d for k, d in enumerate(shp) if k not in axes)
         fv = _fill_value(a.dtype) if fill_value is None else fill_value
-        from ._creation import full
         return full(out_shape, fv, a.dtype)
     out = gi.gather(a, fixed, axes)
     if mode == "fill":
@@ -757,7 +735,6 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     else:
         length = builtins.max(0, length)
         if length == 0:
-            from ._creation import zeros
             rest = tuple(d for i, d in enumerate(shp) if i not in (ax1, ax2))
             return zeros(rest + (0,), a.dtype)
         rows = Array._new((np.arange(length) - builtins.min(offset, 0)).astype(dt), False)
@@ -787,8 +764,7 @@ def diag(v, k=0):
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
     """Sum along the ``offset`` diagonal of the ``(axis1, axis2)`` planes."""
-    import absjit.numpy as jnp
-    return jnp.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 # ---------------------------------------------------------------------------

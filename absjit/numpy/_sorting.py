@@ -17,6 +17,7 @@ from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops.conv import conv_general_dilated
+from ..ops.indexing import gather
 from ..ops.sorting import sort_p
 from ._indexing import size_value
 from ._promote import asarray_weak, check_arraylike, promote_dtypes
@@ -143,7 +144,6 @@ def searchsorted(a, v, side="left", sorter=None, *, method=None):
     if len(_shape(a)) != 1:
         raise ValueError(f"searchsorted: a must be 1-D, got shape {_shape(a)}")
     if sorter is not None:
-        from ..ops.indexing import gather
         sorter = _asarray("searchsorted", sorter)
         if not dtypes.is_integer(get_aval(sorter).dtype) or _shape(sorter) != _shape(a):
             raise TypeError("searchsorted: sorter must be an integer array shaped like a, "
@@ -195,7 +195,6 @@ def _to_last(a, axis, name):
 def _take_last(s, idx):
     """``s[..., idx]`` for int32 ``idx`` of shape ``s.shape[:-1] + (nq,)``: one gather
     with iota indices for the leading axes."""
-    from ..ops.indexing import gather
     shape = _shape(idx)
     lead = [st.iota(np.int32, shape, d) for d in range(len(shape) - 1)]
     return gather(s, lead + [idx], tuple(range(len(shape))))

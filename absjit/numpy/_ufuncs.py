@@ -7,13 +7,15 @@ here too, so ``jnp.log2(8)`` is a strong ``float32`` exactly as in JAX.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import dtypes
 from ..array import Array
 from ..core.trace import Tracer, get_aval
 from ..ops import elementwise as ew
-from ._promote import (broadcast_shapes, broadcast_to_shape, check_arraylike,
+from ._promote import (asarray_weak, broadcast_shapes, broadcast_to_shape, check_arraylike,
                        promote_args, promote_args_inexact)
 
 __all__ = []
@@ -53,7 +55,6 @@ def _public(fn):
 def _quiet(fn):
     """Silence NumPy's floating-point warnings from intermediate steps (``inf - inf``
     inside ``isclose``): the user did not write those operations."""
-    import functools
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
@@ -278,7 +279,6 @@ def power(x1, x2, /):
     (b_orig,) = promote_args("power", x2)
     dt, weak = dtypes.result_type_and_weak(x1, x2)
     if dtypes.is_inexact(dt) and dtypes.is_integer(_dt(b_orig)):
-        from ._promote import asarray_weak
         a = asarray_weak(x1, dt, weak)
         # A float base with an integer exponent array keeps the exponent integral (as
         # JAX's lax.pow does); the result's weak type then follows both operands.
@@ -546,27 +546,10 @@ def clip(arr, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
     return arr
 
 
-@_public
-def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
-    """``x`` where ``condition`` else ``y``, broadcasting all three.
-
-    The one-argument form is ``nonzero(condition, size=size, fill_value=fill_value)``:
-    its shape depends on the values, so under ``jit`` it needs ``size``.
-
-    Examples
-    --------
-    >>> jnp.where(jnp.array([True, False]), 1., 0)  # doctest: +SKIP
-    Array([1., 0.], dtype=float32, weak_type=True)
-    >>> jnp.where(jnp.array([0, 3, 5]), size=3, fill_value=-1)  # doctest: +SKIP
-    (Array([ 1,  2, -1], dtype=int32),)
-    """
-    if x is None and y is None:
-        from ._searching import nonzero
-        return nonzero(condition, size=size, fill_value=fill_value)
-    if x is None or y is None:
-        raise ValueError("where: either both or neither of x and y must be given")
-    if size is not None or fill_value is not None:
-        raise ValueError("where: size and fill_value only apply to the one-argument form")
+def where(condition, x, y, /):
+    """``x`` where ``condition`` else ``y``, broadcasting all three: the three-argument
+    form of ``jnp.where``, which ``_searching`` defines (its one-argument form is
+    ``nonzero``)."""
     check_arraylike("where", condition, x, y)
     (c,) = promote_args("where", condition)
     if not dtypes.is_bool(_dt(c)):

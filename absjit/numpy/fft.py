@@ -17,11 +17,15 @@ import numpy as np
 
 from .. import dtypes
 from ._array_api import place
+from ._creation import asarray
+from ._indexing import getitem
+from ._padding import pad
+from ._promote import check_arraylike
+from ._shape import roll, transpose
+from ._ufuncs import sqrt
 from ..array import Array
 from ..core.dims import assume_at_least, is_dim, same_shape
 from ..ops import fft as _fft
-from ._creation import asarray
-from ._promote import check_arraylike
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn",
            "ifftn", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift",
@@ -37,8 +41,6 @@ def _complex_dtype():
 
 def _resize(x, axis, n):
     """``x`` cropped or zero-padded to length ``n`` along ``axis``."""
-    from ._padding import pad
-    from ._indexing import getitem
     size = x.shape[axis]
     if same_shape((n,), (size,)):
         return x
@@ -97,7 +99,6 @@ def _fft_core(name, fft_type, a, s, axes, norm):
     # the transformed axes go last, in order, for the primitive
     rest = [i for i in range(x.ndim) if i not in axes]
     perm = rest + list(axes)
-    from ._shape import transpose
     moved = transpose(x, perm) if perm != list(range(x.ndim)) else x
     out = _fft.fft(moved, fft_type, tuple(s))
     if perm != list(range(x.ndim)):
@@ -108,7 +109,6 @@ def _fft_core(name, fft_type, a, s, axes, norm):
         return out
     real = np.float64 if out.dtype in (np.complex128, np.float64) else np.float32
     if is_dim(n_total):  # ranked: the count is known at run time
-        from ._ufuncs import sqrt
         count = asarray(n_total, real)
         count = sqrt(count) if norm == "ortho" else count
         return out * count if inverse else out / count
@@ -336,7 +336,6 @@ def rfftfreq(n, d=1.0, *, dtype=None, device=None):
 
 
 def _shift(x, axes, sign):
-    from ._shape import roll
     x = asarray(x)
     axes = tuple(range(x.ndim)) if axes is None else \
         ((axes,) if isinstance(axes, int) else tuple(axes))

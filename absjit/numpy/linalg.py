@@ -7,6 +7,8 @@ live in ``_linalg_decomp.py``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -15,10 +17,16 @@ from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops.linalg_spectral import svd_p
+from ._creation import asarray
 from ._linalg import matmul, tensordot, vecdot, outer, cross  # noqa: F401
+from ._linalg import dot
 from ._linalg_decomp import *  # noqa: F401,F403
 from ._linalg_decomp import __all__ as _decomp_all
+from ._misc import matrix_transpose as _mt
 from ._promote import asarray_weak, check_arraylike
+from ._reductions import any as _any
+from ._shape import diagonal as _diagonal, moveaxis, trace as _trace
+from ._ufuncs import isnan, where
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "tensordot", "vecdot", "outer",
            "cross"] + list(_decomp_all)
@@ -202,8 +210,6 @@ def cond(x, p=None):
     >>> jnp.linalg.cond(jnp.array([[2.0, 0.0], [0.0, 0.5]]))
     Array(4., dtype=float32)
     """
-    from ._reductions import any as _any
-    from ._ufuncs import isnan, where
     x = _inexact(x)
     shape = get_aval(x).shape
     if len(shape) < 2:
@@ -230,8 +236,6 @@ def multi_dot(arrays, *, precision=None):
     >>> jnp.linalg.multi_dot([jnp.ones(3), jnp.ones((3, 2)), jnp.ones(2)])
     Array(6., dtype=float32)
     """
-    from ._linalg import dot
-    from ._creation import asarray
     arrays = list(arrays)
     if len(arrays) < 2:
         raise ValueError(f"jnp.linalg.multi_dot: expected at least two arrays, got "
@@ -285,7 +289,6 @@ def tensorinv(a, ind=2):
     >>> jnp.linalg.tensorinv(2 * jnp.eye(4).reshape(4, 2, 2), ind=1).shape
     (2, 2, 4)
     """
-    import math
     x = _inexact(a)
     shape = tuple(get_aval(x).shape)
     ind = int(ind)
@@ -310,8 +313,6 @@ def tensorsolve(a, b, axes=None):
     >>> jnp.linalg.tensorsolve(2 * jnp.eye(4).reshape(2, 2, 4), jnp.ones((2, 2)))
     Array([0.5, 0.5, 0.5, 0.5], dtype=float32)
     """
-    import math
-    from ._shape import moveaxis
     check_arraylike("tensorsolve", a, b)
     x, y = _inexact(a), _inexact(b)
     dt = dtypes.result_type(x, y)
@@ -343,7 +344,6 @@ def trace(x, /, *, offset=0, dtype=None):
     >>> jnp.linalg.trace(jnp.ones((2, 3, 3)))
     Array([3., 3.], dtype=float32)
     """
-    from ._shape import trace as _trace
     check_arraylike("trace", x)
     if len(get_aval(x).shape) < 2:
         raise ValueError("jnp.linalg.trace: requires rank >= 2")
@@ -359,7 +359,6 @@ def diagonal(x, /, *, offset=0):
     >>> jnp.linalg.diagonal(jnp.arange(4).reshape(2, 2))
     Array([0, 3], dtype=int32)
     """
-    from ._shape import diagonal as _diagonal
     check_arraylike("diagonal", x)
     if len(get_aval(x).shape) < 2:
         raise ValueError("jnp.linalg.diagonal: requires rank >= 2")
@@ -375,7 +374,6 @@ def matrix_transpose(x, /):
     >>> jnp.linalg.matrix_transpose(jnp.ones((2, 3))).shape
     (3, 2)
     """
-    from ._misc import matrix_transpose as _mt
     return _mt(x)
 
 
