@@ -15,7 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from ._device import cpu_device
 from .core.avals import ShapedArray
+from .sharding import SingleDeviceSharding
 
 __all__ = ["Array", "DeviceArray"]
 
@@ -97,7 +99,6 @@ class Array:
     @property
     def device(self):
         """The :class:`absjit.Device` holding this array."""
-        from .api_utils import cpu_device
         return cpu_device()
 
     def devices(self) -> set:
@@ -108,7 +109,6 @@ class Array:
     def sharding(self):
         """How the array is laid out: all of it on one device
         (:class:`absjit.sharding.SingleDeviceSharding`)."""
-        from .sharding import SingleDeviceSharding
         return SingleDeviceSharding(self.device)
 
     # -- conversion --------------------------------------------------------------
@@ -278,7 +278,6 @@ class DeviceArray(Array):
     def device(self):
         device = getattr(self._buf, "device", None)
         if device is None:
-            from .api_utils import cpu_device
             device = cpu_device()
         return device
 
