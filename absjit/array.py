@@ -17,6 +17,7 @@ import numpy as np
 from . import dtypes
 from ._device import cpu_device
 from .core.avals import ShapedArray
+from .core.trace import register_array_type
 from .sharding import SingleDeviceSharding
 
 __all__ = ["Array", "DeviceArray"]
@@ -225,6 +226,9 @@ class Array:
 
 def _reconstruct(value, weak_type):
     return Array._new(np.array(value), weak_type)
+
+
+register_array_type(Array)  # eager results are Arrays (core.trace.eval_primitive)
 
 
 class DeviceArray(Array):

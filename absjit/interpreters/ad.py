@@ -124,7 +124,7 @@ def deflinear2(primitive, transpose_fn):
 # ---------------------------------------------------------------------------
 from ..core.avals import ConcreteArray, ShapedArray  # noqa: E402
 from ..core.jaxpr import Literal, Var  # noqa: E402
-from ..core.trace import Trace, Tracer, get_aval, new_main, to_numpy  # noqa: E402
+from ..core.trace import Trace, Tracer, get_aval, new_array, new_main, to_numpy  # noqa: E402
 
 
 class JVPInfo:
@@ -243,8 +243,7 @@ def _literal_value(lit):
     """A literal's value as an operand: a weak literal stays weak (``2.0 * x``'s
     gradient is weak in JAX too)."""
     if lit.aval.weak_type:
-        from ..array import Array
-        return Array._new(_np.asarray(lit.val), True)
+        return new_array(_np.asarray(lit.val), True)
     return lit.val
 
 

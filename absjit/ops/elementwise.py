@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..array import Array
 from ..core.avals import ShapedArray
 from ..core.fusion import COSTLY, Elementwise, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
@@ -91,7 +92,6 @@ def _define(name: str, np_impl, kind: str, nargs: int, out_dtype=None, quiet=Fal
 def _const(val, like):
     """A weakly typed rank-0 constant of ``like``'s dtype: weak, so that it never
     changes the weak type of the expression it appears in."""
-    from ..array import Array
     return Array._new(np.asarray(val, dtype=get_aval(like).dtype), True)
 
 

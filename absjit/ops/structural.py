@@ -20,6 +20,7 @@ import operator
 import numpy as np
 
 from .. import dtypes
+from ..array import Array
 from ..core.avals import ShapedArray
 from ..core.fusion import IndexMap, Value, def_fusion
 from ..core.dims import Dim, assume_at_least, assume_ordered, dim_max
@@ -470,7 +471,6 @@ def _scalar(v, dtype):
     if type(v) is Dim:  # a symbolic size: its value, staged (dim_value)
         from . import elementwise as ew
         return ew.convert_element_type(v, dtype)
-    from ..array import Array
     return Array._new(np.asarray(v, dtype=dtype), False)
 
 
