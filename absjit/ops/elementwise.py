@@ -24,7 +24,7 @@ from ..core.avals import ShapedArray
 from ..core.fusion import COSTLY, Elementwise, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
-from ..interpreters import ad, batching
+from ..interpreters import ad, array_ops, batching
 from ._select import MIN_ELEMENTS as BLEND_MIN_ELEMENTS, blend_into
 from ._util import (binop_shape, check_dtype_kind, same_dtypes, standard_naryop_abstract)
 from .structural import broadcast_in_dim
@@ -200,6 +200,7 @@ def _rem_impl(x, y):
 
 
 add_p, add = _define("add", np.add, "number", 2)
+array_ops.register(add=add)  # autodiff adds tangents with it
 sub_p, sub = _define("sub", np.subtract, "number", 2)
 mul_p, mul = _define("mul", np.multiply, "number", 2)
 div_p, div = _define("div", _div_impl, "number", 2)

@@ -27,7 +27,7 @@ from ..core.dims import Dim, assume_at_least, assume_ordered, dim_max
 from ..core.shapes import IxClamp, as_size, ix_add, ix_const, ix_scale, size_of
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import Tracer
-from ..interpreters import ad, batching
+from ..interpreters import ad, array_ops, batching
 from ..errors import IncompatibleShapesError
 
 __all__ = ["broadcast_in_dim_p", "broadcast_in_dim", "broadcast", "reshape_p", "reshape",
@@ -260,6 +260,10 @@ def transpose(x, permutation):
     (3, 2)
     """
     return transpose_p.bind(x, permutation=tuple(int(p) for p in permutation))
+
+
+# Autodiff broadcasts zero tangents, batching moves and broadcasts batch axes with them.
+array_ops.register(broadcast_in_dim=broadcast_in_dim, transpose=transpose)
 
 
 def _transpose_abstract(x, *, permutation):
