@@ -12,7 +12,7 @@ import types
 import numpy as np
 
 from . import dtypes, tree_util
-from ._device import Device, cpu_device
+from ._device import Device
 from .core.avals import ShapedArray
 from .core.dims import is_dim
 from .core.levels import get_level

@@ -282,7 +282,7 @@ def _arange_of_sizes(start, stop, step, dtype):
     """``arange`` whose start or stop is a symbolic size (ranked level): an iota of
     the symbolic length, scaled and shifted. The range is assumed not reversed
     (``stop >= start`` for a positive step), checked at entry."""
-    from ..core.dims import assume_at_least
+    from ..core.dim_assumptions import assume_at_least
     from ..ops import elementwise as ew
     from ..ops import structural as st
     if stop is None:

@@ -14,7 +14,8 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from ..core.dims import Dim, assume_at_least
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import Dim
 from ._creation import asarray, full
 from ._shape import concatenate, take, broadcast_to, moveaxis
 from ._promote import check_arraylike

@@ -18,7 +18,8 @@ import numpy as np
 from .. import dtypes
 from ._array_api import place
 from ..array import Array
-from ..core.dims import assume_at_least, is_dim, same_shape
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import is_dim, same_shape
 from ..ops import fft as _fft
 from ._creation import asarray
 from ._promote import check_arraylike

@@ -23,7 +23,8 @@ from .. import dtypes
 from ..array import Array
 from ..core.avals import ShapedArray
 from ..core.fusion import IndexMap, Value, def_fusion
-from ..core.dims import Dim, assume_at_least, assume_ordered, dim_max
+from ..core.dim_assumptions import assume_at_least, assume_ordered
+from ..core.dims import Dim, dim_max
 from ..core.shapes import IxClamp, as_size, ix_add, ix_const, ix_scale, size_of
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import Tracer
