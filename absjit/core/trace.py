@@ -23,7 +23,8 @@ from .dims import Dim
 from .primitive import abstract_eval_rules, impl_rules
 
 __all__ = ["MainTrace", "Trace", "Tracer", "EvalTrace", "bind", "new_main", "get_aval",
-           "to_numpy", "current_dynamic", "find_top_trace", "is_tracer"]
+           "to_numpy", "current_dynamic", "find_top_trace", "is_tracer",
+           "register_array_type", "new_array"]
 
 
 class MainTrace:
