@@ -12,6 +12,7 @@ import types
 import numpy as np
 
 from . import dtypes, tree_util
+from ._device import Device
 from .core.avals import ShapedArray
 from .core.dims import is_dim
 from .core.levels import get_level
@@ -351,45 +352,6 @@ remat = checkpoint
 # ---------------------------------------------------------------------------
 # devices
 # ---------------------------------------------------------------------------
-class Device:
-    """A device arrays live on: the CPU (platform ``"cpu"``) or a device of a backend
-    that keeps its arrays off the host (a GPU: platform ``"gpu"``, listed by
-    ``absjit.devices("gpu")``). ``backend`` names the backend whose arrays it holds.
-
-    Examples
-    --------
-    >>> import absjit
-    >>> absjit.devices()
-    [CpuDevice(id=0)]
-    """
-
-    __slots__ = ("id", "platform", "process_index", "device_kind", "backend", "_label")
-
-    def __init__(self, id: int = 0, platform: str = "cpu", device_kind=None,  # noqa: A002
-                 backend: str = "cpu", label: str | None = None):
-        self.id, self.platform, self.process_index = id, platform, 0
-        self.device_kind = device_kind or platform
-        self.backend = backend
-        self._label = label or platform.capitalize()
-
-    def __repr__(self):
-        return f"{self._label}Device(id={self.id})"
-
-    def __eq__(self, other):
-        return type(other) is Device and (self.id, self.platform) == (other.id, other.platform)
-
-    def __hash__(self):
-        return hash((self.id, self.platform))
-
-
-_CPU = Device(0, "cpu")
-
-
-def cpu_device() -> Device:
-    """The CPU device."""
-    return _CPU
-
-
 def _platform_of(backend_name: str) -> str:
     from .backends.base import platform_of
     return platform_of(backend_name)

@@ -15,7 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from ._device import cpu_device
 from .core.avals import ShapedArray
+from .core.trace import register_array_type
+from .sharding import SingleDeviceSharding
 
 __all__ = ["Array", "DeviceArray"]
 
@@ -97,7 +100,6 @@ class Array:
     @property
     def device(self):
         """The :class:`absjit.Device` holding this array."""
-        from .api_utils import cpu_device
         return cpu_device()
 
     def devices(self) -> set:
@@ -108,7 +110,6 @@ class Array:
     def sharding(self):
         """How the array is laid out: all of it on one device
         (:class:`absjit.sharding.SingleDeviceSharding`)."""
-        from .sharding import SingleDeviceSharding
         return SingleDeviceSharding(self.device)
 
     # -- conversion --------------------------------------------------------------
@@ -227,6 +228,9 @@ def _reconstruct(value, weak_type):
     return Array._new(np.array(value), weak_type)
 
 
+register_array_type(Array)  # eager results are Arrays (core.trace.eval_primitive)
+
+
 class DeviceArray(Array):
     """An :class:`Array` whose buffer lives on a device a backend owns.
 
@@ -278,7 +282,6 @@ class DeviceArray(Array):
     def device(self):
         device = getattr(self._buf, "device", None)
         if device is None:
-            from .api_utils import cpu_device
             device = cpu_device()
         return device
 

@@ -16,6 +16,8 @@ SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=device)
 """
 from __future__ import annotations
 
+from ._device import Device
+
 __all__ = ["Sharding", "SingleDeviceSharding"]
 
 
@@ -61,7 +63,6 @@ class SingleDeviceSharding(Sharding):
     __slots__ = ("_device", "_memory_kind")
 
     def __init__(self, device, *, memory_kind=None):
-        from .api_utils import Device
         if not isinstance(device, Device):
             raise TypeError(f"SingleDeviceSharding: device must be a Device from "
                             f"absjit.devices(), got {device!r} of type "

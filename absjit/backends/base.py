@@ -51,6 +51,8 @@ import warnings
 import numpy as np
 from numpy import bool_ as np_bool
 
+from .._device import cpu_device
+
 __all__ = ["Backend", "Executable", "CompileOptions", "FallbackExecutable", "register_backend",
            "register_backend_module", "get_backend", "available_backends", "registered_backends",
            "select_backend", "route_backend", "NUMBA_BACKENDS"]
@@ -334,7 +336,6 @@ class Backend:
 
     def devices(self) -> list:
         """The :class:`absjit.Device` s its arrays live on (``absjit.devices(name)``)."""
-        from ..api_utils import cpu_device
         return [cpu_device()]
 
     def put(self, leaf, device=None):

@@ -9,3 +9,4 @@ from .levels import (ConcreteLevel, Level, RankedLevel, ShapedLevel, StaticLevel
 from .primitive import Primitive, abstract_eval_rules, impl_rules
 from .trace import (EvalTrace, MainTrace, Trace, Tracer, bind, find_top_trace, get_aval,
                     new_main, to_numpy)
+from . import dim_value  # noqa: F401,E402  (registers the primitive Dim.value binds)

@@ -17,7 +17,8 @@ import numpy as np
 from .. import dtypes
 from ..errors import (ConcretizationTypeError, TracerArrayConversionError,
                       TracerBoolConversionError, TracerIntegerConversionError)
-from .dims import DimEnv, is_symbolic
+from .dim_env import DimEnv
+from .dims import is_symbolic
 
 __all__ = ["AbstractValue", "ShapedArray", "ConcreteArray", "RankedArray", "StaticArg",
            "raise_to_shaped", "shape_str"]
@@ -220,7 +221,7 @@ class RankedArray(ShapedArray):
     >>> a = RankedArray(2, np.float32, unit_dims=(1,))
     >>> a, a.str_short()
     (RankedArray(float32[?,1]), 'f32[?,1]')
-    >>> from absjit.core.dims import DimEnv
+    >>> from absjit.core.dim_env import DimEnv
     >>> a.bind(DimEnv(), "x")
     RankedArray(float32[x0,1])
     """

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .avals import ShapedArray
+from .dims import register_dim_value
 from .fusion import Value, def_fusion
 from .primitive import Primitive, abstract_eval_rules, impl_rules
 from .shapes import ix_const
@@ -35,3 +36,4 @@ def _dim_value_index(out_idx, out_aval, *, size, dtype):
 abstract_eval_rules[dim_value_p] = _dim_value_abstract
 impl_rules[dim_value_p] = _dim_value_impl
 def_fusion(dim_value_p, Value(_dim_value_index))
+register_dim_value(dim_value_p)  # what Dim.value binds

@@ -64,9 +64,9 @@ class Primitive:
 
 
 def _bind(primitive, args, params):
-    # Replaced by ``core.trace.bind`` when that module loads (it imports this one).
-    from .trace import bind
-    return bind(primitive, args, params)
+    # ``core.trace.bind``, which sets itself here when it loads: ``trace`` imports this
+    # module, not the other way round (``absjit.core`` imports both).
+    raise RuntimeError("absjit.core.trace is not imported")
 
 
 def all_primitives() -> dict:

@@ -8,7 +8,8 @@ equality the trace assumed) and evaluates :func:`specialize`'s concrete copy.
 from __future__ import annotations
 
 from .avals import ShapedArray
-from .dims import Dim, entry_checks, evaluate, first_atom, is_symbolic
+from .dim_assumptions import entry_checks
+from .dims import Dim, evaluate, first_atom, is_symbolic
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
 __all__ = ["is_symbolic_jaxpr", "bind_arguments", "bind_sizes", "specialize", "substitute"]

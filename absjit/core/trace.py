@@ -23,7 +23,8 @@ from .dims import Dim
 from .primitive import abstract_eval_rules, impl_rules
 
 __all__ = ["MainTrace", "Trace", "Tracer", "EvalTrace", "bind", "new_main", "get_aval",
-           "to_numpy", "current_dynamic", "find_top_trace", "is_tracer"]
+           "to_numpy", "current_dynamic", "find_top_trace", "is_tracer",
+           "register_array_type", "new_array"]
 
 
 class MainTrace:
@@ -190,15 +191,25 @@ def is_tracer(x) -> bool:
 # ---------------------------------------------------------------------------
 # Values outside any trace
 # ---------------------------------------------------------------------------
+#: The type eager results are wrapped as: ``absjit.array.Array``, a layer above this
+#: module. ``absjit.array`` registers it here when it is imported
+#: (:func:`register_array_type`), which ``import absjit`` does before anything runs.
 _array_type = None
 
 
-def _array_cls():
+def register_array_type(cls) -> None:
+    """Make ``cls`` the type of eager results (``absjit.array`` registers ``Array``).
+
+    ``cls._new(value, weak_type, aval)`` wraps a NumPy array without copying it, and
+    an instance of exactly ``cls`` carries its value in ``_value`` and its aval (or
+    None) in ``_aval``."""
     global _array_type
-    if _array_type is None:
-        from ..array import Array
-        _array_type = Array
-    return _array_type
+    _array_type = cls
+
+
+def new_array(value: np.ndarray, weak_type: bool = False, aval=None):
+    """``value`` wrapped, without a copy, as the registered array type (``Array``)."""
+    return _array_type._new(value, weak_type, aval)
 
 
 def _unsupported(x) -> TypeError:
@@ -298,7 +309,7 @@ def abstract_eval_cached(primitive, avals_in: tuple, params: dict) -> list:
 
 def eval_primitive(primitive, args, params) -> list:
     """Run one primitive eagerly: abstract eval first (checks), then the NumPy impl."""
-    Array = _array_type or _array_cls()
+    Array = _array_type
     avals_in = []
     vals = []
     for a in args:
@@ -319,7 +330,7 @@ def eval_primitive(primitive, args, params) -> list:
 def wrap_outputs(outs, avals_out) -> list:
     """An impl rule's results as ``Array`` values of ``avals_out`` (dtype cast and
     broadcast where the rule returned something looser)."""
-    Array = _array_type or _array_cls()
+    Array = _array_type
     results = []
     for out, aval in zip(outs, avals_out):
         if type(out) is not np.ndarray:

@@ -29,6 +29,17 @@ __all__ = ["jvp_rules", "transpose_rules", "UndefinedPrimal", "is_undefined_prim
            "Linearized", "linearize_flat", "apply_linear", "backward_pass",
            "partial_eval_nonlinear", "jvp_jaxpr", "transpose_jaxpr", "tangent_copy"]
 
+import contextvars as _contextvars
+
+import numpy as _np
+
+from .. import dtypes
+from ..core.avals import ConcreteArray, ShapedArray
+from ..core.jaxpr import Literal, Var, eval_jaxpr
+from ..core.trace import Trace, Tracer, get_aval, new_array, new_main, to_numpy
+from . import array_ops
+from .staging import trace_to_jaxpr
+
 jvp_rules: dict = {}
 transpose_rules: dict = {}
 
@@ -49,18 +60,24 @@ def is_undefined_primal(x) -> bool:
     return isinstance(x, UndefinedPrimal)
 
 
+_ZERO_SCALARS: dict = {}
+
+
 def zeros_like_aval(aval):
-    from ..ops import structural
-    from ..numpy._promote import asarray_weak
-    zero = asarray_weak(0, aval.dtype, aval.weak_type)
+    """Zeros of ``aval``'s shape, dtype and weak type (a memoised rank-0 array,
+    broadcast)."""
+    key = (aval.dtype, aval.weak_type)
+    zero = _ZERO_SCALARS.get(key)
+    if zero is None:
+        zero = _ZERO_SCALARS[key] = new_array(_np.asarray(0, dtype=aval.dtype),
+                                              aval.weak_type)
     if aval.shape == ():
         return zero
-    return structural.broadcast_in_dim(zero, aval.shape, ())
+    return array_ops.broadcast_in_dim(zero, aval.shape, ())
 
 
 def add_tangents(x, y):
-    from ..ops import elementwise
-    return elementwise.add(x, y)
+    return array_ops.add(x, y)
 
 
 def defjvp(primitive, *jvp_fns):
@@ -78,7 +95,6 @@ def defjvp(primitive, *jvp_fns):
             contrib = fn(t, *primals, **params)
             total = contrib if total is None else add_tangents(total, contrib)
         if total is None:
-            from ..core.trace import get_aval
             total = zeros_like_aval(get_aval(out))
         return [out], [total]
     rule.__name__ = f"{primitive.name}_jvp"
@@ -90,7 +106,6 @@ def defjvp(primitive, *jvp_fns):
 def defjvp_zero(primitive):
     """The primitive's outputs have zero derivative (comparisons, integer ops)."""
     def rule(primals, tangents, **params):
-        from ..core.trace import get_aval
         outs = primitive.bind(*primals, **params)
         outs = outs if primitive.multiple_results else [outs]
         return outs, [zeros_like_aval(get_aval(o)) for o in outs]
@@ -122,11 +137,6 @@ def deflinear2(primitive, transpose_fn):
 # ---------------------------------------------------------------------------
 # The JVP trace
 # ---------------------------------------------------------------------------
-from ..core.avals import ConcreteArray, ShapedArray  # noqa: E402
-from ..core.jaxpr import Literal, Var  # noqa: E402
-from ..core.trace import Trace, Tracer, get_aval, new_main, to_numpy  # noqa: E402
-
-
 class JVPInfo:
     """Payload of a JVP main trace: whether tracers expose their primal's value."""
 
@@ -243,15 +253,13 @@ def _literal_value(lit):
     """A literal's value as an operand: a weak literal stays weak (``2.0 * x``'s
     gradient is weak in JAX too)."""
     if lit.aval.weak_type:
-        from ..array import Array
-        return Array._new(_np.asarray(lit.val), True)
+        return new_array(_np.asarray(lit.val), True)
     return lit.val
 
 
 def linearize_flat(fun, primal_vals, primal_avals, debug_info=None):
     """Trace ``fun``'s JVP at ``primal_avals`` and evaluate its primal part on
     ``primal_vals``. Tangent inputs exist only for inexact primals."""
-    from .staging import trace_to_jaxpr
     n = len(primal_vals)
     mask = [_is_differentiable(a) for a in primal_avals]
     tangent_avals = [a.to_shaped() for a, m in zip(primal_avals, mask) if m]
@@ -327,18 +335,12 @@ def partial_eval_nonlinear(closed, known_vals, linear_mask) -> Linearized:
 
 # Set while tracing the tangent or transposed copy of a sub-jaxpr: its effects (prints)
 # already happen in the primal copy, so they are left out.
-import contextvars as _contextvars  # noqa: E402
-
-import numpy as _np  # noqa: E402
-
 tangent_copy = _contextvars.ContextVar("absjit_tangent_copy", default=False)
 
 
 def jvp_jaxpr(closed, nonzeros, instantiate=True):
     """A ClosedJaxpr ``(primals, nonzero tangents) -> tangents_out`` (tangents of
     non-differentiable outputs are zeros of their own dtype)."""
-    from .staging import trace_to_jaxpr
-    from ..core.jaxpr import eval_jaxpr
     n = len(closed.in_avals)
     in_avals = [a.to_shaped() for a in closed.in_avals]
     t_avals = [a for a, nz in zip(in_avals, nonzeros) if nz]
@@ -361,7 +363,6 @@ def jvp_jaxpr(closed, nonzeros, instantiate=True):
 def transpose_jaxpr(closed, linear_mask):
     """A ClosedJaxpr ``(non-linear inputs, output cotangents) -> cotangents of the
     linear inputs`` (zeros where no cotangent flows)."""
-    from .staging import trace_to_jaxpr
     in_avals = [a.to_shaped() for a in closed.in_avals]
     known_avals = [a for a, m in zip(in_avals, linear_mask) if not m]
     lin_avals = [a for a, m in zip(in_avals, linear_mask) if m]
@@ -389,7 +390,6 @@ def _is_differentiable(aval) -> bool:
 
 
 def _is_bf16(dt) -> bool:
-    from .. import dtypes
     return dtypes.is_bfloat16(dt)
 
 

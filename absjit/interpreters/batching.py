@@ -14,6 +14,13 @@ __all__ = ["batch_rules", "not_mapped", "moveaxis", "bdim_at_front", "defvectori
            "defbroadcasting", "BatchTrace", "BatchTracer", "batch_flat", "matchaxis",
            "batch_jaxpr"]
 
+import contextvars
+
+from ..core.jaxpr import eval_jaxpr
+from ..core.trace import Trace, Tracer, get_aval, new_main
+from . import array_ops
+from .staging import trace_to_jaxpr
+
 batch_rules: dict = {}
 not_mapped = None
 #: Primitives that act across the members of a named axis (``psum`` …): their batching
@@ -24,24 +31,20 @@ collective_primitives: set = set()
 
 def moveaxis(x, src: int, dst: int):
     """Move axis ``src`` of ``x`` to ``dst`` with a ``transpose`` primitive."""
-    from ..core.trace import get_aval
     ndim = len(get_aval(x).shape)
     src, dst = src % ndim, dst % ndim
     if src == dst:
         return x
     perm = [i for i in range(ndim) if i != src]
     perm.insert(dst, src)
-    from ..ops import structural
-    return structural.transpose(x, tuple(int(p) for p in perm))
+    return array_ops.transpose(x, tuple(int(p) for p in perm))
 
 
 def bdim_at_front(x, bdim, size: int):
     """``x`` with its batch axis first; an unbatched ``x`` is broadcast to ``size``."""
-    from ..core.trace import get_aval
-    from ..ops import structural
     if bdim is None:
         shape = get_aval(x).shape
-        return structural.broadcast_in_dim(x, (size,) + tuple(shape),
+        return array_ops.broadcast_in_dim(x, (size,) + tuple(shape),
                                            tuple(range(1, len(shape) + 1)))
     return moveaxis(x, bdim, 0)
 
@@ -62,8 +65,6 @@ def broadcast_batched(vals, dims, keep=None) -> list:
     lax elementwise operands are rank 0 or share one shape; unbatched rank-0 operands
     whose ``keep`` flag is set stay rank 0 (lax broadcasts them for free).
     """
-    from ..core.trace import get_aval
-    from ..ops import structural
     size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
     shape = ()
     for v, d in zip(vals, dims):
@@ -83,9 +84,9 @@ def broadcast_batched(vals, dims, keep=None) -> list:
         elif d is not None:
             v = moveaxis(v, d, 0)
             out.append(v if get_aval(v).shape == full
-                       else structural.broadcast_in_dim(v, full, (0,)))
+                       else array_ops.broadcast_in_dim(v, full, (0,)))
         else:
-            out.append(structural.broadcast_in_dim(
+            out.append(array_ops.broadcast_in_dim(
                 v, full, tuple(range(1 + len(shape) - nd, 1 + len(shape)))))
     return out
 
@@ -101,10 +102,6 @@ def defbroadcasting(primitive):
 # ---------------------------------------------------------------------------
 # The batching trace
 # ---------------------------------------------------------------------------
-import contextvars  # noqa: E402
-
-from ..core.trace import Trace, Tracer, get_aval, new_main  # noqa: E402
-
 # The name of the axis whose batching rule is running (see BatchTrace.process_primitive).
 _AXIS_NAME: contextvars.ContextVar = contextvars.ContextVar("absjit_batch_axis_name",
                                                             default=None)
@@ -231,8 +228,6 @@ def batch_jaxpr(closed, size: int, dims_in, force_out_dims=None):
     bools) the outputs marked True are batched at 0 even when they do not depend on
     a batched input.
     """
-    from ..core.jaxpr import eval_jaxpr
-    from .staging import trace_to_jaxpr
     in_avals = []
     for a, d in zip(closed.in_avals, dims_in):
         a = a.to_shaped()

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..core.avals import ConcreteArray, RankedArray, ShapedArray
 from ..core.dim_value import dim_value_p
-from ..core.dims import Dim, DimEnv, is_symbolic, unifying
+from ..core.dim_env import DimEnv
+from ..core.dims import Dim, is_symbolic, unifying
 from ..core.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from ..core.levels import check_aval, get_level
 from ..core.primitive import impl_rules

@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
-from ..core.dims import Dim, assume_at_least
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import Dim
 from ..core.trace import EVAL_MAIN, Tracer, current_dynamic
 from ..ops import elementwise as ew
 from ..ops import structural as st

@@ -25,7 +25,8 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from ..core.avals import ConcreteArray
-from ..core.dims import Dim, assume_at_least, slice_indices
+from ..core.dim_assumptions import assume_at_least, slice_indices
+from ..core.dims import Dim
 from ..core.shapes import broadcast_shapes
 from ..core.trace import Tracer
 from ..errors import NonConcreteBooleanIndexError

@@ -14,7 +14,8 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from ..core.dims import Dim, assume_at_least
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import Dim
 from ..ops import elementwise as ew
 from . import _reductions as red
 from ._creation import arange, asarray, full

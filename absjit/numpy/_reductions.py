@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
-from ..core.dims import Dim, assume_at_least, unify_shapes, unify_sizes
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import Dim, unify_shapes, unify_sizes
 from ..core.shapes import size_of
 from ..core.trace import get_aval
 from ..ops import elementwise as ew

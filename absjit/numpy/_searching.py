@@ -16,7 +16,8 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from ..core.avals import ConcreteArray
-from ..core.dims import assume_at_least, is_dim, unify_shapes
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import is_dim, unify_shapes
 from ..core.trace import Tracer
 from ..errors import ConcretizationTypeError
 from . import _ufuncs as uf

@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
-from ..core.dims import assume_at_least, dim_min, is_dim, same_shape, unify_sizes
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import dim_min, is_dim, same_shape, unify_sizes
 from ..core.shapes import broadcast_shapes as _broadcast_shapes, size_of
 from ..core.trace import Tracer
 from ..ops import elementwise as ew

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..core.dims import assume_at_least, is_dim, same_shape, unify_shapes
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import is_dim, same_shape, unify_shapes
 from ..core.shapes import size_of
 from ..core.trace import get_aval
 from ..ops import elementwise as ew

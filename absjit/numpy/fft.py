@@ -24,7 +24,8 @@ from ._promote import check_arraylike
 from ._shape import roll, transpose
 from ._ufuncs import sqrt
 from ..array import Array
-from ..core.dims import assume_at_least, is_dim, same_shape
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import is_dim, same_shape
 from ..ops import fft as _fft
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn",

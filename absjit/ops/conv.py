@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import dtypes
 from ..core.avals import ShapedArray
-from ..core.dims import Dim, assume_at_least
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import Dim
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..errors import InconclusiveDimensionError
 from ..interpreters import ad, batching

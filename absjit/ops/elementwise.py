@@ -19,11 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..array import Array
 from ..core.avals import ShapedArray
 from ..core.fusion import COSTLY, Elementwise, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import get_aval
-from ..interpreters import ad, batching
+from ..interpreters import ad, array_ops, batching
 from ._select import MIN_ELEMENTS as BLEND_MIN_ELEMENTS, blend_into
 from ._util import (binop_shape, check_dtype_kind, same_dtypes, standard_naryop_abstract)
 from .structural import broadcast_in_dim
@@ -91,7 +92,6 @@ def _define(name: str, np_impl, kind: str, nargs: int, out_dtype=None, quiet=Fal
 def _const(val, like):
     """A weakly typed rank-0 constant of ``like``'s dtype: weak, so that it never
     changes the weak type of the expression it appears in."""
-    from ..array import Array
     return Array._new(np.asarray(val, dtype=get_aval(like).dtype), True)
 
 
@@ -200,6 +200,7 @@ def _rem_impl(x, y):
 
 
 add_p, add = _define("add", np.add, "number", 2)
+array_ops.register(add=add)  # autodiff adds tangents with it
 sub_p, sub = _define("sub", np.subtract, "number", 2)
 mul_p, mul = _define("mul", np.multiply, "number", 2)
 div_p, div = _define("div", _div_impl, "number", 2)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..array import Array
 from ..core.avals import ShapedArray
 from ..core.dims import Dim
 from ..core.fusion import Monoid, Reduction, def_fusion
@@ -218,7 +219,6 @@ def _along(x, shape, axis, which):
 
 
 def _pair_mask(mat, shape, axis):
-    from ..array import Array
     return broadcast_in_dim(Array._new(mat), shape, (axis, axis + 1))
 
 

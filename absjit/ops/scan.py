@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes, tree_util
+from ..array import Array
 from ..core.avals import ShapedArray
 from ..core.dims import Dim, dim_max, unify
 from ..core.shapes import as_size
@@ -339,7 +340,6 @@ def fori_loop(lower, upper, body_fun, init_val):
                   "fori_loop")
         start = np.int32(lo)
         if weak:
-            from ..array import Array
             start = Array._new(np.asarray(lo, np.int32), True)
         (_, out), _ = scan(scanned, (start, init_val), None, length=dim_max(hi - lo, 0))
         return out

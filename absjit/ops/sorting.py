@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.avals import ShapedArray
-from ..core.dims import assume_at_least, is_dim
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import is_dim
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..interpreters import ad, batching
 

@@ -20,13 +20,15 @@ import operator
 import numpy as np
 
 from .. import dtypes
+from ..array import Array
 from ..core.avals import ShapedArray
 from ..core.fusion import IndexMap, Value, def_fusion
-from ..core.dims import Dim, assume_at_least, assume_ordered, dim_max
+from ..core.dim_assumptions import assume_at_least, assume_ordered
+from ..core.dims import Dim, dim_max
 from ..core.shapes import IxClamp, as_size, ix_add, ix_const, ix_scale, size_of
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import Tracer
-from ..interpreters import ad, batching
+from ..interpreters import ad, array_ops, batching
 from ..errors import IncompatibleShapesError
 
 __all__ = ["broadcast_in_dim_p", "broadcast_in_dim", "broadcast", "reshape_p", "reshape",
@@ -261,6 +263,10 @@ def transpose(x, permutation):
     return transpose_p.bind(x, permutation=tuple(int(p) for p in permutation))
 
 
+# Autodiff broadcasts zero tangents, batching moves and broadcasts batch axes with them.
+array_ops.register(broadcast_in_dim=broadcast_in_dim, transpose=transpose)
+
+
 def _transpose_abstract(x, *, permutation):
     if sorted(permutation) != list(range(x.ndim)):
         raise ValueError(f"lax.transpose: permutation {permutation} is not a permutation of "
@@ -470,7 +476,6 @@ def _scalar(v, dtype):
     if type(v) is Dim:  # a symbolic size: its value, staged (dim_value)
         from . import elementwise as ew
         return ew.convert_element_type(v, dtype)
-    from ..array import Array
     return Array._new(np.asarray(v, dtype=dtype), False)
 
 

@@ -14,7 +14,8 @@ import numpy as np
 from .. import dtypes
 from .. import lax
 from .. import numpy as jnp
-from ..core.dims import assume_at_least, is_dim
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import is_dim
 from ..core.shapes import broadcast_shapes, size_of
 from ..core.trace import get_aval, is_tracer
 from ..numpy._indexing import size_value

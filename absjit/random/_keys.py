@@ -20,7 +20,8 @@ import numpy as np
 from .. import dtypes
 from .. import lax
 from .. import numpy as jnp
-from ..core.dims import assume_at_least, is_dim
+from ..core.dim_assumptions import assume_at_least
+from ..core.dims import is_dim
 from ..core.shapes import size_of
 from ..core.trace import get_aval, is_tracer
 from ..ops.threefry import threefry2x32_p

@@ -8,7 +8,8 @@ from hypothesis import given, strategies as st
 import absjit
 import absjit.numpy as jnp
 from absjit.core import Dim, RankedArray, dim_max
-from absjit.core.dims import DimEnv, evaluate, unify
+from absjit.core.dim_env import DimEnv
+from absjit.core.dims import evaluate, unify
 from absjit.errors import ConcretizationTypeError, InconclusiveDimensionError
 
 

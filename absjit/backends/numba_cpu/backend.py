@@ -48,7 +48,9 @@ from .lowering.half import lower_half
 from ..numba.lower_elementwise import scalar_rules
 from ..numba.render import shape_text
 from .render import CpuRenderer
-from ...core.dims import Dim, code_name, entry_checks, is_symbolic
+from ...core.dim_assumptions import entry_checks
+from ...core.dim_format import code_name
+from ...core.dims import Dim, is_symbolic
 
 logger = logging.getLogger("absjit")
 
