@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import operator
-import types
 
 import numpy as np
 
@@ -13,28 +12,15 @@ from ..core.dims import Dim
 from ..core.trace import EVAL_MAIN, Tracer, current_dynamic
 from ..ops import elementwise as ew
 from ..ops import structural as st
-from ..ops.structural import operator_index, reshape
-from ._joining import stack_values
-from ._promote import asarray_weak, broadcast_to_shape, reject_masked
+from ..ops.structural import operator_index
+from ..ops import values as _values
+from ..ops._joining import stack_values
+from ..ops.values import asarray_weak
+from ._promote import broadcast_to_shape
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "eye", "identity", "meshgrid", "indices",
            "tri", "tril", "triu"]
-
-
-def _leaves(obj, out):
-    if isinstance(obj, (list, tuple)):
-        for o in obj:
-            _leaves(o, out)
-    else:
-        out.append(obj)
-    return out
-
-
-def _reject_iterators(obj):
-    if isinstance(obj, types.GeneratorType) or hasattr(obj, "__next__"):
-        raise TypeError(f"jnp.array does not accept iterators or generators (got "
-                        f"{type(obj).__name__}); materialise it first, e.g. list(x).")
 
 
 def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
@@ -50,96 +36,12 @@ def array(object, dtype=None, copy: bool = True, ndmin: int = 0):
     >>> jnp.array(3.0)
     Array(3., dtype=float32, weak_type=True)
     """
-    _reject_iterators(object)
-    reject_masked("jnp.array", object)
-    want = None if dtype is None else dtypes.user_dtype(dtype)
-    if isinstance(object, (Array, Tracer)):
-        out = object if want is None else asarray_weak(object, want, False)
-    elif type(object) is Dim:  # a size of the ranked level, used as a number
-        out = object.value()  # a weak int scalar, as a Python int gives
-        out = out if want is None else asarray_weak(out, want, False)
-    elif type(object) in (bool, int, float, complex):
-        if want is None:
-            out = asarray_weak(object, dtypes.python_scalar_dtype(object), type(object) is not bool)
-        else:
-            out = Array._new(_cast(np.asarray(object), want), False)
-    elif isinstance(object, (np.ndarray, np.generic)):
-        if not dtypes.is_supported(object.dtype):
-            raise TypeError(f"jnp.array: unsupported dtype {object.dtype}")
-        dt = want or dtypes.canonicalize_dtype(object.dtype)
-        out = Array._new(_cast(object, dt), False)
-    elif isinstance(object, (list, tuple)):
-        out = _array_from_sequence(object, want)
-    elif hasattr(object, "__array__"):
-        return array(np.asarray(object), dtype=dtype, copy=copy, ndmin=ndmin)
-    elif object is None:
-        raise ValueError("None is not a valid value for jnp.array")  # JAX's type and words
-    else:
-        raise TypeError(f"jnp.array: cannot convert object of type {type(object).__name__} "
-                        "to an array")
-    if ndmin and np.ndim(out) < ndmin:
-        out = reshape(out, (1,) * (ndmin - np.ndim(out)) + tuple(np.shape(out)))
-    return out
-
-
-def _cast(x, dt):
-    """A NumPy copy of ``x`` as ``dt``; float -> integer by absjit's rule (truncate,
-    saturate, NaN -> 0), not by NumPy's ``astype``, whose out-of-range results differ
-    between versions."""
-    x = np.asarray(x)
-    if np.dtype(dt).kind in "iu" and x.dtype.kind in "fc":
-        return ew.float_to_int(x, dt)
-    if x.dtype == np.float64 and dtypes.is_bfloat16(np.dtype(dt)):
-        return ew.float64_to_bfloat16(x)
-    return np.array(x, dtype=dt, copy=True)
-
-
-def _array_from_sequence(seq, want):
-    leaves = _leaves(seq, [])
-    for leaf in leaves:
-        _reject_iterators(leaf)
-    if any(isinstance(leaf, (Tracer, Dim)) for leaf in leaves):
-        if len(seq) == 0:
-            raise ValueError("jnp.array of an empty sequence of tracers")
-        elems = [array(e, dtype=want) for e in seq]
-        dt = want or dtypes.result_type(*elems)
-        return stack_values([asarray_weak(e, dt, False) for e in elems], 0)
-    if not leaves:
-        return Array._new(np.array(seq, dtype=want or dtypes.default_float()), False)
-    dt = want or dtypes.result_type(*[_as_np_leaf(x) for x in leaves])
-    try:
-        nested = [_as_np_seq(x) for x in seq] if isinstance(seq, (list, tuple)) else seq
-        if np.dtype(dt).kind in "iu" and any(isinstance(x, float) or getattr(
-                x, "dtype", np.dtype(int)).kind in "fc" for x in leaves):
-            raw = _cast(np.array(nested), dt)  # floats to an integer dtype: our rule
-        else:
-            raw = np.array(nested, dtype=dt)
-    except ValueError as e:
-        raise ValueError(f"jnp.array: sequence is ragged or malformed: {e}") from None
-    return Array._new(raw, False)
-
-
-def _as_np_leaf(x):
-    if isinstance(x, Array):
-        return x
-    if isinstance(x, (np.ndarray, np.generic)) or type(x) in (bool, int, float, complex):
-        return x
-    raise TypeError(f"jnp.array: unsupported element of type {type(x).__name__}")
-
-
-def _as_np_seq(x):
-    if isinstance(x, (list, tuple)):
-        return [_as_np_seq(e) for e in x]
-    if isinstance(x, Array):
-        return x._value
-    return x
+    return _values.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
 
 
 def asarray(a, dtype=None, copy=None):
     """Like :func:`array` but never copies an Array of the right dtype."""
-    if isinstance(a, Array) and (dtype is None or np.dtype(dtypes.to_numpy_dtype(dtype)) == a.dtype):
-        return a
-    return array(a, dtype=dtype, copy=bool(copy))
+    return _values.asarray(a, dtype=dtype, copy=copy)
 
 
 def _shape_tuple(shape, name):

@@ -2,7 +2,6 @@
 of the strict ``absjit.lax``."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -11,8 +10,8 @@ from ..array import Array
 from ..core.dims import Dim, is_dim, same_shape, unify_sizes
 from ..core.shapes import broadcast_shapes as _broadcast_shapes
 from ..core.trace import Tracer
-from ..ops import elementwise as ew
 from ..ops import structural as st
+from ..ops.values import _scalar_array, asarray_weak, reject_masked
 from ..errors import IncompatibleShapesError
 
 __all__ = ["promote_args", "promote_dtypes", "broadcast_shapes", "broadcast_to_shape",
@@ -27,15 +26,6 @@ def is_arraylike(x) -> bool:
     return isinstance(x, (Array, Tracer, np.ndarray, np.generic)) or type(x) in _scalar_types
 
 
-def reject_masked(name: str, x) -> None:
-    """``ValueError`` for a NumPy masked array: converting it would silently drop its
-    mask (JAX raises the same error)."""
-    if dtypes.is_masked_array(x):
-        raise ValueError(f"{name}: NumPy masked arrays are not supported as inputs (their "
-                         "mask would be ignored); use arr.filled(value) or "
-                         "arr.compressed() to turn it into a plain array first.")
-
-
 def check_arraylike(name: str, *args) -> None:
     for i, a in enumerate(args):
         reject_masked(name, a)
@@ -46,59 +36,6 @@ def check_arraylike(name: str, *args) -> None:
                                 "jnp.array(...) first.")
             raise TypeError(f"{name} requires ndarray or scalar arguments, got "
                             f"{type(a).__name__} at position {i}.")
-
-
-_SCALAR_CACHE: dict = {}
-
-
-def _scalar_array(x, dtype, weak: bool):
-    """0-d Arrays for Python scalars, memoised (they are immutable). ``0.0`` and
-    ``-0.0`` are equal and hash alike, so a float's key carries its sign too."""
-    t = type(x)
-    if t is float:
-        key = (t, x, dtype, weak, math.copysign(1.0, x))
-    elif t is complex:
-        key = (t, x, dtype, weak, math.copysign(1.0, x.real), math.copysign(1.0, x.imag))
-    else:
-        key = (t, x, dtype, weak)
-    try:
-        return _SCALAR_CACHE[key]
-    except (KeyError, TypeError):
-        pass
-    try:
-        val = np.asarray(x, dtype=dtype)
-    except OverflowError:
-        # A negative Python int meeting an unsigned array wraps, as in JAX (-1 -> 255).
-        bits = np.dtype(dtype).itemsize * 8
-        if type(x) is not int or not -(1 << bits) < x < (1 << bits):
-            raise OverflowError(f"Python int {x} is out of range for {np.dtype(dtype).name}") \
-                from None
-        val = np.asarray(x & ((1 << bits) - 1), dtype=np.uint64).astype(dtype)
-    arr = Array._new(val, weak)
-    if len(_SCALAR_CACHE) < 4096 and x == x:  # NaN never hits; do not store it
-        _SCALAR_CACHE[key] = arr
-    return arr
-
-
-def asarray_weak(x, dtype, weak: bool):
-    """``x`` as an absjit value of ``dtype`` (a cast only when needed)."""
-    t = type(x)
-    if t in _scalar_types:
-        return _scalar_array(x, dtype, weak)
-    if isinstance(x, Tracer):
-        if x.aval.dtype == dtype and x.aval.weak_type == weak:
-            return x
-        return ew.convert_element_type(x, dtype, weak)
-    if isinstance(x, Array):
-        if x._value.dtype == dtype and x._weak_type == weak:
-            return x
-        return ew.convert_element_type(x, dtype, weak)
-    if isinstance(x, (np.ndarray, np.generic)):
-        reject_masked("absjit", x)
-        if not dtypes.is_supported(x.dtype):
-            raise TypeError(f"absjit does not support arrays of dtype {x.dtype}")
-        return Array._new(np.array(x, dtype=dtype), weak)
-    raise TypeError(f"expected an array or scalar, got {type(x).__name__}")
 
 
 def _sizes_as_arrays(args):

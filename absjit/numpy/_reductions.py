@@ -22,7 +22,7 @@ from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops._util import canonical_axes
-from ._joining import concatenate_values
+from ..ops._joining import concatenate_values
 from ._promote import broadcast_to_shape, check_arraylike, promote_args, promote_dtypes
 from . import _ufuncs as uf
 

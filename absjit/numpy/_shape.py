@@ -22,7 +22,7 @@ from ..errors import ConcretizationTypeError, IncompatibleShapesError
 from ._promote import asarray_weak, broadcast_to_shape, check_arraylike, promote_dtypes
 from ._creation import array, asarray, full, zeros
 from ._indexing import default_fill_value, size_value
-from ._joining import concatenate_values, stack_values
+from ..ops._joining import concatenate_values, stack_values
 from ._reductions import cumsum, sum as _sum
 
 __all__ = ["reshape", "ravel", "transpose", "permute_dims", "swapaxes", "moveaxis",

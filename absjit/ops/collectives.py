@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import tree_util
+from .. import dtypes, tree_util
+from ..core.dims import Dim
 from ..core.fusion import Opaque, def_fusion
 from ..core.primitive import Primitive, abstract_eval_rules, impl_rules
 from ..core.trace import _STATE, _top_main, get_aval
 from ..interpreters import ad, batching
+from . import elementwise as ew
 from . import reductions as red
 from . import structural as st
+from .values import asarray, asarray_weak
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
            "psum_p", "pmax_p", "pmin_p", "all_gather_p", "axis_index_p"]
@@ -125,7 +128,6 @@ def _tree_collective(prim, x, axis_name):
 
 
 def _as_array(v):
-    from ..numpy._creation import asarray
     return asarray(v)
 
 
@@ -151,9 +153,19 @@ def pmean(x, axis_name):
     >>> absjit.vmap(lambda x: x - pmean(x, "i"), axis_name="i")(jnp.array([1.0, 3.0]))
     Array([-1.,  1.], dtype=float32)
     """
-    from ..numpy._ufuncs import true_divide
     n = axis_size(axis_name)
-    return tree_util.tree_map(lambda s: true_divide(s, n), psum(x, axis_name))
+    return tree_util.tree_map(lambda s: _true_divide(s, n), psum(x, axis_name))
+
+
+def _true_divide(s, n):
+    """``jnp.true_divide(s, n)`` for the size ``n`` of an axis (a Python int, or a
+    symbolic size): promoted as ``jnp`` does, an integer or bool result type becoming
+    the default float."""
+    n = n.value() if type(n) is Dim else n
+    dt, weak = dtypes.result_type_and_weak(s, n)
+    if not dtypes.is_inexact(dt):
+        dt = dtypes.default_float()
+    return ew.div(asarray_weak(s, dt, weak), asarray_weak(n, dt, weak))
 
 
 def pmax(x, axis_name):

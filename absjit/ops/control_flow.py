@@ -132,7 +132,7 @@ def cond(pred, true_fun, false_fun, *operands):
     if not (aval.dtype.kind in "biu"):
         raise TypeError(f"cond: pred type must be boolean or integer, got {aval.dtype.name}")
     from .elementwise import convert_element_type, ne
-    from ..numpy._promote import asarray_weak
+    from .values import asarray_weak
     if aval.dtype != dtypes.bool_:
         pred = ne(pred, asarray_weak(0, aval.dtype, aval.weak_type))
     index = convert_element_type(pred, dtypes.int32)

@@ -1,9 +1,10 @@
 """Joining absjit values of one dtype: the checks and the ``concatenate`` primitive
 behind ``jnp.concatenate`` and ``jnp.stack``.
 
-The public functions (``_shape``) convert and promote their arguments first; ``array``
-(``_creation``) stacks the tracers of a nested sequence with :func:`stack_values`, so
-this module sits below both and imports no other module of ``absjit.numpy``.
+The public functions (``absjit.numpy._shape``) convert and promote their arguments
+first; converting a nested sequence (:mod:`absjit.ops.values`, behind ``jnp.array``)
+stacks its tracers with :func:`stack_values`. The error messages name the ``jnp``
+functions, the only public ones that reach here.
 """
 from __future__ import annotations
 
