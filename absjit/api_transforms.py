@@ -20,6 +20,9 @@ from .core.trace import Tracer, get_aval
 from .interpreters import ad, batching
 from .interpreters.staging import (DebugInfo, flat_arg_names, fun_signature_info,
                                    positional_names)
+from .ops import elementwise as ew
+from .ops.structural import iota, reshape, slice_in_dim, transpose
+from .ops.values import asarray, asarray_weak
 from ._traceback import api_boundary
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev",
@@ -78,7 +81,6 @@ def _box_get(box, key):
 def _as_array(x):
     if isinstance(x, Tracer):
         return x
-    from .numpy._creation import asarray
     return asarray(x)
 
 
@@ -295,8 +297,7 @@ def _vjp(fun, primals, has_aux, abstraction, transform):
             if c is None:
                 c = ad.zeros_like_aval(shaped)
             elif get_aval(c).dtype != shaped.dtype:
-                from .ops.elementwise import convert_element_type
-                c = convert_element_type(c, shaped.dtype, shaped.weak_type)
+                c = ew.convert_element_type(c, shaped.dtype, shaped.weak_type)
             res.append(c)
         return tree_util.tree_unflatten(in_tree, res)
 
@@ -385,7 +386,6 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
                 "grad requires real-valued outputs (output dtype that is a sub-dtype of "
                 f"np.floating), but got {aval.dtype.name}. For differentiation of functions "
                 "with integer or complex outputs, use absjit.vjp directly.")
-        from .numpy._promote import asarray_weak
         one = asarray_weak(1, aval.dtype, aval.weak_type)
         grads = pullback(tree_util.tree_unflatten(tree_util.tree_structure(out), [one]))
         g = grads[0] if single else tuple(grads)
@@ -447,6 +447,13 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
 # ---------------------------------------------------------------------------
 # Jacobians
 # ---------------------------------------------------------------------------
+def _eye(n, dtype):
+    """The ``n x n`` identity of ``dtype`` (``n`` a symbolic size), staged."""
+    idt = dtypes.default_int()
+    same = ew.eq(iota(idt, (n, n), 0), iota(idt, (n, n), 1))
+    return ew.convert_element_type(same, dtype, False)
+
+
 def _std_basis(leaves):
     """Rows of the identity for the flattened inputs, split per leaf."""
     sizes = [size_of(get_aval(x).shape) for x in leaves]
@@ -455,9 +462,7 @@ def _std_basis(leaves):
     for x, s in zip(leaves, sizes):
         a = get_aval(x)
         if is_dim(total):  # ranked: the identity of a symbolic size, staged
-            from .numpy._creation import eye
-            from .ops.structural import reshape, slice_in_dim
-            piece = slice_in_dim(eye(total, dtype=a.dtype), off, off + s, axis=1)
+            piece = slice_in_dim(_eye(total, a.dtype), off, off + s, axis=1)
             out.append(reshape(piece, (total,) + tuple(a.shape)))
         else:
             piece = np.eye(total, dtype=a.dtype)[:, off:off + s]
@@ -468,7 +473,6 @@ def _std_basis(leaves):
 
 def _split_jac(batched, in_leaves, in_shapes_first):
     """``batched`` has a leading axis over flattened inputs (or outputs)."""
-    from .ops.structural import reshape, slice_in_dim
     res, off = [], 0
     for x in in_leaves:
         a = get_aval(x)
@@ -480,7 +484,6 @@ def _split_jac(batched, in_leaves, in_shapes_first):
 
 
 def _move_front_to_back(x, nfront):
-    from .ops.structural import transpose
     nd = len(get_aval(x).shape)
     perm = tuple(range(nfront, nd)) + tuple(range(nfront))
     return transpose(x, perm)

@@ -24,6 +24,8 @@ from .core.avals import ConcreteArray
 from .core.trace import EVAL_MAIN, _top_main, get_aval
 from .interpreters import ad, batching
 from .ops.call import eval_jaxpr_numpy, hoist_consts
+from .ops.values import filled_like
+from .api_transforms import vmap
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient"]
 
@@ -171,8 +173,7 @@ class custom_jvp:
                 total = part if total is None else tree_util.tree_map(
                     lambda a, b: a + b, total, part)
             if total is None:
-                from .numpy._creation import zeros_like
-                total = tree_util.tree_map(zeros_like, primal_out)
+                total = tree_util.tree_map(lambda x: filled_like(x, 0), primal_out)
             return primal_out, total
         self.jvp = jvp
 
@@ -244,7 +245,6 @@ ad.jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
 
 
 def _custom_jvp_call_batch(vals, dims, *, call_jaxpr, jvp):
-    from .api_transforms import vmap
     size = next(get_aval(v).shape[d] for v, d in zip(vals, dims) if d is not None)
     vals = [batching.bdim_at_front(v, d, size) for v, d in zip(vals, dims)]
     new, _ = batching.batch_jaxpr(call_jaxpr, size, [0] * len(vals),

@@ -1,21 +1,19 @@
 """Array creation: ``array``, ``asarray``, ``zeros``, ``ones``, ``full``, ``arange`` …"""
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from .. import dtypes
 from ..array import Array
 from ..core.dim_assumptions import assume_at_least
 from ..core.dims import Dim
-from ..core.trace import EVAL_MAIN, Tracer, current_dynamic
+from ..core.trace import Tracer
 from ..ops import elementwise as ew
 from ..ops import structural as st
 from ..ops.structural import operator_index
 from ..ops import values as _values
 from ..ops._joining import stack_values
-from ..ops.values import asarray_weak
+from ..ops.values import _shape_tuple, asarray_weak
 from ._promote import broadcast_to_shape
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
@@ -44,39 +42,9 @@ def asarray(a, dtype=None, copy=None):
     return _values.asarray(a, dtype=dtype, copy=copy)
 
 
-def _shape_tuple(shape, name):
-    if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__"):
-        shape = (shape,)
-    try:
-        out = tuple(d if type(d) is Dim else operator.index(d) for d in shape)
-    except TypeError:
-        if any(isinstance(d, Tracer) for d in shape):
-            raise
-        raise TypeError(f"{name}: shape must be a sequence of integers, got {shape!r}") from None
-    if any(d < 0 for d in out):
-        raise ValueError(f"{name}: negative dimensions are not allowed, got {out}")
-    return out
-
-
 def full(shape, fill_value, dtype=None):
     """An array of ``shape`` filled with ``fill_value``."""
-    shape = _shape_tuple(shape, "full")
-    if dtype is None:
-        dt, weak = dtypes.result_type_and_weak(fill_value)
-        weak = False
-    else:
-        dt, weak = dtypes.user_dtype(dtype), False
-    if isinstance(fill_value, Tracer) or (isinstance(fill_value, Array) and np.ndim(fill_value)):
-        return broadcast_to_shape(asarray_weak(fill_value, dt, weak), shape)
-    val = np.asarray(fill_value._value if isinstance(fill_value, Array) else fill_value)
-    if shape and not _eager():
-        # Inside a trace: stage a broadcast of the scalar instead of a big constant.
-        return broadcast_to_shape(Array._new(np.asarray(val, dtype=dt), weak), shape)
-    return Array._new(np.full(shape, val, dtype=dt), weak)
-
-
-def _eager() -> bool:
-    return current_dynamic() is EVAL_MAIN
+    return _values.full(shape, fill_value, dtype)
 
 
 def zeros(shape, dtype=None):
@@ -96,12 +64,7 @@ def empty(shape, dtype=None):
 
 def _like(name, fill):
     def fn(a, dtype=None, shape=None):
-        dt = dtypes.dtype_of(a) if dtype is None else dtype
-        sh = np.shape(a) if shape is None else shape
-        if isinstance(a, Tracer) and shape is None:
-            val = asarray_weak(fill if fill is not None else 0, dtypes.user_dtype(dt), False)
-            return broadcast_to_shape(val, tuple(sh))
-        return full(sh, fill if fill is not None else 0, dt)
+        return _values.filled_like(a, fill, dtype, shape)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{name}(a)``: an array shaped like ``a``."
     return fn

@@ -7,11 +7,10 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
-from ..core.dims import Dim, is_dim, same_shape, unify_sizes
+from ..core.dims import Dim, same_shape
 from ..core.shapes import broadcast_shapes as _broadcast_shapes
 from ..core.trace import Tracer
-from ..ops import structural as st
-from ..ops.values import _scalar_array, asarray_weak, reject_masked
+from ..ops.values import _scalar_array, asarray_weak, broadcast_to_shape, reject_masked
 from ..errors import IncompatibleShapesError
 
 __all__ = ["promote_args", "promote_dtypes", "broadcast_shapes", "broadcast_to_shape",
@@ -59,33 +58,6 @@ def broadcast_shapes(name: str, *shapes) -> tuple:
         raise IncompatibleShapesError(
             "Incompatible shapes for broadcasting: shapes=["
             + ", ".join(str(tuple(s)) for s in shapes) + "]") from None
-
-
-def broadcast_to_shape(x, shape):
-    """Broadcast ``x`` (NumPy rules) to ``shape`` with one ``broadcast_in_dim``.
-
-    At the ranked level the target says what a symbolic size of ``x`` is (every one is
-    non-unit): ``(x0,)`` goes to ``(5,)`` only if ``x0`` is 5, to ``(y0,)`` only if
-    ``x0 == y0``, assumptions the compiled program checks at entry
-    (:func:`absjit.core.dims.unify_sizes`)."""
-    xs = np.shape(x)
-    shape = tuple(shape)
-    if same_shape(xs, shape):
-        return x
-    nlead = len(shape) - len(xs)
-    if nlead < 0:
-        raise ValueError(f"cannot broadcast shape {xs} to {shape}")
-    for i, d in enumerate(xs):
-        t = shape[nlead + i]
-        if type(d) is int and d == 1:  # (a symbolic size is never 1)
-            continue
-        if is_dim(d) or is_dim(t):
-            ok = unify_sizes(d, t, f"broadcasting shape {tuple(xs)} to {shape}")
-        else:
-            ok = d == t
-        if not ok:
-            raise ValueError(f"cannot broadcast shape {tuple(xs)} to {shape}")
-    return st.broadcast_in_dim(x, shape, tuple(range(nlead, len(shape))))
 
 
 def _shape_of(x):

@@ -6,19 +6,22 @@ below ``absjit.numpy`` (``ops``, ``lax``, the transformations) and for ``numpy``
 from __future__ import annotations
 
 import math
+import operator
 import types
 
 import numpy as np
 
 from .. import dtypes
 from ..array import Array
-from ..core.dims import Dim
-from ..core.trace import Tracer
+from ..core.dims import Dim, is_dim, same_shape, unify_sizes
+from ..core.trace import EVAL_MAIN, Tracer, current_dynamic
 from . import elementwise as ew
+from . import structural as st
 from ._joining import stack_values
 from .structural import reshape
 
-__all__ = ["array", "asarray", "asarray_weak", "reject_masked", "scalar_array"]
+__all__ = ["array", "asarray", "asarray_weak", "reject_masked", "scalar_array",
+           "broadcast_to_shape", "full", "full_like", "filled_like"]
 
 _scalar_types = (bool, int, float, complex)
 
@@ -194,6 +197,87 @@ def asarray(a, dtype=None, copy=None):
     if isinstance(a, Array) and (dtype is None or np.dtype(dtypes.to_numpy_dtype(dtype)) == a.dtype):
         return a
     return array(a, dtype=dtype, copy=bool(copy))
+
+
+
+
+def broadcast_to_shape(x, shape):
+    """Broadcast ``x`` (NumPy rules) to ``shape`` with one ``broadcast_in_dim``.
+
+    At the ranked level the target says what a symbolic size of ``x`` is (every one is
+    non-unit): ``(x0,)`` goes to ``(5,)`` only if ``x0`` is 5, to ``(y0,)`` only if
+    ``x0 == y0``, assumptions the compiled program checks at entry
+    (:func:`absjit.core.dims.unify_sizes`)."""
+    xs = np.shape(x)
+    shape = tuple(shape)
+    if same_shape(xs, shape):
+        return x
+    nlead = len(shape) - len(xs)
+    if nlead < 0:
+        raise ValueError(f"cannot broadcast shape {xs} to {shape}")
+    for i, d in enumerate(xs):
+        t = shape[nlead + i]
+        if type(d) is int and d == 1:  # (a symbolic size is never 1)
+            continue
+        if is_dim(d) or is_dim(t):
+            ok = unify_sizes(d, t, f"broadcasting shape {tuple(xs)} to {shape}")
+        else:
+            ok = d == t
+        if not ok:
+            raise ValueError(f"cannot broadcast shape {tuple(xs)} to {shape}")
+    return st.broadcast_in_dim(x, shape, tuple(range(nlead, len(shape))))
+
+
+def _shape_tuple(shape, name):
+    if isinstance(shape, (int, np.integer)) or hasattr(shape, "__index__"):
+        shape = (shape,)
+    try:
+        out = tuple(d if type(d) is Dim else operator.index(d) for d in shape)
+    except TypeError:
+        if any(isinstance(d, Tracer) for d in shape):
+            raise
+        raise TypeError(f"{name}: shape must be a sequence of integers, got {shape!r}") from None
+    if any(d < 0 for d in out):
+        raise ValueError(f"{name}: negative dimensions are not allowed, got {out}")
+    return out
+
+
+def full(shape, fill_value, dtype=None):
+    """``jnp.full``: an array of ``shape`` filled with ``fill_value``."""
+    shape = _shape_tuple(shape, "full")
+    if dtype is None:
+        dt, weak = dtypes.result_type_and_weak(fill_value)
+        weak = False
+    else:
+        dt, weak = dtypes.user_dtype(dtype), False
+    if isinstance(fill_value, Tracer) or (isinstance(fill_value, Array) and np.ndim(fill_value)):
+        return broadcast_to_shape(asarray_weak(fill_value, dt, weak), shape)
+    val = np.asarray(fill_value._value if isinstance(fill_value, Array) else fill_value)
+    if shape and not _eager():
+        # Inside a trace: stage a broadcast of the scalar instead of a big constant.
+        return broadcast_to_shape(Array._new(np.asarray(val, dtype=dt), weak), shape)
+    return Array._new(np.full(shape, val, dtype=dt), weak)
+
+
+def _eager() -> bool:
+    return current_dynamic() is EVAL_MAIN
+
+
+def filled_like(a, fill, dtype=None, shape=None):
+    """``jnp.zeros_like(a)`` and ``jnp.ones_like(a)``: an array shaped like ``a`` (of
+    its dtype unless given) filled with ``fill``."""
+    dt = dtypes.dtype_of(a) if dtype is None else dtype
+    sh = np.shape(a) if shape is None else shape
+    if isinstance(a, Tracer) and shape is None:
+        val = asarray_weak(fill, dtypes.user_dtype(dt), False)
+        return broadcast_to_shape(val, tuple(sh))
+    return full(sh, fill, dt)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    """``jnp.full_like``: an array shaped like ``a`` filled with ``fill_value``."""
+    dt = dtypes.dtype_of(a) if dtype is None else dtype
+    return full(np.shape(a) if shape is None else shape, fill_value, dt)
 
 
 _scalar_array = scalar_array
