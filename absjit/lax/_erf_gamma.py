@@ -37,6 +37,7 @@ from ..custom_derivatives import custom_jvp
 from ..ops import elementwise as ew
 from ..ops.fma import fma_p
 from ..ops.structural import broadcast_in_dim
+from ..ops.values import asarray
 
 __all__ = ["erf", "erfc", "erf_inv", "lgamma", "digamma", "polygamma"]
 
@@ -71,7 +72,6 @@ def _poly(x, coeffs):
 
 
 def _float_input(name, x):
-    from ..numpy import asarray
     x = asarray(x)
     dt = get_aval(x).dtype
     if dtypes.is_integer(dt) or dtypes.is_bool(dt):

@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from .. import numpy as jnp
+from ..core.dims import Dim
 from ..core.trace import get_aval
 from ..ops import elementwise as ew, indexing, sorting, structural
+from ..ops.values import asarray, asarray_weak, broadcast_to_shape
 from . import _windowed as windowed
 
 __all__ = ["full", "full_like", "empty", "broadcasted_iota", "broadcast_shapes",
@@ -41,7 +42,7 @@ def full(shape, fill_value, dtype=None):
     Array([3., 3.], dtype=float32, weak_type=True)
     """
     shape = _shape(shape)
-    value = jnp.asarray(fill_value)
+    value = asarray(fill_value)
     if get_aval(value).ndim != 0:
         raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape "
                         f"{get_aval(value).shape}.")
@@ -63,10 +64,10 @@ def full_like(x, fill_value, dtype=None, shape=None):
     >>> lax.full_like(jnp.zeros(2, jnp.int32), 7)
     Array([7, 7], dtype=int32)
     """
-    aval = get_aval(jnp.asarray(x))
+    aval = get_aval(asarray(x))
     dt = aval.dtype if dtype is None else dtypes.user_dtype(dtype)
     weak = dtype is None and aval.weak_type
-    value = ew.convert_element_type(jnp.asarray(fill_value), dt, weak)
+    value = ew.convert_element_type(asarray(fill_value), dt, weak)
     return structural.broadcast_in_dim(value, aval.shape if shape is None else _shape(shape),
                                        ())
 
@@ -141,7 +142,7 @@ def broadcast_to_rank(x, rank):
     >>> lax.broadcast_to_rank(jnp.ones(3), 2).shape
     (1, 3)
     """
-    x = jnp.asarray(x)
+    x = asarray(x)
     nd = get_aval(x).ndim
     rank = int(rank)
     if nd >= rank:
@@ -160,7 +161,7 @@ def collapse(operand, start_dimension, stop_dimension=None):
     >>> lax.collapse(jnp.zeros((2, 3, 4)), 1).shape
     (2, 12)
     """
-    operand = jnp.asarray(operand)
+    operand = asarray(operand)
     shape = tuple(get_aval(operand).shape)
     lo, hi, _ = slice(start_dimension, stop_dimension).indices(len(shape))
     if hi < lo:
@@ -180,7 +181,7 @@ def square(x):
     >>> lax.square(3.0)
     Array(9., dtype=float32, weak_type=True)
     """
-    return ew.integer_pow(jnp.asarray(x), 2)
+    return ew.integer_pow(asarray(x), 2)
 
 
 def reciprocal(x):
@@ -192,7 +193,7 @@ def reciprocal(x):
     >>> lax.reciprocal(4.0)
     Array(0.25, dtype=float32, weak_type=True)
     """
-    return ew.integer_pow(jnp.asarray(x), -1)
+    return ew.integer_pow(asarray(x), -1)
 
 
 def complex(x, y):  # noqa: A001 - lax name
@@ -207,7 +208,7 @@ def complex(x, y):  # noqa: A001 - lax name
     >>> lax.complex(1.0, 2.0)
     Array(1.+2.j, dtype=complex64, weak_type=True)
     """
-    x, y = jnp.asarray(x), jnp.asarray(y)
+    x, y = asarray(x), asarray(y)
     ax, ay = get_aval(x), get_aval(y)
     if ax.dtype != ay.dtype:
         raise TypeError(f"lax.complex requires arguments to have the same dtypes, got "
@@ -216,8 +217,8 @@ def complex(x, y):  # noqa: A001 - lax name
         raise TypeError(f"lax.complex does not accept dtype {ax.dtype.name}. Accepted "
                         "dtypes are subtypes of floating (float32, float64).")
     shape = broadcast_shapes(ax.shape, ay.shape)
-    x = jnp.broadcast_to(x, shape)
-    y = jnp.broadcast_to(y, shape)
+    x = broadcast_to_shape(x, shape)
+    y = broadcast_to_shape(y, shape)
     cdt = np.dtype(np.complex64 if ax.dtype == np.float32 else np.complex128)
     weak = ax.weak_type and ay.weak_type
     cx = ew.convert_element_type(x, cdt, weak)
@@ -226,7 +227,7 @@ def complex(x, y):  # noqa: A001 - lax name
 
 
 def _int_input(name, x):
-    x = jnp.asarray(x)
+    x = asarray(x)
     dt = get_aval(x).dtype
     if not dtypes.is_integer(dt):
         raise TypeError(f"lax.{name} does not accept dtype {dt.name}. Accepted dtypes are "
@@ -303,7 +304,7 @@ def reduce_xor(operand, axes):
     >>> lax.reduce_xor(jnp.array([1, 2, 7], jnp.int32), (0,))
     Array(4, dtype=int32)
     """
-    operand = jnp.asarray(operand)
+    operand = asarray(operand)
     dt = get_aval(operand).dtype
     if not (dtypes.is_integer(dt) or dtypes.is_bool(dt)):
         raise TypeError(f"reduce_xor does not accept dtype {dt.name}. Accepted dtypes are "
@@ -324,7 +325,7 @@ def cumlogsumexp(operand, axis=0, reverse=False):
     >>> lax.cumlogsumexp(jnp.zeros(3))
     Array([0.       , 0.6931472, 1.0986123], dtype=float32)
     """
-    operand = jnp.asarray(operand)
+    operand = asarray(operand)
     dt = get_aval(operand).dtype
     if not dtypes.is_float(dt):
         raise TypeError(f"cumlogsumexp does not accept dtype {dt.name}. Accepted dtypes "
@@ -333,8 +334,19 @@ def cumlogsumexp(operand, axis=0, reverse=False):
     axis = int(axis)
     if not -nd <= axis < nd:
         raise ValueError(f"axis {axis} is out of bounds for array of rank {nd}")
-    return windowed.associative_scan(jnp.logaddexp, operand, reverse=bool(reverse),
+    return windowed.associative_scan(_logaddexp, operand, reverse=bool(reverse),
                                      axis=axis % nd)
+
+
+def _logaddexp(a, b):
+    """``log(exp(a) + exp(b))`` without overflow, for operands of one float dtype and
+    shape (``jnp.logaddexp``'s formula)."""
+    with np.errstate(all="ignore"):
+        big = ew.max(a, b)
+        delta = ew.sub(a, b)
+        # NaN for NaN inputs and for two infinities of one sign, whose sum a + b is
+        return ew.select(ew.ne(delta, delta), ew.add(a, b),
+                         ew.add(big, ew.log1p(ew.exp(ew.neg(ew.abs(delta))))))
 
 
 def scatter_sub(x, updates, indices, axes):
@@ -348,7 +360,7 @@ def scatter_sub(x, updates, indices, axes):
     >>> lax.scatter_sub(jnp.zeros(3), jnp.array([1., 2.]), [jnp.array([0, 0])], (0,))
     Array([-3.,  0.,  0.], dtype=float32)
     """
-    return indexing.scatter_add(x, ew.neg(jnp.asarray(updates)), indices, axes)
+    return indexing.scatter_add(x, ew.neg(asarray(updates)), indices, axes)
 
 
 def scatter_apply(x, indices, func, axes):
@@ -363,7 +375,7 @@ def scatter_apply(x, indices, func, axes):
     >>> lax.scatter_apply(jnp.ones(3), [jnp.array([2])], jnp.negative, (0,))
     Array([ 1.,  1., -1.], dtype=float32)
     """
-    x = jnp.asarray(x)
+    x = asarray(x)
     selected = indexing.gather(x, indices, axes)
     return indexing.scatter(x, func(selected), indices, axes)
 
@@ -382,8 +394,8 @@ def index_take(src, idxs, axes):
     >>> lax.index_take(src, [jnp.array([1, 0]), jnp.array([2, -1])], (0, 1))
     Array([5, 2], dtype=int32)
     """
-    src = jnp.asarray(src)
-    idxs = [jnp.asarray(i) for i in idxs]
+    src = asarray(src)
+    idxs = [asarray(i) for i in idxs]
     axes = tuple(int(a) for a in axes)
     shape = tuple(get_aval(src).shape)
     nd = len(shape)
@@ -396,24 +408,44 @@ def index_take(src, idxs, axes):
                             f"{get_aval(i).dtype.name}")
     rest = [d for d in range(nd) if d not in axes]
     moved = structural.transpose(src, axes + tuple(rest))
-    return moved[tuple(jnp.remainder(i, shape[a]) for i, a in zip(idxs, axes))]
+    return moved[tuple(_wrap(i, shape[a]) for i, a in zip(idxs, axes))]
+
+
+def _wrap(i, n):
+    """The integer array ``i`` modulo the size ``n`` (``jnp.remainder(i, n)``: the
+    result has the sign of ``n``; 0 where ``n`` is 0)."""
+    aval = get_aval(i)
+    n = asarray_weak(n.value() if type(n) is Dim else n, aval.dtype, aval.weak_type)
+    zero = ew._const(0, i)
+    r = ew.rem(i, n)
+    if aval.dtype.kind != "u":
+        fix = ew.bitwise_and(ew.ne(r, zero), ew.ne(ew.lt(r, zero), ew.lt(n, zero)))
+        r = ew.select(fix, ew.add(r, n), r)
+    return ew.select(ew.eq(n, zero), zero, r)
+
+
+def _moveaxis(x, source, destination):
+    """``x`` with its axis ``source`` moved to ``destination`` (both non-negative)."""
+    perm = [d for d in range(get_aval(x).ndim) if d != source]
+    perm.insert(destination, source)
+    return structural.transpose(x, perm)
 
 
 def _approx_k(name, operand, k, reduction_dimension, largest):
-    operand = jnp.asarray(operand)
+    operand = asarray(operand)
     nd = get_aval(operand).ndim
     dim = int(reduction_dimension)
     if not -nd <= dim < nd:
         raise ValueError(f"{name}: reduction_dimension {dim} is out of bounds for an "
                          f"operand of rank {nd}")
     dim %= nd
-    x = jnp.moveaxis(operand, dim, -1)
+    x = _moveaxis(operand, dim, nd - 1)
     if not largest:
         x = ew.bitwise_not(x) if get_aval(x).dtype.kind in "biu" else ew.neg(x)
     vals, idx = sorting.top_k(x, k)
     if not largest:
         vals = ew.bitwise_not(vals) if get_aval(vals).dtype.kind in "biu" else ew.neg(vals)
-    return jnp.moveaxis(vals, -1, dim), jnp.moveaxis(idx, -1, dim)
+    return _moveaxis(vals, nd - 1, dim), _moveaxis(idx, nd - 1, dim)
 
 
 def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95,

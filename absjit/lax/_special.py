@@ -26,11 +26,12 @@ from fractions import Fraction
 import numpy as np
 
 from .. import dtypes
-from .. import numpy as jnp
+from ..core.shapes import broadcast_shapes
 from ..core.trace import get_aval
 from ..custom_derivatives import custom_jvp
 from ..interpreters import ad
-from ..ops import control_flow, elementwise as ew
+from ..ops import control_flow, elementwise as ew, reductions as red
+from ..ops.values import asarray, broadcast_to_shape, filled_like, full_like
 from . import _erf_gamma as sp
 
 __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc", "zeta",
@@ -46,7 +47,7 @@ _MAXITER_BETA = 1000
 def _float_args(name, *args):
     """Broadcast float arrays of one dtype; computing dtype (float32 for the half
     types), the result dtype and its weak type."""
-    arrs = [jnp.asarray(a) for a in args]
+    arrs = [asarray(a) for a in args]
     avals = [get_aval(a) for a in arrs]
     for i, av in enumerate(avals):
         if not dtypes.is_float(av.dtype):
@@ -59,8 +60,19 @@ def _float_args(name, *args):
     weak = all(av.weak_type for av in avals)
     work = dt if dt in (np.dtype(np.float32), np.dtype(np.float64)) else np.dtype(np.float32)
     arrs = [ew.convert_element_type(a, work, weak) if dt != work else a for a in arrs]
-    arrs = jnp.broadcast_arrays(*arrs)
+    arrs = _broadcast(name, arrs)
     return arrs, dt, weak
+
+
+def _broadcast(name, arrs):
+    """``arrs`` broadcast to their common shape (NumPy's rules)."""
+    shapes = [tuple(get_aval(a).shape) for a in arrs]
+    try:
+        target = broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"lax.{name}: incompatible shapes for broadcasting: "
+                         + ", ".join(str(s) for s in shapes)) from None
+    return [broadcast_to_shape(a, target) for a in arrs]
 
 
 def _finish(y, dt, weak):
@@ -74,7 +86,24 @@ def _eps(x):
 
 
 def _sel(pred, a, b):
-    return jnp.where(pred, a, b)
+    return ew.select(pred, a, b)
+
+
+# The elementwise functions below take operands of one float dtype (``_float_args``).
+def _any(pred):
+    return red.reduce_or(pred, tuple(range(get_aval(pred).ndim)))
+
+
+def _isnan(x):
+    return ew.ne(x, x)
+
+
+def _zeros_like(x):
+    return filled_like(x, 0)
+
+
+def _ones_like(x):
+    return filled_like(x, 1)
 
 
 # ---------------------------------------------------------------------------
@@ -83,10 +112,10 @@ def _sel(pred, a, b):
 def _gamma_series(a, x, active):
     """``sum_n x**n / ((a+1)...(a+n))`` and its derivative in ``a``."""
     eps = _eps(x)
-    one, zero = jnp.ones_like(x), jnp.zeros_like(x)
+    one, zero = _ones_like(x), _zeros_like(x)
 
     def cond(s):
-        return (s[0] < _MAXITER_GAMMA) & jnp.any(s[1])
+        return (s[0] < _MAXITER_GAMMA) & _any(s[1])
 
     def body(s):
         it, act, r, c, ans, dc, dans = s
@@ -94,7 +123,7 @@ def _gamma_series(a, x, active):
         dc2 = dc * x / r2 - c * x / (r2 * r2)
         c2 = c * x / r2
         ans2, dans2 = ans + c2, dans + dc2
-        more = (jnp.abs(c2) > eps * jnp.abs(ans2)) | (jnp.abs(dc2) > eps * jnp.abs(dans2))
+        more = (ew.abs(c2) > eps * ew.abs(ans2)) | (ew.abs(dc2) > eps * ew.abs(dans2))
         return (it + 1, act & more, _sel(act, r2, r), _sel(act, c2, c), _sel(act, ans2, ans),
                 _sel(act, dc2, dc), _sel(act, dans2, dans))
 
@@ -107,7 +136,7 @@ def _gamma_cf(a, x, active):
     derivative in ``a`` (numerators and denominators rescaled together when large)."""
     eps = _eps(x)
     big = 1.0 / (eps * eps)
-    zero, one = jnp.zeros_like(x), jnp.ones_like(x)
+    zero, one = _zeros_like(x), _ones_like(x)
     y = 1 - a
     z = x + y + 1
     state = (0, active, y, z, zero,                      # it, act, y, z, c
@@ -116,7 +145,7 @@ def _gamma_cf(a, x, active):
              (x + 1) / (z * x), (-(x + 1) * (-x)) / (z * x * z * x))   # ans, dans
 
     def cond(s):
-        return (s[0] < _MAXITER_GAMMA) & jnp.any(s[1])
+        return (s[0] < _MAXITER_GAMMA) & _any(s[1])
 
     def body(s):
         it, act, y, z, c, pkm2, qkm2, pkm1, qkm1, dpkm2, dqkm2, dpkm1, dqkm1, ans, dans = s
@@ -130,13 +159,13 @@ def _gamma_cf(a, x, active):
         safe_qk = _sel(nz, qk, one)
         r = pk / safe_qk
         dr = (dpk - r * dqk) / safe_qk
-        t = _sel(nz, jnp.abs((ans - r) / r), one)
-        dt = _sel(nz, jnp.abs(dans - dr), one)
+        t = _sel(nz, ew.abs((ans - r) / r), one)
+        dt = _sel(nz, ew.abs(dans - dr), one)
         ans2, dans2 = _sel(nz, r, ans), _sel(nz, dr, dans)
-        scale = _sel(jnp.abs(pk) > big, jnp.full_like(x, eps * eps), one)
+        scale = _sel(ew.abs(pk) > big, full_like(x, eps * eps), one)
         new = (pkm1 * scale, qkm1 * scale, pk * scale, qk * scale,
                dpkm1 * scale, dqkm1 * scale, dpk * scale, dqk * scale)
-        more = (t > eps) | (dt > eps * jnp.abs(dans2))
+        more = (t > eps) | (dt > eps * ew.abs(dans2))
         old = (pkm2, qkm2, pkm1, qkm1, dpkm2, dqkm2, dpkm1, dqkm1)
         kept = tuple(_sel(act, n, o) for n, o in zip(new, old))
         return (it + 1, act & more, _sel(act, y2, y), _sel(act, z2, z), _sel(act, c2, c),
@@ -150,19 +179,19 @@ def _igamma_parts(a, x):
     """``(P, Q, dP/da, ratio)`` where ``ratio = -(dP/da) / (dP/dx)`` (the implicit
     derivative of a gamma sample), edge cases and NaNs not yet applied."""
     use_cf = (x > 1) & (x > a)
-    ok = (a > 0) & (x > 0) & jnp.isfinite(a) & jnp.isfinite(x)
-    half = jnp.full_like(x, 0.5)
-    two = jnp.full_like(x, 2.0)
+    ok = (a > 0) & (x > 0) & ew.is_finite(a) & ew.is_finite(x)
+    half = full_like(x, 0.5)
+    two = full_like(x, 2.0)
     # Inactive elements get harmless arguments (their results are discarded).
     a_s, x_s = _sel(ok & ~use_cf, a, half), _sel(ok & ~use_cf, x, half)
     a_c, x_c = _sel(ok & use_cf, a, half), _sel(ok & use_cf, x, two)
     s, ds = _gamma_series(a_s, x_s, ok & ~use_cf)
     f, df = _gamma_cf(a_c, x_c, ok & use_cf)
     a_u, x_u = _sel(use_cf, a_c, a_s), _sel(use_cf, x_c, x_s)
-    log_x = jnp.log(x_u)
+    log_x = ew.log(x_u)
     dig = sp.digamma(a_u)
     ax = a_u * log_x - x_u - sp.lgamma(a_u)
-    e = jnp.exp(ax)
+    e = ew.exp(ax)
     p_ser = s * e / a_u
     dp_ser = e / a_u * (ds + s * (log_x - dig - 1 / a_u))
     q_cf = f * e
@@ -178,26 +207,26 @@ def _igamma_parts(a, x):
 def _igamma_edges(a, x, p, upper):
     """JAX's values off the expansions' domain: NaN for negative or NaN arguments and
     infinite ``a``; ``P = 0`` at ``x = 0``, ``P = 1`` at ``a = 0`` or ``x = inf``."""
-    nan = jnp.full_like(x, np.nan)
+    nan = full_like(x, np.nan)
     lo, hi = (1.0, 0.0) if upper else (0.0, 1.0)
-    out = _sel(x == 0, jnp.full_like(x, lo), p)
-    out = _sel((a == 0) & (x > 0), jnp.full_like(x, hi), out)
-    out = _sel((x == np.inf) & (a > 0), jnp.full_like(x, hi), out)
-    bad = (x < 0) | (a < 0) | jnp.isnan(a) | jnp.isnan(x) | (a == np.inf)
+    out = _sel(x == 0, full_like(x, lo), p)
+    out = _sel((a == 0) & (x > 0), full_like(x, hi), out)
+    out = _sel((x == np.inf) & (a > 0), full_like(x, hi), out)
+    bad = (x < 0) | (a < 0) | _isnan(a) | _isnan(x) | (a == np.inf)
     return _sel(bad, nan, out)
 
 
 def _igamma_density(a, x):
     """``dP/dx = x**(a-1) exp(-x) / Gamma(a)``."""
-    return jnp.exp(-x + jnp.where(a == 1, jnp.zeros_like(x), (a - 1) * jnp.log(x))
+    return ew.exp(-x + _sel(a == 1, _zeros_like(x), (a - 1) * ew.log(x))
                    - sp.lgamma(a))
 
 
 def _igamma_grad_a_impl(a, x):
     _, _, dpda, _ = _igamma_parts(a, x)
-    nan = jnp.full_like(x, np.nan)
-    out = _sel((x == 0) & (a > 0), jnp.zeros_like(x), dpda)
-    bad = (x < 0) | (a <= 0) | jnp.isnan(a) | jnp.isnan(x) | ~jnp.isfinite(a)
+    nan = full_like(x, np.nan)
+    out = _sel((x == 0) & (a > 0), _zeros_like(x), dpda)
+    bad = (x < 0) | (a <= 0) | _isnan(a) | _isnan(x) | ~ew.is_finite(a)
     return _sel(bad | (x == np.inf), nan, out)
 
 
@@ -281,10 +310,10 @@ def random_gamma_grad(a, x):
     """
     (a, x), dt, weak = _float_args("random_gamma_grad", a, x)
     _, _, _, ratio = _igamma_parts(a, x)
-    out = _sel((x == 0) & (a > 0), jnp.zeros_like(x), ratio)
-    bad = (x < 0) | (a <= 0) | jnp.isnan(a) | jnp.isnan(x) | ~jnp.isfinite(a) \
+    out = _sel((x == 0) & (a > 0), _zeros_like(x), ratio)
+    bad = (x < 0) | (a <= 0) | _isnan(a) | _isnan(x) | ~ew.is_finite(a) \
         | (x == np.inf)
-    return _finish(_sel(bad, jnp.full_like(x, np.nan), out), dt, weak)
+    return _finish(_sel(bad, full_like(x, np.nan), out), dt, weak)
 
 
 # ---------------------------------------------------------------------------
@@ -294,15 +323,15 @@ def _beta_cf(a, b, x, active):
     """The continued fraction of ``I_x(a, b)`` by the modified Lentz method."""
     eps = _eps(x)
     tiny = float(np.finfo(get_aval(x).dtype).tiny) * 1e3
-    one = jnp.ones_like(x)
+    one = _ones_like(x)
 
     def guard(v):
-        return _sel(jnp.abs(v) < tiny, jnp.full_like(x, tiny), v)
+        return _sel(ew.abs(v) < tiny, full_like(x, tiny), v)
 
     d0 = 1 / guard(1 - (a + b) * x / (a + 1))
 
     def cond(s):
-        return (s[0] < _MAXITER_BETA) & jnp.any(s[1])
+        return (s[0] < _MAXITER_BETA) & _any(s[1])
 
     def body(s):
         it, act, m, c, d, h = s
@@ -316,7 +345,7 @@ def _beta_cf(a, b, x, active):
         c2 = guard(1 + aa / c1)
         step = d2 * c2
         h2 = h1 * step
-        more = jnp.abs(step - 1) > eps
+        more = ew.abs(step - 1) > eps
         return (it + 1, act & more, m + 1, _sel(act, c2, c), _sel(act, d2, d),
                 _sel(act, h2, h))
 
@@ -329,21 +358,21 @@ def _betainc_impl(a, b, x):
     ok = (a > 0) & (b > 0) & (x > 0) & (x < 1)
     aa, bb = _sel(flip, b, a), _sel(flip, a, b)
     xx = _sel(flip, 1 - x, x)
-    half = jnp.full_like(x, 0.5)
-    one = jnp.ones_like(x)
+    half = full_like(x, 0.5)
+    one = _ones_like(x)
     aa, bb, xx = _sel(ok, aa, one), _sel(ok, bb, one), _sel(ok, xx, half)
     h = _beta_cf(aa, bb, xx, ok)
-    log_front = (aa * jnp.log(xx) + bb * jnp.log1p(-xx) - sp.lgamma(aa) - sp.lgamma(bb)
+    log_front = (aa * ew.log(xx) + bb * ew.log1p(-xx) - sp.lgamma(aa) - sp.lgamma(bb)
                  + sp.lgamma(aa + bb))
-    v = jnp.exp(log_front) * h / aa
+    v = ew.exp(log_front) * h / aa
     out = _sel(flip, 1 - v, v)
-    out = _sel(x == 0, jnp.zeros_like(x), out)
+    out = _sel(x == 0, _zeros_like(x), out)
     out = _sel(x == 1, one, out)
     out = _sel((a == 0) & (b > 0), one, out)
-    out = _sel((b == 0) & (a > 0), jnp.zeros_like(x), out)
+    out = _sel((b == 0) & (a > 0), _zeros_like(x), out)
     bad = (a < 0) | (b < 0) | ((a == 0) & (b == 0)) | (x < 0) | (x > 1) \
-        | jnp.isnan(a) | jnp.isnan(b) | jnp.isnan(x)
-    return _sel(bad, jnp.full_like(x, np.nan), out)
+        | _isnan(a) | _isnan(b) | _isnan(x)
+    return _sel(bad, full_like(x, np.nan), out)
 
 
 @custom_jvp
@@ -355,7 +384,7 @@ def _betainc(a, b, x):
 def _betainc_jvp(primals, tangents):
     # ``a`` and ``b`` carry no tangent here: ``betainc`` rejects them before.
     (a, b, x), (_, _, tx) = primals, tangents
-    dens = jnp.exp((a - 1) * jnp.log(x) + (b - 1) * jnp.log1p(-x) - sp.lgamma(a)
+    dens = ew.exp((a - 1) * ew.log(x) + (b - 1) * ew.log1p(-x) - sp.lgamma(a)
                    - sp.lgamma(b) + sp.lgamma(a + b))
     return _betainc(a, b, x), tx * dens
 
@@ -406,24 +435,24 @@ _ZETA_TERMS = 9
 
 
 def _zeta_impl(s, q):
-    total = jnp.zeros_like(s)
+    total = _zeros_like(s)
     for k in range(_ZETA_TERMS):
-        total = total + jnp.power(q + k, -s)
+        total = total + ew.pow(q + k, -s)
     w = q + _ZETA_TERMS
-    total = total + jnp.power(w, 1 - s) / (s - 1) + 0.5 * jnp.power(w, -s)
+    total = total + ew.pow(w, 1 - s) / (s - 1) + 0.5 * ew.pow(w, -s)
     rising = s                              # s (s+1) ... (s+2j-2)
-    wpow = jnp.power(w, -s - 1)             # w**(-s-2j+1)
+    wpow = ew.pow(w, -s - 1)             # w**(-s-2j+1)
     inv_w2 = 1 / (w * w)
     for j, coef in enumerate(_ZETA_EM, start=1):
         total = total + coef * rising * wpow
         rising = rising * (s + 2 * j - 1) * (s + 2 * j)
         wpow = wpow * inv_w2
-    nan, inf = jnp.full_like(s, np.nan), jnp.full_like(s, np.inf)
+    nan, inf = full_like(s, np.nan), full_like(s, np.inf)
     out = _sel(s == 1, inf, total)
-    q_pole = (q <= 0) & (q == jnp.floor(q))
+    q_pole = (q <= 0) & (q == ew.floor(q))
     out = _sel(q_pole, inf, out)
-    out = _sel((q < 0) & ~q_pole & (s != jnp.floor(s)), nan, out)
-    return _sel((s < 1) | jnp.isnan(s) | jnp.isnan(q), nan, out)
+    out = _sel((q < 0) & ~q_pole & (s != ew.floor(s)), nan, out)
+    return _sel((s < 1) | _isnan(s) | _isnan(q), nan, out)
 
 
 def zeta(x, q):
@@ -453,28 +482,28 @@ _BESSEL_CUT = 30.0
 
 
 def _bessel_ie(x, order):
-    ax = jnp.abs(x)
-    small = jnp.minimum(ax, _BESSEL_CUT)
+    ax = ew.abs(x)
+    small = ew.min(ax, ew._const(_BESSEL_CUT, ax))
     y = small * small / 4
-    term = jnp.ones_like(x) if order == 0 else small / 2
+    term = _ones_like(x) if order == 0 else small / 2
     total = term
     for k in range(1, _BESSEL_SERIES_TERMS):
         term = term * y / (k * (k + order))
         total = total + term
-    series = total * jnp.exp(-small)
-    big = jnp.maximum(ax, _BESSEL_CUT)
+    series = total * ew.exp(-small)
+    big = ew.max(ax, ew._const(_BESSEL_CUT, ax))
     mu = 4.0 * order * order
     coef = 1.0
-    acc = jnp.ones_like(x)
+    acc = _ones_like(x)
     inv = 1 / (8 * big)
-    p = jnp.ones_like(x)
+    p = _ones_like(x)
     for k in range(1, _BESSEL_ASYMP_TERMS):
         coef *= -(mu - (2 * k - 1) ** 2) / k
         p = p * inv
         acc = acc + coef * p
-    asymp = acc / jnp.sqrt(2 * np.pi * big)
+    asymp = acc / ew.sqrt(2 * np.pi * big)
     out = _sel(ax <= _BESSEL_CUT, series, asymp)
-    out = _sel(ax == np.inf, jnp.zeros_like(x), out)
+    out = _sel(ax == np.inf, _zeros_like(x), out)
     if order == 1:
         out = _sel(x < 0, -out, out)
     return out
@@ -493,15 +522,15 @@ def _i1e(x):
 @_i0e.defjvp
 def _i0e_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
-    return _i0e(x), t * (_i1e(x) - jnp.sign(x) * _i0e(x))
+    return _i0e(x), t * (_i1e(x) - ew.sign(x) * _i0e(x))
 
 
 @_i1e.defjvp
 def _i1e_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     i0, i1 = _i0e(x), _i1e(x)
-    safe = jnp.where(x == 0, jnp.ones_like(x), x)
-    d = jnp.where(x == 0, jnp.full_like(x, 0.5), i0 - i1 * (jnp.sign(x) + 1 / safe))
+    safe = _sel(x == 0, _ones_like(x), x)
+    d = _sel(x == 0, full_like(x, 0.5), i0 - i1 * (ew.sign(x) + 1 / safe))
     return i1, t * d
 
 

@@ -22,12 +22,15 @@ import operator
 import numpy as np
 
 from .. import dtypes, tree_util
+from ..api_transforms import vmap
 from ..core.dims import is_symbolic
 from ..core.trace import Tracer, get_aval
 from ..ops import elementwise as ew
 from ..ops import reductions as red
 from ..ops import structural as st
 from ..ops.conv import padtype_to_pads, window_count
+from ..ops.scan import scan
+from ..ops.values import asarray, full
 
 __all__ = ["reduce", "reduce_window", "associative_scan"]
 
@@ -113,8 +116,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
                       for p, w, s in zip(padded_shape, eff_window, strides))
     # no window fits: an empty result of the init value
     if not is_symbolic(out_shape) and math.prod(out_shape) == 0:
-        from .. import numpy as jnp
-        return tree_util.tree_unflatten(tree, [jnp.full(out_shape, i, get_aval(x).dtype)
+        return tree_util.tree_unflatten(tree, [full(out_shape, i, get_aval(x).dtype)
                                                for x, i in zip(flat, inits)])
     config = tuple((lo, hi, b - 1) for (lo, hi), b in zip(pads, base))
     xs = []
@@ -216,10 +218,9 @@ def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - lax 
     >>> lax.reduce(jnp.arange(6.0).reshape(2, 3), 0.0, lax.add, (1,))
     Array([ 3., 12.], dtype=float32)
     """
-    from .. import numpy as jnp
     flat, inits, tree, shape = _flat_operands("reduce", operands, init_values,
                                               ("operands", "init_values"), ValueError,
-                                              convert=jnp.asarray)
+                                              convert=asarray)
     nd = len(shape)
     try:
         dims = tuple(operator.index(d) for d in dimensions)
@@ -244,7 +245,7 @@ def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - lax 
         for (fn, combine), x, init, a in zip(monoids, flat, inits, avals):
             r = fn(x, tuple(sorted(dims)))
             if combine is not None:  # associative: init . (x1 . x2 ...) is the left fold
-                init = jnp.asarray(init).astype(a.dtype)
+                init = _astype(init, a.dtype)
                 r = combine.bind(st.broadcast_in_dim(init, get_aval(r).shape, ()), r)
                 r = r[0] if isinstance(r, (list, tuple)) else r
             out.append(r)
@@ -253,19 +254,25 @@ def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - lax 
                                                 dims, shape))
 
 
+def _astype(x, dtype):
+    """``x`` as a strongly typed array of ``dtype`` (``jnp.asarray(x).astype(dtype)``)."""
+    x = asarray(x)
+    aval = get_aval(x)
+    if aval.dtype == dtype and not aval.weak_type:
+        return x
+    return ew.convert_element_type(x, dtype, False)
+
+
 def _fold(flat, inits, avals, tree, computation, dims, shape):
     """The elements over ``dims`` (in row-major order) folded into the initial values
     one at a time with ``lax.scan``; the computation runs element-wise on the kept
     positions (through ``vmap``, as it is written for scalars)."""
-    from ..api_transforms import vmap
-    from ..ops.scan import scan
-    from .. import numpy as jnp
     kept = tuple(d for d in range(len(shape)) if d not in dims)
     kept_shape = tuple(shape[d] for d in kept)
     n = math.prod(shape[d] for d in dims)
     m = math.prod(kept_shape)
-    xs = [jnp.reshape(jnp.transpose(x, tuple(sorted(dims)) + kept), (n, m)) for x in flat]
-    carry = [jnp.full((m,), init, a.dtype) for init, a in zip(inits, avals)]
+    xs = [st.reshape(st.transpose(x, tuple(sorted(dims)) + kept), (n, m)) for x in flat]
+    carry = [full((m,), init, a.dtype) for init, a in zip(inits, avals)]
     weak = [a.weak_type for a in avals]
 
     def step(acc, x):
@@ -275,14 +282,14 @@ def _fold(flat, inits, avals, tree, computation, dims, shape):
         if out_tree != tree:
             raise ValueError(f"reduce: computation must return the structure of the "
                              f"operands {tree}, got {out_tree}")
-        return [jnp.asarray(o).astype(a.dtype) for o, a in zip(out_flat, avals)]
+        return [_astype(o, a.dtype) for o, a in zip(out_flat, avals)]
 
     vstep = vmap(step)
     if n == 0 or m == 0:
         res = carry
     else:
         res, _ = scan(lambda acc, x: (vstep(acc, x), None), carry, xs)
-    out = [jnp.reshape(r, kept_shape) for r in res]
+    out = [st.reshape(r, kept_shape) for r in res]
     return [ew.convert_element_type(o, a.dtype, True) if w else o
             for o, a, w in zip(out, avals, weak)]
 
@@ -321,8 +328,7 @@ def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
     flat, tree = tree_util.tree_flatten(elems)
     if not flat:
         raise ValueError("associative_scan: elems has no arrays")
-    from .. import numpy as jnp
-    flat = [jnp.asarray(x) for x in flat]
+    flat = [asarray(x) for x in flat]
     nd = len(get_aval(flat[0]).shape)
     if not -nd <= axis < max(nd, 1) or nd == 0:
         raise ValueError(f"associative_scan: axis {axis} is out of bounds for arrays of "
