@@ -23,6 +23,7 @@ from .core.avals import ShapedArray
 from .core.primitive import Primitive, abstract_eval_rules, impl_rules
 from .core.trace import get_aval
 from .interpreters import ad, batching
+from .ops.values import asarray
 
 __all__ = ["pure_callback", "debug_callback", "io_callback", "pure_callback_p",
            "debug_callback_p", "io_callback_p"]
@@ -182,7 +183,6 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     res_leaves, res_tree = tree_util.tree_flatten(result_shape_dtypes)
     result_avals = tuple(_result_aval(x) for x in res_leaves)
-    from .numpy import asarray
     leaves = [x if hasattr(x, "aval") else asarray(x) for x in leaves]
     outs = pure_callback_p.bind(*leaves, callback=_HostFn(callback, in_tree),
                                 result_avals=result_avals, vmap_method=vmap_method)
@@ -242,7 +242,6 @@ def io_callback(callback, result_shape_dtypes, *args, ordered=False, **kwargs):
     result_avals = tuple(_result_aval(x) for x in res_leaves)
     if not result_avals and ad.tangent_copy.get():
         return tree_util.tree_unflatten(res_tree, [])  # the primal copy makes the call
-    from .numpy import asarray
     leaves = [x if hasattr(x, "aval") else asarray(x) for x in leaves]
     outs = io_callback_p.bind(*leaves, callback=_HostFn(callback, in_tree),
                               result_avals=result_avals, ordered=bool(ordered))
@@ -328,6 +327,5 @@ def debug_callback(callback, *args, ordered=False, **kwargs):
     if not callable(callback):
         raise TypeError(f"debug.callback: callback must be callable, got {callback!r}")
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    from .numpy import asarray
     leaves = [x if hasattr(x, "aval") else asarray(x) for x in leaves]
     debug_callback_p.bind(*leaves, callback=_HostFn(callback, in_tree))

@@ -18,9 +18,11 @@ import sys
 import numpy as np
 
 from . import tree_util
+from .api_transforms import vjp
 from .config import config
 from .core.avals import ShapedArray
 from .core.trace import _STATE, EVAL_MAIN, _TraceState, get_aval
+from .ops.values import full
 
 __all__ = ["disable_jit", "jit_disabled", "ensure_compile_time_eval", "named_scope",
            "named_call", "typeof", "linear_transpose", "closure_convert",
@@ -163,8 +165,6 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     >>> t(jnp.array([1.0, 2.0, 3.0]))
     (Array([6., 4., 2.], dtype=float32),)
     """
-    from .api_transforms import vjp
-    from .numpy import zeros
     if reduce_axes:
         raise NotImplementedError("linear_transpose: reduce_axes is not supported")
     flat, in_tree = tree_util.tree_flatten(primals)
@@ -173,7 +173,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         if not np.issubdtype(dt, np.inexact):
             raise TypeError(f"linear_transpose: inputs must be floating or complex, got "
                             f"{dt}")
-    zero_leaves = [zeros(np.shape(leaf), dt) for leaf, dt in zip(flat, dts)]
+    zero_leaves = [full(np.shape(leaf), 0, dt) for leaf, dt in zip(flat, dts)]
     zero_primals = tree_util.tree_unflatten(in_tree, zero_leaves)
     out, pullback = vjp(fun, *zero_primals)
     if any(np.any(np.asarray(leaf) != 0) for leaf in tree_util.tree_leaves(out)):

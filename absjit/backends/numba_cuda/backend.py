@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 
 from ... import __version__
+from ..._device import Device
 from ...array import Array
 from ...compiler import Unsupported, compile_to_ir, ir
 from ...compiler.rows import unfused
@@ -641,7 +642,6 @@ def gpu_devices() -> list:
     backend's unavailable error, naming what to install, when it cannot run here."""
     if not _GPUS:
         backend = get_backend("cuda")  # raises, with the reason, when it cannot run here
-        from ...api_utils import Device
         _GPUS.extend(Device(i, "gpu", name, backend=backend.name, label="Cuda")
                      for i, name in enumerate(rt.device_names()))
     return list(_GPUS)

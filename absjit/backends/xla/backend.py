@@ -36,6 +36,7 @@ import time
 import numpy as np
 
 from ... import __version__
+from ..._device import Device
 from ...array import Array, DeviceArray
 from ...core.trace import to_numpy
 from ...core.jaxpr import ClosedJaxpr, Jaxpr, Literal
@@ -396,7 +397,6 @@ class XlaBackend(Backend):
         if not self.resident:
             return Backend.devices(self)
         if self._devices is None:
-            from ...api_utils import Device
             jax = self._load()
             self._devices = [Device(i, self.platform, d.device_kind, backend=self.name)
                              for i, d in enumerate(jax.devices(self.platform))]
