@@ -15,8 +15,7 @@ Examples
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+from ._version import __version__  # noqa: F401
 from .config import config  # noqa: E402
 from . import errors, tree_util, tree, dtypes  # noqa: E402,F401
 from .array import Array  # noqa: E402

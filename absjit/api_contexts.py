@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 from . import tree_util
+from ._version import __version__
 from .api_transforms import vjp
 from .config import config
 from .core.avals import ShapedArray
@@ -274,7 +275,6 @@ def library_versions() -> dict:
     ['absjit', 'numpy', 'numba']
     """
     from importlib.metadata import PackageNotFoundError, version
-    from . import __version__
     found = {"absjit": __version__}
     for name in _LIBRARIES:
         mod = sys.modules.get(name)

@@ -32,10 +32,12 @@ BACKENDS = ("absjit.backends.numba_cpu", "absjit.backends.numba_cuda", "absjit.b
             "absjit.backends.numba")
 SHARED_BY = {"absjit.backends.numba": ("absjit.backends.numba_cpu",
                                        "absjit.backends.numba_cuda")}
-#: Modules in the largest strongly connected set of the import graph today: ``absjit``
-#: itself, ``api_contexts`` and the ``jit`` modules that ``absjit``'s ``__init__`` and
-#: ``api_contexts`` both reach.
-LARGEST_CYCLE = 8
+#: Modules in the largest strongly connected set of the import graph today: ``ops``'
+#: ``elementwise``, ``structural``, ``reductions`` and ``indexing``.
+LARGEST_CYCLE = 4
+#: The frontend's packages and top-level modules, lowest first: none imports a later one.
+FRONTEND_ORDER = ("absjit.core", "absjit.interpreters", "absjit.ops", "absjit.api_transforms",
+                  "absjit.custom_derivatives", "absjit.lax", "absjit.numpy")
 #: The frontend's lower layers, lowest first, each with the layers it may import.
 LAYERS = {"absjit.core": (),
           "absjit.interpreters": ("absjit.core",),
@@ -231,3 +233,54 @@ def test_the_checks_see_what_they_must():
         "absjit.interpreters.ad:12 imports absjit.ops.structural"]
     cycle = _largest_cycle({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"a"}})
     assert sorted(cycle) == ["a", "b", "c"]
+
+
+def _package(module):
+    """``absjit.<name>``: the package (or top-level module) ``module`` belongs to."""
+    return ".".join(module.split(".")[:2])
+
+
+def _package_graph(graph) -> dict:
+    """The import graph with every module collapsed to its package; ``absjit``'s own
+    ``__init__``, which imports them all, left out."""
+    edges = collections.defaultdict(set)
+    for module, targets in graph.items():
+        for target, _ in targets:
+            a, b = _package(module), _package(target)
+            if a != b and "absjit" not in (a, b):
+                edges[a].add(b)
+    return edges
+
+
+def test_no_two_packages_import_each_other():
+    cycle = _largest_cycle(_package_graph(_graph()))
+    assert len(cycle) <= 1, f"these packages import each other: {sorted(cycle)}"
+
+
+def _order_violations(graph) -> list:
+    rank = {p: i for i, p in enumerate(FRONTEND_ORDER)}
+    wrong = []
+    for module, targets in graph.items():
+        own = rank.get(_package(module))
+        for target, line in targets:
+            theirs = rank.get(_package(target))
+            if own is not None and theirs is not None and theirs > own:
+                wrong.append(f"{module}:{line} imports {target}")
+    return sorted(wrong)
+
+
+def test_the_frontend_packages_import_downwards():
+    wrong = _order_violations(_graph())
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_package_checks_see_what_they_must():
+    made_up = {"absjit.ops.collectives": {("absjit.numpy._creation", 1)},
+               "absjit.lax._special": {("absjit.ops.elementwise", 2),
+                                       ("absjit.numpy", 3)},
+               "absjit.numpy._creation": {("absjit.lax.linalg", 4)}}
+    assert _order_violations(made_up) == [
+        "absjit.lax._special:3 imports absjit.numpy",
+        "absjit.ops.collectives:1 imports absjit.numpy._creation"]
+    assert sorted(_largest_cycle(_package_graph(made_up))) == ["absjit.lax", "absjit.numpy",
+                                                                "absjit.ops"]

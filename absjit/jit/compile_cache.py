@@ -22,6 +22,7 @@ import threading
 
 import numpy as np
 
+from .._version import __version__
 from ..core.jaxpr import ClosedJaxpr, Jaxpr, Literal
 
 __all__ = ["compile", "lookup", "cache_key", "canonical_text", "stats", "clear", "CompileStats"]
@@ -115,7 +116,6 @@ def canonical_text(jaxpr: Jaxpr) -> str | None:
 def cache_key(closed_jaxpr, backend, options) -> str | None:
     """The content address of compiling ``closed_jaxpr`` with ``backend`` and
     ``options``, or None when the jaxpr cannot be cached."""
-    from .. import __version__
     text = canonical_text(closed_jaxpr.jaxpr)
     if text is None:
         return None

@@ -30,7 +30,7 @@ import weakref
 
 import numpy as np
 
-from ... import __version__
+from ..._version import __version__
 from ...compiler import Unsupported, compile_to_ir, ir
 from ...compiler.passes import hoist_invariants
 from ...compiler.pieces import outline_loops, split_program

@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from ... import __version__
+from ..._version import __version__
 from ..._device import Device
 from ...array import Array
 from ...compiler import Unsupported, compile_to_ir, ir

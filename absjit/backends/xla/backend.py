@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from ... import __version__
+from ..._version import __version__
 from ..._device import Device
 from ...array import Array, DeviceArray
 from ...core.trace import to_numpy
