@@ -83,14 +83,19 @@ def _poly_of(x) -> dict:
     return {(): x} if x else {}
 
 
+def _accumulate(out: dict, m, c) -> None:
+    """Add ``c`` to the coefficient of monomial ``m`` in ``out``, dropping it at zero."""
+    v = out.get(m, 0) + c
+    if v:
+        out[m] = v
+    else:
+        out.pop(m, None)
+
+
 def _add(p, q, sign=1) -> dict:
     out = dict(p)
     for m, c in q.items():
-        v = out.get(m, 0) + sign * c
-        if v:
-            out[m] = v
-        else:
-            out.pop(m, None)
+        _accumulate(out, m, sign * c)
     return out
 
 
@@ -98,12 +103,7 @@ def _mul(p, q) -> dict:
     out: dict = {}
     for m1, c1 in p.items():
         for m2, c2 in q.items():
-            m = tuple(sorted(m1 + m2, key=_fkey))
-            v = out.get(m, 0) + c1 * c2
-            if v:
-                out[m] = v
-            else:
-                out.pop(m, None)
+            _accumulate(out, tuple(sorted(m1 + m2, key=_fkey)), c1 * c2)
     return out
 
 
